@@ -1,0 +1,1 @@
+"""Measure how subagent transcripts reach akm's extraction LLM."""

@@ -1,0 +1,28 @@
+"""akm's `hashSessionContent`: sha256 over the canonical folded stream."""
+
+from __future__ import annotations
+
+import hashlib
+
+from measure.jscompat import to_utf8
+from measure.records import Event
+
+
+def canonical(events: tuple[Event, ...] | list[Event]) -> str:
+    """Role and text of every event, joined by newline-NUL-newline (ts and paths excluded)."""
+    return "\n\0\n".join(f"{e.role}\n{e.text}" for e in events)
+
+
+def content_hash(events: tuple[Event, ...] | list[Event]) -> str:
+    """Lowercase hex sha256 of the canonical string's UTF-8 (lone surrogates as U+FFFD)."""
+    h = hashlib.sha256()
+    first = True
+    for e in events:
+        # Streamed piece by piece so a 90 MB session never builds one giant string.
+        if not first:
+            h.update(b"\n\x00\n")
+        first = False
+        h.update(to_utf8(e.role))
+        h.update(b"\n")
+        h.update(to_utf8(e.text))
+    return h.hexdigest()

@@ -1,0 +1,315 @@
+"""JavaScript semantics that akm's output depends on, reproduced in Python.
+
+akm runs on Bun; every length, slice, trim, regex, JSON rendering and date it computes follows
+ECMAScript rules. Python differs on each of them, so the pipeline goes through this module
+whenever a byte of the result could change.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime, timedelta, timezone
+
+# --- strings: UTF-16 code units ----------------------------------------------------------
+
+_ASTRAL_OR_SURROGATE = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf16_len(s: str) -> int:
+    """JS `s.length`: UTF-16 code units (an astral character counts 2)."""
+    if s.isascii():
+        return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) >> 1
+
+
+def _units(s: str) -> bytes:
+    return s.encode("utf-16-le", "surrogatepass")
+
+
+def _from_units(b: bytes) -> str:
+    # surrogatepass keeps a surrogate pair cut in half as a lone surrogate, as JS does.
+    return b.decode("utf-16-le", "surrogatepass")
+
+
+def utf16_slice(s: str, start: int, end: int | None = None) -> str:
+    """JS `s.slice(start, end)` for non-negative bounds, in UTF-16 units."""
+    if s.isascii():
+        return s[start:end]
+    b = _units(s)
+    return _from_units(b[2 * start : None if end is None else 2 * end])
+
+
+def utf16_head_tail(s: str, head: int, tail: int) -> tuple[str, str]:
+    """The first `head` and last `tail` UTF-16 units of `s` (`tail` > 0)."""
+    if s.isascii():
+        return s[:head], s[len(s) - tail :]
+    b = _units(s)
+    return _from_units(b[: 2 * head]), _from_units(b[len(b) - 2 * tail :])
+
+
+def utf16_units(s: str) -> list[int]:
+    """The UTF-16 code units of `s`, as integers."""
+    if s.isascii():
+        return [ord(c) for c in s]
+    b = _units(s)
+    return [b[i] | (b[i + 1] << 8) for i in range(0, len(b), 2)]
+
+
+def to_utf8(s: str) -> bytes:
+    """UTF-8 bytes as JS encoders produce them: a lone surrogate becomes U+FFFD."""
+    try:
+        return s.encode("utf-8")
+    except UnicodeEncodeError:
+        # Re-pair surrogates that are adjacent (JS strings are unit sequences), then replace
+        # the ones left alone.
+        fixed = _units(s).decode("utf-16-le", "replace")
+        return fixed.encode("utf-8")
+
+
+def has_lone_surrogate(s: str) -> bool:
+    return not s.isascii() and _SURROGATE.search(s) is not None
+
+
+# --- whitespace and regex classes -------------------------------------------------------
+
+#: ECMAScript WhiteSpace + LineTerminator: what `trim()` strips and `\s` matches.
+JS_WS_CHARS = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+#: Regex class body for JS `\s` (use inside `[...]`).
+WS = r"\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+#: Regex class body for JS line terminators (what `.` does not match).
+LT = r"\n\r\u2028\u2029"
+
+
+def js_trim(s: str) -> str:
+    """JS `String.prototype.trim`."""
+    return s.strip(JS_WS_CHARS)
+
+
+def js_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """Compile a pattern written with `\\s` and `.` meaning what they mean in JS.
+
+    `\\w`, `\\d` and `\\b` become ASCII-only through re.ASCII, which also keeps `re.I` from
+    folding non-ASCII letters onto ASCII ones (JS `/i` without `u`). `\\s` and `.` are
+    rewritten to explicit JS classes.
+    """
+    out = []
+    i = 0
+    in_class = False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt == "s":
+                out.append(WS if in_class else f"[{WS}]")
+            elif nxt == "S":
+                if in_class:
+                    raise ValueError("\\S inside a class is not supported")
+                out.append(f"[^{WS}]")
+            else:
+                out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if c == "[" and not in_class:
+            in_class = True
+        elif c == "]" and in_class:
+            in_class = False
+        elif c == "." and not in_class:
+            out.append(f"[^{LT}]")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return re.compile("".join(out), flags | re.ASCII)
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+_MAX_SAFE = 2**53
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"JSON.parse rejects {name}")
+
+
+def json_parse(text: str | bytes):
+    """JS `JSON.parse`: the stdlib parser minus NaN/Infinity, which JS rejects."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _number(x: int | float) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        if -_MAX_SAFE <= x <= _MAX_SAFE:
+            return str(x)
+        x = float(x)  # JS numbers are doubles: big integers lose precision
+    if math.isnan(x) or math.isinf(x):
+        return "null"
+    if x == 0:
+        return "0"
+    if x == int(x) and abs(x) < 1e21:
+        return str(int(x))
+    r = repr(x)  # shortest round-trip digits, as JS Number::toString
+    mantissa, _, exp = r.partition("e")
+    if not exp:
+        return r
+    e = int(exp)
+    digits = mantissa.replace(".", "").replace("-", "")
+    sign = "-" if x < 0 else ""
+    if -7 < e < 21:  # positional in JS, scientific in Python
+        if e < 0:
+            return sign + "0." + "0" * (-e - 1) + digits.rstrip("0")
+        digits = digits.rstrip("0") or "0"
+        if len(digits) <= e + 1:
+            return sign + digits + "0" * (e + 1 - len(digits))
+        return sign + digits[: e + 1] + "." + digits[e + 1 :]
+    m = mantissa[:-2] if mantissa.endswith(".0") else mantissa
+    return f"{m}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = m.group()
+    esc = _ESCAPES.get(c)
+    return esc if esc is not None else f"\\u{ord(c):04x}"
+
+
+def _string(s: str) -> str:
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
+
+
+def _is_array_index(k: str) -> bool:
+    return k.isdigit() and k.isascii() and (k == "0" or k[0] != "0") and int(k) < 2**32 - 1
+
+
+def js_stringify(value) -> str:
+    """JS `JSON.stringify(value)` (compact) for values that came out of `json_parse`."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, (int, float)):
+        return _number(value)
+    if isinstance(value, list):
+        return "[" + ",".join(js_stringify(v) for v in value) + "]"
+    if isinstance(value, dict):
+        keys = list(value)
+        # JS orders integer-like keys first, ascending, then the rest in insertion order.
+        if any(_is_array_index(k) for k in keys):
+            idx = sorted((k for k in keys if _is_array_index(k)), key=int)
+            keys = idx + [k for k in keys if not _is_array_index(k)]
+        return "{" + ",".join(_string(k) + ":" + js_stringify(value[k]) for k in keys) + "}"
+    raise TypeError(f"cannot stringify {type(value).__name__}")
+
+
+# --- dates -----------------------------------------------------------------------------
+
+_ISO = re.compile(
+    r"^([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
+    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?$",
+    re.ASCII,
+)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MAX_TIME = 8.64e15
+
+
+def date_parse(s: str) -> float:
+    """JS `Date.parse` for the ISO 8601 shapes JS specifies; NaN for anything else.
+
+    A date-time without an offset is local time in JS; the suite runs with the process
+    timezone set to UTC (see `measure.paths.pin_timezone`), where local time is UTC.
+    """
+    m = _ISO.match(s)
+    if not m:
+        return math.nan
+    year_s, mo, d, hh, mi, ss, frac, tz = m.groups()
+    if year_s == "-000000":
+        return math.nan
+    year = int(year_s)
+    month = int(mo) if mo else 1
+    day = int(d) if d else 1
+    hour = int(hh) if hh else 0
+    minute = int(mi) if mi else 0
+    second = int(ss) if ss else 0
+    ms = int((frac or "0")[:3].ljust(3, "0"))
+    if not (1 <= month <= 12 and 1 <= day <= 31 and minute <= 59 and second <= 59):
+        return math.nan
+    if hour > 24 or (hour == 24 and (minute or second or ms)):
+        return math.nan
+    days = _days_from_civil(year, month, day)
+    if day > _days_in_month(year, month):
+        return math.nan
+    t = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + ms
+    if tz and tz != "Z":
+        sign = 1 if tz[0] == "+" else -1
+        oh, om = int(tz[1:3]), int(tz[4:6])
+        if oh > 23 or om > 59:
+            return math.nan
+        t -= sign * (oh * 60 + om) * 60_000
+    if abs(t) > _MAX_TIME:
+        return math.nan
+    return float(t)
+
+
+def _days_in_month(y: int, m: int) -> int:
+    if m == 2:
+        return 29 if (y % 4 == 0 and y % 100 != 0) or y % 400 == 0 else 28
+    return 30 if m in (4, 6, 9, 11) else 31
+
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    y -= m <= 2
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def to_iso(ms: float) -> str:
+    """JS `new Date(ms).toISOString()`; raises ValueError where JS throws RangeError."""
+    if isinstance(ms, float) and (math.isnan(ms) or math.isinf(ms)):
+        raise ValueError("Invalid time value")
+    t = int(ms)  # TimeClip truncates toward zero
+    if abs(t) > _MAX_TIME:
+        raise ValueError("Invalid time value")
+    dt = _EPOCH + timedelta(milliseconds=t)
+    y = dt.year
+    ys = f"{y:04d}" if 0 <= y <= 9999 else f"{'+' if y > 0 else '-'}{abs(y):06d}"
+    return f"{ys}-{dt:%m-%dT%H:%M:%S}.{dt.microsecond // 1000:03d}Z"
+
+
+# --- String.prototype.replace(string, string) ---------------------------------------------
+
+_DOLLAR = re.compile(r"\$([$&`'])")
+
+
+def js_replace(haystack: str, needle: str, replacement: str) -> tuple[str, bool]:
+    """JS `haystack.replace(needle, replacement)` with a string pattern.
+
+    Only the first occurrence is replaced and `$$ $& $\\` $'` in the replacement are
+    expanded (GetSubstitution without captures). Returns the result and whether a `$`
+    pattern changed it relative to a literal insertion.
+    """
+    pos = haystack.find(needle)
+    if pos < 0:
+        return haystack, False
+    if "$" not in replacement:
+        return haystack[:pos] + replacement + haystack[pos + len(needle) :], False
+    before, after = haystack[:pos], haystack[pos + len(needle) :]
+    table = {"$": "$", "&": needle, "`": before, "'": after}
+    expanded = _DOLLAR.sub(lambda m: table[m.group(1)], replacement)
+    return before + expanded + after, expanded != replacement

@@ -1,0 +1,95 @@
+"""Pair each subagent's final report with the parent event that copies it."""
+
+from __future__ import annotations
+
+import re
+
+from measure.records import Event, Session, TranscriptFile
+from measure.strategies import DuplicatePair
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+_AGENT_STEM = re.compile(r"^agent-(.+)$")
+
+
+def word_set(text: str) -> set[str]:
+    """#840's word set: lowercase, runs outside a-z0-9 as one space, words over 3 chars."""
+    return {w for w in _NON_WORD.sub(" ", text.lower()).split(" ") if len(w) > 3}
+
+
+def jaccard(a: str, b: str) -> float:
+    sa, sb = word_set(a), word_set(b)
+    if not sa or not sb:
+        return 0.0
+    inter = len(sa & sb)
+    return inter / (len(sa) + len(sb) - inter)
+
+
+def stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+
+
+def is_top_level(tf: TranscriptFile, session: Session) -> bool:
+    """A transcript directly in `<session>/subagents/` (what #840's non-recursive readdir sees)."""
+    prefix = session.ref.path[: -len(".jsonl")] + "/subagents/"
+    return tf.path.startswith(prefix) and "/" not in tf.path[len(prefix) :]
+
+
+def _first(parent: list[tuple[int, Event]], *needles: str) -> tuple[int, Event] | None:
+    for i, e in parent:
+        if all(n in e.text for n in needles):
+            return i, e
+    return None
+
+
+def find_pairs(session: Session, parent_events: tuple[Event, ...]) -> tuple[DuplicatePair, ...]:
+    """#840's sidecar pairs, then agent-id pairs for subagents that have none, overlap-sorted.
+
+    #840 joins a top-level sidecar's `toolUseId` to the first parent `<task-notification>`
+    that mentions it. Most transcripts have no sidecar; for those the agent id (file stem)
+    is matched to a notification's `<task-id>`, else to a sync Task result's `agentId:`.
+    """
+    parent_path = session.ref.path
+    parent = [(i, e) for i, e in enumerate(session.folded) if e.file == parent_path]
+    pairs: list[DuplicatePair] = []
+    # #840's script reads the sidecars in ascending name order; ties in overlap keep it.
+    for tf in sorted(session.subagents, key=lambda t: t.path.encode()):
+        sc = tf.sidecar
+        agent_id = stem(tf.path)
+        found = None
+        pairing = None
+        if sc is not None and sc.tool_use_id and is_top_level(tf, session):
+            found = _first(parent, "<task-notification>", sc.tool_use_id)
+            pairing = "sidecar_tool_use_id"
+        if found is None:
+            m = _AGENT_STEM.match(agent_id)
+            if not m or m.group(1).startswith("acompact"):
+                continue
+            aid = m.group(1)
+            found = _first(parent, "<task-notification>", f"<task-id>{aid}</task-id>")
+            pairing = "agent_id_notification"
+            if found is None:
+                found = _first(parent, "[tool_result]", f"agentId: {aid}")
+                pairing = "agent_id_tool_result"
+            if found is None:
+                continue
+        final_events = tf.alone()
+        if not final_events:
+            continue
+        final = final_events[-1]
+        index, note = found
+        pairs.append(
+            DuplicatePair(
+                agent_id=agent_id,
+                subagent_path=tf.path,
+                description=(sc.description or "") if sc else "",
+                tool_use_id=sc.tool_use_id if sc else None,
+                pairing=pairing,
+                parent_index=index,
+                notification=note,
+                final=final,
+                overlap=jaccard(note.text, final.text),
+            )
+        )
+    pairs.sort(key=lambda p: -p.overlap)
+    return tuple(pairs)

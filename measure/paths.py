@@ -1,0 +1,62 @@
+"""Repository-relative paths: notebooks get repo-relative parameters and resolve them here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["root", "resolve", "portable", "report_name"]
+
+
+def _is_root(directory: Path) -> bool:
+    return (directory / "pyproject.toml").is_file() and (directory / "measure" / "__init__.py").is_file()
+
+
+def root() -> Path:
+    """Return the repository root: the nearest directory with pyproject.toml and measure/.
+
+    The search starts at the current directory (papermill runs from the repository root,
+    nbval from the notebook's own directory) and falls back to the directory of this
+    package, so an editable install works from anywhere.
+    """
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for directory in (start, *start.parents):
+            if _is_root(directory):
+                return directory
+    raise FileNotFoundError("no pyproject.toml with a measure/ package above the current directory")
+
+
+def resolve(path: str | os.PathLike | None) -> Path | None:
+    """Return an absolute path for `path`: `~` is expanded, relative paths are taken from `root()`."""
+    if path is None:
+        return None
+    p = Path(os.path.expanduser(os.fspath(path)))
+    return p if p.is_absolute() else root() / p
+
+
+def portable(path: str | os.PathLike) -> str:
+    """Return `path` the way a parameter or report should show it: no machine-specific prefix.
+
+    Repository paths become repo-relative (`fixtures/default`), paths under the home
+    directory become `~/...`; anything else stays absolute (there is nothing better).
+    """
+    p = Path(os.path.expanduser(os.fspath(path)))
+    if not p.is_absolute():
+        p = Path.cwd() / p
+    p = Path(os.path.normpath(p))
+    for base, prefix in ((root(), ""), (Path.home(), "~/")):
+        try:
+            rel = p.relative_to(base)
+        except ValueError:
+            continue
+        text = rel.as_posix()
+        if prefix:
+            return prefix + text if text != "." else "~"
+        return text
+    return p.as_posix()
+
+
+def report_name(sessions_root: str | os.PathLike) -> str:
+    """Return the report folder name for a sessions root: its last path component."""
+    name = Path(os.path.normpath(os.path.expanduser(os.fspath(sessions_root)))).name
+    return name or "root"

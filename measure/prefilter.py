@@ -1,0 +1,227 @@
+"""akm's `preFilterSession`: drop rules, truncation, the recency budget and the #839 dedupe."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from measure.jscompat import LT, WS, js_regex, js_trim, utf16_head_tail, utf16_len, utf16_units
+from measure.records import Event, Prefiltered, PrefilterStats
+
+DEFAULT_MAX_TOTAL_CHARS = 80_000
+DEFAULT_MAX_EVENT_TEXT_LENGTH = 2_000
+#: The #843-era read-only op set (the Aug-7 set plus `metrics`).
+READONLY_OPS = frozenset(
+    "show search curate history info hints help list completions lessons graph db events config health metrics".split()
+)
+
+_AKM_OP = js_regex(r"\bakm\s+(\w[\w-]*)\b")
+_CAVEAT = re.compile(r"<local-command-caveat>", re.I | re.A)
+_REMINDER = re.compile(r"<system-reminder>", re.I | re.A)
+_SEARCH_UNKNOWN = re.compile(
+    rf"(?:^|(?<=[{LT}]))(?:##[{WS}]+[0-9]+[^{LT}]*akm_search unknown[{WS}]*\n){{3,}}", re.I | re.A
+)
+_SYSTEM_WORDS = re.compile(r"caveat|reminder", re.I | re.A)
+# Reason keys are akm's: "noise-pattern-" + the first 24 characters of each regex source.
+_KEY_CAVEAT = "noise-pattern-<local-command-caveat>"
+_KEY_ANALYSIS = "noise-pattern-<analysis>[\\s\\S]{200,}<\\"
+_KEY_SUMMARY = "noise-pattern-<summary>[\\s\\S]{200,}<\\/"
+_KEY_REMINDER = "noise-pattern-<system-reminder>"
+_KEY_SEARCH = "noise-pattern-^(##\\s+\\d+.*akm_search u"
+
+
+_OPEN = {t: re.compile(f"<{t}>", re.I | re.A) for t in ("analysis", "summary")}
+_CLOSE = {t: re.compile(f"</{t}>", re.I | re.A) for t in ("analysis", "summary")}
+
+
+def _spans_tag(text: str, tag: str) -> bool:
+    """JS `/<tag>[\\s\\S]{200,}<\\/tag>/i`: 200+ UTF-16 units between some open and close tag.
+
+    A match exists exactly when the last close tag starts 200+ units after the first open
+    tag ends, so no regex backtracking is needed.
+    """
+    if text.isascii():
+        low = text.lower()
+        start = low.find(f"<{tag}>")
+        if start < 0:
+            return False
+        body = start + len(tag) + 2
+        return low.rfind(f"</{tag}>") - body >= 200
+    m = _OPEN[tag].search(text)
+    if not m:
+        return False
+    end = -1
+    for c in _CLOSE[tag].finditer(text, m.end()):
+        end = c.start()
+    return end >= m.end() and utf16_len(text[m.end() : end]) >= 200
+
+
+def classify(text: str, role: str, ops: frozenset[str]) -> str | None:
+    """The drop reason akm gives this event, or None when it is kept."""
+    t = js_trim(text)
+    if utf16_len(t) < 10:
+        return "too-short"
+    if "akm" in text:
+        m = _AKM_OP.search(text)
+        if m:
+            op = m.group(1).lower()
+            if op in ops:
+                return f"akm-readonly-{op}"
+    if "<" in text:
+        if _CAVEAT.search(text):
+            return _KEY_CAVEAT
+        if _spans_tag(text, "analysis"):
+            return _KEY_ANALYSIS
+        if _spans_tag(text, "summary"):
+            return _KEY_SUMMARY
+        if _REMINDER.search(text):
+            return _KEY_REMINDER
+    if "##" in text and _SEARCH_UNKNOWN.search(text):
+        return _KEY_SEARCH
+    if role == "system" and (utf16_len(text) < 200 or _SYSTEM_WORDS.search(text)):
+        return "system-boilerplate"
+    return None
+
+
+def truncate(text: str, chars: int, max_len: int) -> tuple[str, int]:
+    """Head/tail truncation in UTF-16 units; returns the text and its new length."""
+    head = int(max_len * 0.7)
+    tail = max_len - head - 32
+    h, t = _head_tail(text, chars, head, tail)
+    cut = chars - head - tail
+    out = f"{h}\n... [truncated {cut} chars] ...\n{t}"
+    return out, utf16_len(out)
+
+
+def _head_tail(text: str, chars: int, head: int, tail: int) -> tuple[str, str]:
+    if tail > 0:
+        return utf16_head_tail(text, head, tail)
+    # JS `slice(-tail)`: -0 is the whole string, a negative tail counts from the start.
+    from measure.jscompat import utf16_slice
+
+    return utf16_slice(text, 0, head), utf16_slice(text, -tail if tail < 0 else 0)
+
+
+def prefilter(
+    events: tuple[Event, ...] | list[Event],
+    max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
+    max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH,
+    readonly_ops: frozenset[str] = READONLY_OPS,
+    dedupe: bool = False,
+) -> Prefiltered:
+    """akm's `preFilterSession` over `events` (input events are never mutated)."""
+    dropped: Counter[str] = Counter()
+    candidates: list[tuple[Event, bool]] = []
+    for e in events:
+        reason = classify(e.text, e.role, readonly_ops)
+        if reason is not None:
+            dropped[reason] += 1
+            continue
+        if e.chars > max_event_text_length:
+            text, chars = truncate(e.text, e.chars, max_event_text_length)
+            candidates.append((Event(e.role, e.ts, text, e.file, chars), True))
+        else:
+            candidates.append((e, False))
+
+    # Recency budget: newest first, skip what does not fit and keep trying older events.
+    accepted: list[tuple[Event, bool]] = []
+    running = 0
+    budget_dropped = 0
+    for item in reversed(candidates):
+        c = item[0].chars
+        if running + c > max_total_chars and accepted:
+            budget_dropped += 1
+            continue
+        accepted.append(item)
+        running += c
+    accepted.reverse()
+    kept = [e for e, _ in accepted]
+    stubbed = 0
+    if dedupe:
+        kept, stubbed = dedupe_notifications(kept)
+    stats = PrefilterStats(
+        inputCount=len(events),
+        outputCount=len(kept),
+        droppedByRule=dict(dropped),
+        truncatedCount=sum(1 for _, t in accepted if t),
+        totalChars=sum(e.chars for e in kept),
+        budgetDroppedCount=budget_dropped,
+    )
+    return Prefiltered(tuple(kept), stats, stubbed)
+
+
+# --- #839/#842 scoped dedupe post-pass ------------------------------------------------------
+
+_AGENT_FILE = re.compile(r"agent-([^/\\]+?)\.jsonl$")
+_TASK_ID = re.compile(r"<task-id>([^<]+)</task-id>")
+_SUMMARY = re.compile(r"<summary>([^<]*)</summary>")
+_AGENT_FINISHED = js_regex(r'^Agent "(.*)" finished$')
+_PROVENANCE = re.compile(r"^\[subagent:[^\]]*\][^\n]*\n")
+DICE_THRESHOLD = 0.9
+
+
+def decode_entities(s: str) -> str:
+    """The XML unescape Claude Code's `<result>` needs (`&amp;` last)."""
+    return s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&#39;", "'").replace("&amp;", "&")
+
+
+def _bigrams(s: str) -> Counter:
+    u = utf16_units(s) if not s.isascii() else s
+    return Counter(zip(u, u[1:]))
+
+
+def dice(a: str, b: str) -> float:
+    """Sørensen–Dice over multisets of adjacent UTF-16 bigrams (akm's similarity)."""
+    la, lb = utf16_len(a), utf16_len(b)
+    if la < 2 or lb < 2:
+        return 1.0 if a == b else 0.0
+    ca, cb = _bigrams(a), _bigrams(b)
+    if len(ca) > len(cb):
+        ca, cb = cb, ca
+    inter = sum(min(n, cb[k]) for k, n in ca.items() if k in cb)
+    return 2 * inter / ((la - 1) + (lb - 1))
+
+
+def stub_description(text: str) -> str:
+    """The description of a shipped #842 stub: the `<summary>`, unwrapped from `Agent "…" finished`."""
+    m = _SUMMARY.search(text)
+    x = js_trim(m.group(1)) if m else ""
+    f = _AGENT_FINISHED.match(x)
+    if f:
+        x = f.group(1)
+    return x or "completed"
+
+
+def dedupe_notifications(kept: list[Event]) -> tuple[list[Event], int]:
+    """Stub a parent notification when a near-copy of the subagent it names is also kept."""
+    by_agent: dict[str, list[Event]] = {}
+    for e in kept:
+        m = _AGENT_FILE.search(e.file)
+        if m:
+            by_agent.setdefault(m.group(1), []).append(e)
+    if not by_agent:
+        return kept, 0
+    out = []
+    stubbed = 0
+    for e in kept:
+        out.append(e)
+        if e.role != "user":
+            continue
+        text = e.text
+        open_at = text.find("<task-notification>")
+        if open_at < 0 or text.find("</task-notification>", open_at + 19) < 0:
+            continue
+        tid = _TASK_ID.search(text)
+        r_open, r_close = text.find("<result>"), text.rfind("</result>")
+        if not tid or r_open < 0 or r_close <= r_open + 8:
+            continue  # greedy <result>…</result> needs a non-empty body
+        task_id = tid.group(1)
+        copies = by_agent.get(task_id)
+        if not copies:
+            continue
+        result = decode_entities(text[r_open + 8 : r_close])
+        if any(dice(_PROVENANCE.sub("", c.text, count=1), result) >= DICE_THRESHOLD for c in copies):
+            text = f"[subagent {task_id} completed: {stub_description(e.text)}]"
+            out[-1] = Event(e.role, e.ts, text, e.file, utf16_len(text))
+            stubbed += 1
+    return out, stubbed

@@ -1,0 +1,141 @@
+"""akm's `buildExtractPrompt`, with its `String.replace` quirks reproduced and counted."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from measure.jscompat import js_replace, js_trim, to_iso, to_utf8, utf16_len, utf16_slice
+from measure.records import Event, InlineRef, SessionRef
+
+DEFAULT_TEMPLATE = Path(__file__).with_name("templates") / "extract-session.md"
+BEGIN = "=== BEGIN UNTRUSTED SESSION TRANSCRIPT ==="
+END = "=== END UNTRUSTED SESSION TRANSCRIPT ==="
+FENCE = "=== (fence) ==="
+NO_REFS = "(none — the agent did not call `akm remember` or `akm feedback` during this session)"
+NO_EVENTS = "(empty — pre-filter removed all events as noise)"
+#: Substitution order of akm (not document order).
+PLACEHOLDERS = (
+    "HARNESS",
+    "TITLE",
+    "STARTED_AT",
+    "ENDED_AT",
+    "PROJECT_HINT",
+    "ALREADY_PRESERVED",
+    "STANDARDS",
+    "TRANSCRIPT",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A built prompt and how often akm's replace quirks changed it."""
+
+    text: str
+    chars: int  # UTF-16 length, what akm's `.length` reports
+    dollar_patterns: int  # substitutions whose `$` patterns changed the inserted value
+    placeholder_capture: bool  # a later placeholder landed inside an earlier value
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(to_utf8(self.text)).hexdigest()
+
+
+@lru_cache(maxsize=8)
+def _read_template(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def load_template(path: str | os.PathLike | None = None) -> str:
+    """The template text: a file given by the analyst, else the package's own."""
+    return _read_template(os.fspath(path or DEFAULT_TEMPLATE))
+
+
+def format_ts(ms: float | None) -> str:
+    return to_iso(ms) if ms else "unknown"
+
+
+def format_refs(refs: tuple[InlineRef, ...] | list[InlineRef]) -> str:
+    if not refs:
+        return NO_REFS
+    lines = []
+    for r in refs:
+        head = "- remember:" if r.kind == "remember" else f"- feedback {r.ref if r.ref is not None else '<ref>'}:"
+        body = utf16_slice(js_trim(r.text), 0, 200)
+        if utf16_len(r.text) > 200:
+            body += "…"
+        lines.append(f"{head} {body}")
+    return "\n".join(lines)
+
+
+def format_standards(standards: str | None) -> str:
+    s = js_trim(standards or "")
+    return f"\n## Standards to follow (the rulebook for this target)\n\n{s}\n" if s else ""
+
+
+def format_transcript(events: tuple[Event, ...] | list[Event]) -> str:
+    if not events:
+        body = NO_EVENTS
+    else:
+        body = "\n\n".join(f"[{e.role or 'unknown'} @ {to_iso(e.ts) if e.ts else 'unknown-ts'}] {e.text}" for e in events)
+        if "=== " in body:
+            body = body.replace(BEGIN, FENCE).replace(END, FENCE)
+    return f"{BEGIN}\n{body}\n{END}"
+
+
+def build_prompt(
+    template: str,
+    ref: SessionRef,
+    events: tuple[Event, ...] | list[Event],
+    refs: tuple[InlineRef, ...] | list[InlineRef],
+    standards: str | None = None,
+) -> Prompt:
+    """akm's `buildExtractPrompt`: eight sequential first-occurrence `replace` calls.
+
+    Raises ValueError where akm throws (a timestamp out of `Date` range).
+    """
+    values = (
+        ref.harness,
+        ref.title or "(no title)",
+        format_ts(ref.started_at),
+        format_ts(ref.ended_at),
+        ref.project_hint or "(no project hint)",
+        format_refs(refs),
+        format_standards(standards),
+        format_transcript(events),
+    )
+    out = template
+    dollars = 0
+    for name, value in zip(PLACEHOLDERS, values):
+        out, changed = js_replace(out, "{{" + name + "}}", value)
+        dollars += changed
+    capture = any("{{" in v for v in values) and _literal_sequential(template, values) != _intended(template, values)
+    return Prompt(out, utf16_len(out), dollars, capture)
+
+
+def _literal_sequential(template: str, values: tuple[str, ...]) -> str:
+    out = template
+    for name, value in zip(PLACEHOLDERS, values):
+        ph = "{{" + name + "}}"
+        out = out.replace(ph, value, 1)
+    return out
+
+
+def _intended(template: str, values: tuple[str, ...]) -> str:
+    """Each placeholder's first occurrence in the template replaced, values never rescanned."""
+    spots = []
+    for name, value in zip(PLACEHOLDERS, values):
+        ph = "{{" + name + "}}"
+        at = template.find(ph)
+        if at >= 0:
+            spots.append((at, len(ph), value))
+    out, last = [], 0
+    for at, n, value in sorted(spots):
+        out += [template[last:at], value]
+        last = at + n
+    out.append(template[last:])
+    return "".join(out)

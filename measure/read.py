@@ -1,0 +1,484 @@
+"""Find and read Claude Code sessions exactly as akm's `listSessions`/`readSession` do."""
+
+from __future__ import annotations
+
+import math
+import os
+import stat as stat_mod
+from pathlib import Path
+
+import orjson
+
+from measure import jscompat
+from measure.jscompat import js_regex, utf16_len
+from measure.records import Event, InlineRef, Listing, Session, SessionRef, Sidecar, TranscriptFile
+
+HARNESS = "claude"
+SUBAGENTS_DIR = "subagents"
+PEEK_BYTES = 4096
+#: akm's walker visits each directory's entries in descending name order: the parity
+#: vectors (produced by akm on Bun) fold `agent-b` before `agent-a`, which decides the order
+#: of "Already preserved" refs and of events with equal timestamps. Sorting (rather than
+#: taking the filesystem's order, as Bun does) keeps the result the same on every machine.
+WALK_DESCENDING = True
+
+
+class ReadError(Exception):
+    """Raised when akm's `readSession` would throw (missing parent, unreadable transcript)."""
+
+
+# --- sessions root -----------------------------------------------------------------------
+
+
+def resolve_root(explicit: str | os.PathLike | None = None) -> Path:
+    """The sessions root: explicit path, else `$CLAUDE_CONFIG_DIR/projects`, else ~/.claude/projects."""
+    if explicit is not None:
+        return Path(explicit).expanduser()
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    if config:
+        return Path(config).expanduser() / "projects"
+    return Path.home() / ".claude" / "projects"
+
+
+def rel(path: str, root: str) -> str:
+    """`path` relative to `root`, with `/` separators (what every output table shows)."""
+    r = os.path.relpath(path, root)
+    return r.replace(os.sep, "/")
+
+
+# --- walking -----------------------------------------------------------------------------
+
+
+def walk_jsonl(top: str, errors: list | None = None):
+    """Yield `.jsonl` paths below `top`: depth-first, pre-order, in akm's entry order.
+
+    Like akm's walker, a directory is entered only when its entry says directory (symlinked
+    directories are not followed) and anything else ending in `.jsonl` is yielded.
+    """
+    try:
+        with os.scandir(top) as it:
+            entries = sorted(it, key=lambda e: os.fsencode(e.name), reverse=WALK_DESCENDING)
+    except OSError as exc:
+        if errors is not None:
+            errors.append((top, "unreadable", f"cannot list directory: {exc.strerror or exc}"))
+        return
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if is_dir:
+            yield from walk_jsonl(entry.path, errors)
+        elif entry.name.endswith(".jsonl"):
+            yield entry.path
+
+
+def is_session_candidate(path: str, root: str) -> bool:
+    """akm's #830 rule: not `journal.jsonl`, and no `subagents` segment strictly inside."""
+    if os.path.basename(path) == "journal.jsonl":
+        return False
+    parts = os.path.relpath(path, root).split(os.sep)
+    return SUBAGENTS_DIR not in parts[1:-1]
+
+
+# --- listing -----------------------------------------------------------------------------
+
+
+def _peek_records(chunk: bytes):
+    text = chunk.decode("utf-8", "replace")
+    for line in text.split("\n"):
+        if not line:
+            continue
+        try:
+            obj = _loads(line)
+        except ValueError:
+            continue
+        yield obj
+
+
+def _peek_ts(obj) -> float | None:
+    if isinstance(obj, dict):
+        ts = obj.get("timestamp")
+        if isinstance(ts, str):
+            v = jscompat.date_parse(ts)
+            if not math.isnan(v):
+                return v  # 0 is accepted here, unlike in event parsing
+    return None
+
+
+def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
+    """akm's cheap metadata read: first/last timestamp and title from the head and tail."""
+    first = last = None
+    title = None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(min(size, PEEK_BYTES))
+            tail = b""
+            if size > PEEK_BYTES:
+                f.seek(size - PEEK_BYTES)
+                tail = f.read(PEEK_BYTES)
+    except OSError:
+        return None, None, None
+    for obj in _peek_records(head):
+        if isinstance(obj, dict) and obj.get("type") == "custom-title" and isinstance(
+            obj.get("customTitle"), str
+        ):
+            title = obj["customTitle"]
+        ts = _peek_ts(obj)
+        if ts is not None:
+            if first is None:
+                first = ts
+            last = ts
+    if tail:
+        for obj in reversed(list(_peek_records(tail))):
+            ts = _peek_ts(obj)
+            if ts is not None:
+                last = ts
+                break
+    return first, last, title
+
+
+def list_sessions(root: str | os.PathLike, since_ms: float = 0, errors: list | None = None) -> list[Listing]:
+    """akm's `listSessions`: parent transcripts only, newest-ended first (stable ties)."""
+    root = os.fspath(root)
+    out = []
+    for path in walk_jsonl(root, errors):
+        if not is_session_candidate(path, root):
+            continue
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            if errors is not None:
+                errors.append((path, "unreadable", f"stat failed: {exc.strerror or exc}"))
+            continue
+        mtime = st.st_mtime_ns / 1e6
+        if mtime < since_ms:
+            continue
+        if not stat_mod.S_ISREG(st.st_mode):
+            if errors is not None:
+                errors.append((path, "not_a_file", "listed by akm but not a regular file"))
+        first, last, title = peek(path, st.st_size)
+        hint = os.path.basename(os.path.dirname(path))
+        out.append(
+            Listing(
+                session_id=os.path.basename(path)[: -len(".jsonl")],
+                path=path,
+                started_at=first if first is not None else st.st_ctime_ns / 1e6,
+                ended_at=last if last is not None else mtime,
+                project_hint=hint or None,
+                title=title or None,
+                mtime_ms=mtime,
+            )
+        )
+    out.sort(key=lambda s: -(s.ended_at or 0))
+    return out
+
+
+# --- parsing -----------------------------------------------------------------------------
+
+
+def _loads(line: str | bytes):
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        # orjson refuses what JS accepts: lone-surrogate escapes, integers over 64 bits.
+        # The stdlib parser (minus NaN/Infinity) agrees with JSON.parse on those. Decode
+        # first: given bytes, json.loads would skip a UTF-8 BOM that JSON.parse rejects.
+        if isinstance(line, bytes):
+            line = line.decode("utf-8")
+        return jscompat.json_parse(line)
+
+
+def _input_text(inp) -> str:
+    if isinstance(inp, dict):
+        cmd = inp.get("command")
+        return cmd if isinstance(cmd, str) else jscompat.js_stringify(inp)
+    if isinstance(inp, list):
+        return jscompat.js_stringify(inp)
+    if isinstance(inp, str):
+        return inp
+    return ""
+
+
+def flatten_content(content) -> str:
+    """`message.content` → text, block by block, as akm's `parseClaudeEvent` does."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for b in content:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            v = b.get("text")
+            if isinstance(v, str):
+                parts.append(v)
+        elif t == "thinking":
+            v = b.get("thinking")
+            if isinstance(v, str):
+                parts.append(v)
+        elif t == "tool_use":
+            name = b.get("name")
+            parts.append(f"[tool:{name if isinstance(name, str) else 'tool'}] {_input_text(b.get('input'))}")
+        elif t == "tool_result":
+            c = b.get("content")
+            parts.append("[tool_result] " + (c if isinstance(c, str) else jscompat.js_stringify("" if c is None else c)))
+    return "\n".join(parts)
+
+
+def js_string(v) -> str:
+    """JS `String(v)` for JSON values (a non-string role is rendered this way)."""
+    if isinstance(v, str):
+        return v
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)):
+        return jscompat._number(v)
+    if isinstance(v, list):
+        return ",".join("" if x is None else js_string(x) for x in v)
+    return "[object Object]"
+
+
+def parse_record(obj, fallback_ts: float, file: str) -> Event | None:
+    """One JSON line → an event, or None when akm makes no event of it."""
+    if not isinstance(obj, dict):
+        return None  # arrays are objects in JS but end with empty text: no event either
+    msg = obj.get("message")
+    if not isinstance(msg, dict):
+        return None  # no message.content, so empty text
+    text = flatten_content(msg.get("content"))
+    if not text:
+        return None
+    ts = obj.get("timestamp")
+    if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+        ts = float(ts)
+    elif isinstance(ts, str):
+        ts = jscompat.date_parse(ts)
+        if math.isnan(ts) or ts == 0:
+            ts = fallback_ts
+    else:
+        ts = fallback_ts
+    role = msg.get("role")
+    if not isinstance(role, str):
+        role = obj.get("type")
+        role = "unknown" if role is None else js_string(role)
+    return Event(role=role, ts=ts, text=text, file=file, chars=utf16_len(text))
+
+
+_WS = jscompat.WS
+_REMEMBER = js_regex(r"""\bakm\s+remember\s+(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""")
+_FEEDBACK = js_regex(
+    r"""\bakm\s+feedback\s+(\S+)(?:\s+--[a-z-]+)*\s+(?:--note|-n)\s+(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')"""
+)
+
+
+def inline_refs(text: str, ts: float) -> list[InlineRef]:
+    """akm's `extractInlineRefMentions`: remember calls first, then feedback calls."""
+    if "akm" not in text or utf16_len(text) < 10:
+        return []
+    out = []
+    for m in _REMEMBER.finditer(text):
+        body = m.group(1) if m.group(1) is not None else m.group(2)
+        if jscompat.js_trim(body):
+            out.append(InlineRef("remember", body, ts))
+    for m in _FEEDBACK.finditer(text):
+        body = m.group(2) if m.group(2) is not None else m.group(3)
+        out.append(InlineRef("feedback", body, ts, ref=m.group(1)))
+    return out
+
+
+def read_transcript(path: str, fallback_ts: float, label: str, keep_records: bool = False) -> tuple[TranscriptFile, bool]:
+    """Parse one `.jsonl` once. Returns the file and whether its bytes were valid UTF-8.
+
+    Raises OSError when the file cannot be read, as akm's unguarded read does.
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        data.decode("utf-8")
+        lines = data.split(b"\n")
+        valid = True
+    except UnicodeDecodeError:
+        lines = data.decode("utf-8", "replace").split("\n")
+        valid = False
+    events: list[Event] = []
+    refs: list[InlineRef] = []
+    records: list = []
+    title = None
+    bad = 0
+    n = 0
+    fallback: list[int] = []
+    for line in lines:
+        if not line:
+            continue
+        n += 1
+        try:
+            obj = _loads(line)
+        except ValueError:
+            bad += 1
+            continue
+        if not obj:
+            continue
+        if keep_records:
+            records.append(obj)
+        if isinstance(obj, dict) and obj.get("type") == "custom-title" and isinstance(obj.get("customTitle"), str):
+            title = obj["customTitle"]
+            continue
+        ev = parse_record(obj, fallback_ts, label)
+        if ev is None:
+            continue
+        if ev.ts is fallback_ts:
+            fallback.append(len(events))
+        events.append(ev)
+        refs.extend(inline_refs(ev.text, ev.ts))
+    tf = TranscriptFile(
+        path=label,
+        events=tuple(events),
+        refs=tuple(refs),
+        title=title or None,
+        lines=n,
+        bad_lines=bad,
+        raw_records=tuple(records),
+        fallback=tuple(fallback),
+    )
+    return tf, valid
+
+
+def read_sidecar(jsonl_path: str) -> Sidecar:
+    """The `.meta.json` beside a subagent transcript."""
+    meta_path = jsonl_path[: -len(".jsonl")] + ".meta.json"
+    try:
+        with open(meta_path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return Sidecar("missing")
+    except OSError:
+        return Sidecar("broken")
+    try:
+        meta = jscompat.json_parse(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return Sidecar("broken")
+    if meta is None:
+        return Sidecar("null")
+    if not isinstance(meta, dict):
+        return Sidecar("broken")
+
+    def s(key):
+        v = meta.get(key)
+        return v if isinstance(v, str) else None
+
+    return Sidecar("ok", s("agentType"), s("description"), s("toolUseId"), meta)
+
+
+def provenance(sidecar: Sidecar) -> str:
+    """The line akm stamps on every folded subagent event."""
+    head = f"[subagent:{sidecar.agent_type or 'unknown'}]"
+    return f"{head} {sidecar.description}" if sidecar.description else head
+
+
+def subagents_dir(parent_path: str) -> str:
+    return os.path.join(os.path.dirname(parent_path), os.path.basename(parent_path)[: -len(".jsonl")], SUBAGENTS_DIR)
+
+
+def read_session(
+    parent_path: str,
+    root: str,
+    keep_records: bool = False,
+) -> tuple[Session, list[tuple[str, str, str]]]:
+    """akm's folding `readSession`, plus the per-file view `measure` needs.
+
+    Returns the session and a list of (path, kind, reason) problems that akm passes over
+    silently (malformed lines, invalid UTF-8, broken sidecars). Raises ReadError where akm's
+    call throws: the parent is missing or a transcript cannot be read.
+    """
+    problems: list[tuple[str, str, str]] = []
+    try:
+        st = os.stat(parent_path)
+    except OSError as exc:
+        raise ReadError(f"readSession failed: {exc.strerror or exc}") from exc
+    mtime = st.st_mtime_ns / 1e6
+    ctime = st.st_ctime_ns / 1e6
+    parent_label = rel(parent_path, root)
+
+    def load(path: str, label: str) -> TranscriptFile:
+        try:
+            tf, valid = read_transcript(path, mtime, label, keep_records)
+        except OSError as exc:
+            raise ReadError(f"readSession failed: {label}: {exc.strerror or exc}") from exc
+        if not valid:
+            problems.append((label, "invalid_utf8", "invalid UTF-8 bytes read as U+FFFD"))
+        if tf.bad_lines:
+            problems.append((label, "malformed_lines", f"{tf.bad_lines} line(s) are not JSON and were skipped"))
+        return tf
+
+    parent = load(parent_path, parent_label)
+    subs: list[TranscriptFile] = []
+    sub_dir = subagents_dir(parent_path)
+    if os.path.isdir(sub_dir):
+        walk_errors: list = []
+        for path in walk_jsonl(sub_dir, walk_errors):
+            label = rel(path, root)
+            sidecar = read_sidecar(path)
+            if sidecar.state in ("broken",):
+                problems.append((label[: -len(".jsonl")] + ".meta.json", "broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]"))
+            tf = load(path, label)
+            try:
+                own_mtime = os.stat(path).st_mtime_ns / 1e6
+            except OSError:
+                own_mtime = mtime
+            subs.append(
+                TranscriptFile(
+                    path=tf.path,
+                    events=tf.events,
+                    refs=tf.refs,
+                    title=tf.title,
+                    lines=tf.lines,
+                    bad_lines=tf.bad_lines,
+                    sidecar=sidecar,
+                    raw_records=tf.raw_records,
+                    mtime_ms=own_mtime,
+                    fallback=tf.fallback,
+                )
+            )
+        for p, kind, reason in walk_errors:
+            problems.append((rel(p, root), kind, reason))
+
+    folded = list(parent.events)
+    refs = list(parent.refs)
+    for tf in subs:
+        prefix = provenance(tf.sidecar) + "\n"
+        pchars = utf16_len(prefix)
+        folded.extend(
+            Event(role=e.role, ts=e.ts, text=prefix + e.text, file=e.file, chars=pchars + e.chars) for e in tf.events
+        )
+        refs.extend(tf.refs)
+    folded.sort(key=_ts)
+    ref = SessionRef(
+        harness=HARNESS,
+        session_id=os.path.basename(parent_path)[: -len(".jsonl")],
+        path=parent_label,
+        started_at=folded[0].ts if folded else ctime,
+        ended_at=folded[-1].ts if folded else mtime,
+        project_hint=os.path.basename(os.path.dirname(parent_path)) or None,
+        title=parent.title,
+    )
+    session = Session(
+        ref=ref,
+        parent=parent,
+        subagents=tuple(subs),
+        folded=tuple(folded),
+        refs=tuple(refs),
+        mtime_ms=mtime,
+        ctime_ms=ctime,
+    )
+    return session, problems
+
+
+def _ts(e: Event) -> float:
+    return e.ts

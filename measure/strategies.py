@@ -1,0 +1,251 @@
+"""The candidate strategies: one function each, one shared signature, one result shape."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+from measure.jscompat import to_utf8, utf16_len
+from measure.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, READONLY_OPS, prefilter
+from measure.prompt import Prompt, build_prompt
+from measure.records import Event, InlineRef, Prefiltered, Session, SessionRef
+
+
+@dataclass(frozen=True)
+class Params:
+    """Everything a strategy needs besides the session."""
+
+    template: str
+    budget: int = 80_000
+    max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH
+    readonly_ops: frozenset[str] = READONLY_OPS
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One extraction call: what was pre-filtered and the prompt sent."""
+
+    source: str  # the transcript the call's events come from (chunked), else the parent
+    raw_events: int
+    raw_chars: int
+    kept: Prefiltered
+    prompt: Prompt
+
+
+@dataclass(frozen=True)
+class StrategyResult:
+    """What one strategy sends for one session."""
+
+    name: str
+    budget: int
+    parent_path: str
+    raw_events: int
+    raw_chars: int
+    inline_refs: int
+    calls: tuple[Call, ...]
+    parent_windows: int = 0
+    subagent_chunks: int = 0
+
+    def kept_by_origin(self) -> tuple[int, int, int, int]:
+        """(parent events, parent chars, subagent events, subagent chars) over all calls."""
+        pe = pc = se = sc = 0
+        for call in self.calls:
+            for e in call.kept.events:
+                if e.file == self.parent_path:
+                    pe += 1
+                    pc += e.chars
+                else:
+                    se += 1
+                    sc += e.chars
+        return pe, pc, se, sc
+
+    @property
+    def prompt_chars(self) -> int:
+        return sum(c.prompt.chars for c in self.calls)
+
+    @property
+    def prompt_sha256(self) -> str:
+        if len(self.calls) == 1:
+            return self.calls[0].prompt.sha256
+        h = hashlib.sha256()
+        for c in self.calls:
+            h.update(to_utf8(c.prompt.text))
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    """A parent notification and the subagent final report it copies (#840 definition)."""
+
+    agent_id: str  # sidecar file stem, `agent-` included
+    subagent_path: str
+    description: str
+    tool_use_id: str | None
+    pairing: str  # "sidecar_tool_use_id" or "agent_id"
+    parent_index: int  # index of the notification in the folded stream
+    notification: Event
+    final: Event
+    overlap: float
+
+
+class SessionContext:
+    """One session plus the pieces several strategies share, each computed once."""
+
+    def __init__(self, session: Session, params: Params):
+        self.session = session
+        self.params = params
+
+    def run(self, events, ref: SessionRef, refs, dedupe: bool = False, budget: int | None = None) -> Call:
+        kept = prefilter(
+            events,
+            max_total_chars=self.params.budget if budget is None else budget,
+            max_event_text_length=self.params.max_event_text_length,
+            readonly_ops=self.params.readonly_ops,
+            dedupe=dedupe,
+        )
+        prompt = build_prompt(self.params.template, ref, kept.events, refs)
+        return Call(self.session.ref.path, len(events), sum(e.chars for e in events), kept, prompt)
+
+    @cached_property
+    def parent_events(self) -> tuple[Event, ...]:
+        """The #843 parent-origin view of the folded stream."""
+        p = self.session.ref.path
+        return tuple(e for e in self.session.folded if e.file == p)
+
+    @cached_property
+    def alone(self) -> tuple[Event, ...]:
+        return self.session.alone
+
+    @cached_property
+    def link_call(self) -> Call:
+        return self.run(self.alone, self.session.alone_ref, self.session.parent.refs)
+
+    @cached_property
+    def fold_call(self) -> Call:
+        return self.run(self.session.folded, self.session.ref, self.session.refs)
+
+    @cached_property
+    def sidecar_pairs(self) -> tuple[DuplicatePair, ...]:
+        """#840's pairs: top-level sidecars with a toolUseId, sorted by overlap (stable)."""
+        return tuple(p for p in self.pairs if p.pairing == "sidecar_tool_use_id")
+
+    @cached_property
+    def pairs(self) -> tuple[DuplicatePair, ...]:
+        from measure.pairs import find_pairs
+
+        return find_pairs(self.session, self.parent_events)
+
+
+Strategy = Callable[[SessionContext], StrategyResult]
+STRATEGIES: dict[str, Strategy] = {}
+
+
+def strategy(name: str):
+    def register(fn: Strategy) -> Strategy:
+        STRATEGIES[name] = fn
+        return fn
+
+    return register
+
+
+def _single(name: str, ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...]) -> StrategyResult:
+    return StrategyResult(
+        name=name,
+        budget=ctx.params.budget,
+        parent_path=ctx.session.ref.path,
+        raw_events=call.raw_events,
+        raw_chars=call.raw_chars,
+        inline_refs=len(refs),
+        calls=(call,),
+    )
+
+
+@strategy("link")
+def link(ctx: SessionContext) -> StrategyResult:
+    """C2: the parent transcript alone, as akm read it before #830."""
+    return _single("link", ctx, ctx.link_call, ctx.session.parent.refs)
+
+
+@strategy("fold")
+def fold(ctx: SessionContext) -> StrategyResult:
+    """C1: subagent transcripts folded into the parent stream (#830), no dedupe."""
+    return _single("fold", ctx, ctx.fold_call, ctx.session.refs)
+
+
+@strategy("fold_dedupe_scoped")
+def fold_dedupe_scoped(ctx: SessionContext) -> StrategyResult:
+    """C1 with the #839/#842 post-pass: stub a notification whose subagent copy is kept too."""
+    s = ctx.session
+    return _single("fold_dedupe_scoped", ctx, ctx.run(s.folded, s.ref, s.refs, dedupe=True), s.refs)
+
+
+def stub_text(pair: DuplicatePair) -> str:
+    return f"[subagent {pair.agent_id} completed: {pair.description}]"
+
+
+@strategy("fold_stub_raw")
+def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
+    """#840's simulation: every paired notification stubbed in the raw folded stream."""
+    s = ctx.session
+    stubs: dict[int, str] = {}
+    for p in ctx.sidecar_pairs:
+        stubs.setdefault(p.parent_index, stub_text(p))
+    events = list(s.folded)
+    for i, text in stubs.items():
+        e = events[i]
+        events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
+    return _single("fold_stub_raw", ctx, ctx.run(events, s.ref, s.refs), s.refs)
+
+
+@strategy("hybrid")
+def hybrid(ctx: SessionContext) -> StrategyResult:
+    """C3, akm's #843 path: prompt from parent-origin events, refs from every transcript."""
+    s = ctx.session
+    return _single("hybrid", ctx, ctx.run(ctx.parent_events, s.ref, s.refs), s.refs)
+
+
+@strategy("chunked")
+def chunked(ctx: SessionContext) -> StrategyResult:
+    """C4: one call per budget-sized parent window plus one per subagent transcript."""
+    s = ctx.session
+    budget = ctx.params.budget
+    windows: list[list[Event]] = []
+    current: list[Event] = []
+    size = 0
+    for e in ctx.parent_events:
+        if size + e.chars > budget and current:
+            windows.append(current)
+            current, size = [], 0
+        current.append(e)
+        size += e.chars
+    if current:
+        windows.append(current)
+    groups: dict[str, list[Event]] = {}
+    for e in s.folded:
+        if e.file != s.ref.path and e.file:
+            groups.setdefault(e.file, []).append(e)
+    calls = []
+    for events in windows:
+        calls.append(ctx.run(events, s.ref, ()))
+    for path, events in groups.items():
+        c = ctx.run(events, s.ref, ())
+        calls.append(Call(path, c.raw_events, c.raw_chars, c.kept, c.prompt))
+    return StrategyResult(
+        name="chunked",
+        budget=budget,
+        parent_path=s.ref.path,
+        raw_events=len(s.folded),
+        raw_chars=sum(e.chars for e in s.folded),
+        inline_refs=0,
+        calls=tuple(calls),
+        parent_windows=len(windows),
+        subagent_chunks=len(groups),
+    )
+
+
+def run_all(ctx: SessionContext, names: list[str] | None = None) -> dict[str, StrategyResult]:
+    """Every registered strategy (or the named ones) over one session."""
+    return {n: STRATEGIES[n](ctx) for n in (names or STRATEGIES)}
