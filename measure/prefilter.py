@@ -108,20 +108,34 @@ def prefilter(
     max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH,
     readonly_ops: frozenset[str] = READONLY_OPS,
     dedupe: bool = False,
+    memo: dict | None = None,
 ) -> Prefiltered:
-    """akm's `preFilterSession` over `events` (input events are never mutated)."""
+    """akm's `preFilterSession` over `events` (input events are never mutated).
+
+    `memo` (keyed by event identity) lets several calls over the same Event objects share
+    the per-event rules, which do not depend on the budget. Each entry holds its event, so
+    an id cannot be reused while the memo lives; the rule parameters must stay fixed.
+    """
     dropped: Counter[str] = Counter()
     candidates: list[tuple[Event, bool]] = []
     for e in events:
-        reason = classify(e.text, e.role, readonly_ops)
+        verdict = memo.get(id(e)) if memo is not None else None
+        if verdict is None or verdict[3] is not e:
+            reason = classify(e.text, e.role, readonly_ops)
+            if reason is not None:
+                verdict = (reason, None, False, e)
+            elif e.chars > max_event_text_length:
+                text, chars = truncate(e.text, e.chars, max_event_text_length)
+                verdict = (None, Event(e.role, e.ts, text, e.file, chars), True, e)
+            else:
+                verdict = (None, e, False, e)
+            if memo is not None:
+                memo[id(e)] = verdict
+        reason, kept_event, cut, _ = verdict
         if reason is not None:
             dropped[reason] += 1
-            continue
-        if e.chars > max_event_text_length:
-            text, chars = truncate(e.text, e.chars, max_event_text_length)
-            candidates.append((Event(e.role, e.ts, text, e.file, chars), True))
         else:
-            candidates.append((e, False))
+            candidates.append((kept_event, cut))
 
     # Recency budget: newest first, skip what does not fit and keep trying older events.
     accepted: list[tuple[Event, bool]] = []

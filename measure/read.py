@@ -293,50 +293,83 @@ def inline_refs(text: str, ts: float) -> list[InlineRef]:
     return out
 
 
+def _launch(obj: dict) -> tuple[str, str, str | None] | None:
+    """(agent id, sync|background, tool_use id) from a parent line's `toolUseResult`."""
+    res = obj.get("toolUseResult")
+    if not isinstance(res, dict):
+        return None
+    agent = res.get("agentId")
+    if not isinstance(agent, str) or not agent:
+        return None
+    status = res.get("status")
+    mode = "background" if res.get("isAsync") or status == "async_launched" or res.get("background") else "sync"
+    tool_use_id = None
+    msg = obj.get("message")
+    if isinstance(msg, dict) and isinstance(msg.get("content"), list):
+        for b in msg["content"]:
+            if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                tool_use_id = b["tool_use_id"]
+                break
+    return agent, mode, tool_use_id
+
+
 def read_transcript(path: str, fallback_ts: float, label: str, keep_records: bool = False) -> tuple[TranscriptFile, bool]:
-    """Parse one `.jsonl` once. Returns the file and whether its bytes were valid UTF-8.
+    """Parse one `.jsonl` once, line by line. Returns the file and whether it was valid UTF-8.
 
     Raises OSError when the file cannot be read, as akm's unguarded read does.
     """
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        data.decode("utf-8")
-        lines = data.split(b"\n")
-        valid = True
-    except UnicodeDecodeError:
-        lines = data.decode("utf-8", "replace").split("\n")
-        valid = False
     events: list[Event] = []
     refs: list[InlineRef] = []
     records: list = []
+    launches: list[tuple[str, str, str | None]] = []
+    fallback: list[int] = []
     title = None
     bad = 0
     n = 0
-    fallback: list[int] = []
-    for line in lines:
-        if not line:
-            continue
-        n += 1
-        try:
-            obj = _loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        if not obj:
-            continue
-        if keep_records:
-            records.append(obj)
-        if isinstance(obj, dict) and obj.get("type") == "custom-title" and isinstance(obj.get("customTitle"), str):
-            title = obj["customTitle"]
-            continue
-        ev = parse_record(obj, fallback_ts, label)
-        if ev is None:
-            continue
-        if ev.ts is fallback_ts:
-            fallback.append(len(events))
-        events.append(ev)
-        refs.extend(inline_refs(ev.text, ev.ts))
+    valid = True
+    with open(path, "rb") as f:
+        # Streaming keeps memory at one line; splitting bytes on "\n" then decoding each
+        # piece with replacement equals akm's decode-then-split, since "\n" never occurs
+        # inside a UTF-8 sequence.
+        for raw in f:
+            line = raw[:-1] if raw.endswith(b"\n") else raw
+            if not line:
+                continue
+            n += 1
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                try:
+                    text_line = line.decode("utf-8")
+                except UnicodeDecodeError:
+                    valid = False
+                    text_line = line.decode("utf-8", "replace")
+                try:
+                    obj = _loads(text_line)
+                except ValueError:
+                    bad += 1
+                    continue
+            if not obj:
+                continue
+            if keep_records:
+                records.append(obj)
+            if not isinstance(obj, dict):
+                continue
+            if obj.get("type") == "custom-title" and isinstance(obj.get("customTitle"), str):
+                title = obj["customTitle"]
+                continue
+            if "toolUseResult" in obj:
+                launch = _launch(obj)
+                if launch:
+                    launches.append(launch)
+            ev = parse_record(obj, fallback_ts, label)
+            if ev is None:
+                continue
+            if ev.ts is fallback_ts:  # parse_record hands back the very fallback object
+                fallback.append(len(events))
+            events.append(ev)
+            if "akm" in ev.text:
+                refs.extend(inline_refs(ev.text, ev.ts))
     tf = TranscriptFile(
         path=label,
         events=tuple(events),
@@ -346,6 +379,7 @@ def read_transcript(path: str, fallback_ts: float, label: str, keep_records: boo
         bad_lines=bad,
         raw_records=tuple(records),
         fallback=tuple(fallback),
+        launches=tuple(launches),
     )
     return tf, valid
 
@@ -444,6 +478,7 @@ def read_session(
                     raw_records=tf.raw_records,
                     mtime_ms=own_mtime,
                     fallback=tf.fallback,
+                    launches=tf.launches,
                 )
             )
         for p, kind, reason in walk_errors:

@@ -64,6 +64,7 @@ class TranscriptFile:
     raw_records: tuple[dict, ...] = ()  # kept only when the caller asks for structure
     mtime_ms: float = 0.0  # this file's own mtime
     fallback: tuple[int, ...] = ()  # indices of events whose ts fell back to the parent mtime
+    launches: tuple[tuple[str, str, str | None], ...] = ()  # (agentId, sync|background, tool_use_id)
 
     def alone(self) -> tuple["Event", ...]:
         """The events akm's `readSession` gives when this file is read as a session itself."""

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
 
@@ -97,6 +96,9 @@ class SessionContext:
     def __init__(self, session: Session, params: Params):
         self.session = session
         self.params = params
+        # Per-event pre-filter verdicts shared by every strategy and budget: the same
+        # Event objects recur in link, fold, hybrid and chunked.
+        self.memo: dict = {}
 
     def run(self, events, ref: SessionRef, refs, dedupe: bool = False, budget: int | None = None) -> Call:
         kept = prefilter(
@@ -105,6 +107,7 @@ class SessionContext:
             max_event_text_length=self.params.max_event_text_length,
             readonly_ops=self.params.readonly_ops,
             dedupe=dedupe,
+            memo=self.memo,
         )
         prompt = build_prompt(self.params.template, ref, kept.events, refs)
         return Call(self.session.ref.path, len(events), sum(e.chars for e in events), kept, prompt)

@@ -1,0 +1,102 @@
+"""What each strategy would send for one session, for a person or as JSON."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+from measure.hashing import content_hash
+from measure.prompt import load_template
+from measure.read import read_session
+from measure.strategies import STRATEGIES, Params, SessionContext
+
+
+def inspect_session(
+    path: str,
+    strategies: list[str] | None = None,
+    budget: int = 80_000,
+    max_event_text_length: int = 2_000,
+    template_path: str | None = None,
+    show_prompt: bool = False,
+) -> dict:
+    """Read one parent transcript and run the chosen strategies on it."""
+    path = os.path.abspath(path)
+    if not path.endswith(".jsonl") or not os.path.isfile(path):
+        raise ValueError(f"not a session transcript: {path}")
+    unknown = [s for s in strategies or () if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+    # Paths are shown relative to the folder that holds the project folder, as in the tables.
+    root = os.path.dirname(os.path.dirname(path))
+    session, problems = read_session(path, root)
+    ctx = SessionContext(
+        session, Params(template=load_template(template_path), budget=budget, max_event_text_length=max_event_text_length)
+    )
+    report: dict = {
+        "session": session.ref.path,
+        "session_id": session.ref.session_id,
+        "content_hash": content_hash(session.folded),
+        "raw_events": {"parent": len(session.parent.events), "folded": len(session.folded)},
+        "subagent_files": [t.path for t in session.subagents],
+        "inline_refs": {"parent": len(session.parent.refs), "folded": len(session.refs)},
+        "problems": [{"path": p, "kind": k, "reason": r} for p, k, r in problems],
+        "strategies": {},
+    }
+    for name in strategies or list(STRATEGIES):
+        r = STRATEGIES[name](ctx)
+        pe, pc, se, sc = r.kept_by_origin()
+        by_origin = Counter()
+        for c in r.calls:
+            for e in c.kept.events:
+                by_origin[e.file] += 1
+        entry = {
+            "llm_calls": len(r.calls),
+            "prompt_chars": r.prompt_chars,
+            "prompt_sha256": r.prompt_sha256,
+            "kept": {"parent_events": pe, "parent_chars": pc, "subagent_events": se, "subagent_chars": sc},
+            "kept_events_by_file": dict(sorted(by_origin.items())),
+            "stats": [
+                {
+                    "source": c.source,
+                    "inputCount": c.kept.stats.inputCount,
+                    "outputCount": c.kept.stats.outputCount,
+                    "droppedByRule": dict(sorted(c.kept.stats.droppedByRule.items())),
+                    "truncatedCount": c.kept.stats.truncatedCount,
+                    "totalChars": c.kept.stats.totalChars,
+                    "budgetDroppedCount": c.kept.stats.budgetDroppedCount,
+                    "stubbed": c.kept.stubbed,
+                }
+                for c in r.calls
+            ],
+            "inline_refs": r.inline_refs,
+        }
+        if show_prompt:
+            entry["prompts"] = [c.prompt.text for c in r.calls]
+        report["strategies"][name] = entry
+    return report
+
+
+def render_text(report: dict) -> str:
+    """A compact, human-readable rendering of `inspect_session`'s report."""
+    lines = [
+        f"session   {report['session']}",
+        f"events    parent {report['raw_events']['parent']}, folded {report['raw_events']['folded']} "
+        f"({len(report['subagent_files'])} subagent file(s))",
+        f"refs      parent {report['inline_refs']['parent']}, folded {report['inline_refs']['folded']}",
+        f"hash      {report['content_hash']}",
+    ]
+    for p in report["problems"]:
+        lines.append(f"problem   {p['kind']}: {p['path']}: {p['reason']}")
+    lines.append("")
+    lines.append(f"{'strategy':<20}{'calls':>6}{'prompt':>10}{'parent kept':>18}{'subagent kept':>18}  prompt sha256")
+    for name, s in report["strategies"].items():
+        k = s["kept"]
+        lines.append(
+            f"{name:<20}{s['llm_calls']:>6}{s['prompt_chars']:>10}"
+            f"{k['parent_events']:>7} ev {k['parent_chars']:>7}{k['subagent_events']:>7} ev {k['subagent_chars']:>7}"
+            f"  {s['prompt_sha256'][:16]}"
+        )
+    for name, s in report["strategies"].items():
+        for i, prompt in enumerate(s.get("prompts", ())):
+            lines += ["", f"--- {name} prompt {i + 1} ---", prompt]
+    return "\n".join(lines) + "\n"
