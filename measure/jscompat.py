@@ -153,7 +153,7 @@ def _number(x: int | float) -> str:
         return "null"
     if x == 0:
         return "0"
-    if x == int(x) and abs(x) < 1e21:
+    if x == int(x) and abs(x) <= _MAX_SAFE:
         return str(int(x))
     r = repr(x)  # shortest round-trip digits, as JS Number::toString
     mantissa, _, exp = r.partition("e")

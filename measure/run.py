@@ -175,7 +175,14 @@ def _cached_measure(job: tuple) -> SessionOutcome:
                 return pickle.load(f)
         except (OSError, pickle.UnpicklingError, EOFError):
             pass
-    outcome = measure_session(root, path, params, template)
+    try:
+        outcome = measure_session(root, path, params, template)
+    except Exception as exc:  # noqa: BLE001 - one session's surprise must not end the run
+        outcome = SessionOutcome(rel(path, root))
+        outcome.errors.append(
+            _error(rel(path, root), rel(path, root), "internal_error", f"{type(exc).__name__}: {exc}")
+        )
+        return outcome  # not cached: a fixed measure should try again
     if key:
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)

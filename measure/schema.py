@@ -178,7 +178,7 @@ ERRORS = Table(
     (
         ("path", Str, "file or folder relative to the root"),
         ("session_path", Str, "the session it belongs to, if any"),
-        ("kind", Str, "unreadable, malformed_lines, invalid_utf8, broken_sidecar, orphan_subagents, empty, not_a_file, render_error"),
+        ("kind", Str, "unreadable, malformed_lines, invalid_utf8, broken_sidecar, orphan_subagents, empty, not_a_file, render_error, internal_error"),
         ("count", Int, "how many lines/files the row stands for"),
         ("reason", Str, "what happened"),
     ),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,39 +17,8 @@ from measure.read import list_sessions, read_session
 from measure.strategies import Params, SessionContext, run_all
 
 HERE = Path(__file__).parent / "parity"
-REPO = Path(__file__).parent.parent
 TEMPLATE = (HERE / "template.md").read_text(encoding="utf-8")
-REAL_MTIME_MS = 1_780_000_000_000
 STANDARDS = "  house rules: keep it short  "
-
-
-def _set_mtime(path: Path, ms: int) -> None:
-    ns = ms * 1_000_000
-    os.utime(path, ns=(ns, ns))
-
-
-@pytest.fixture(scope="module")
-def synthetic_root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("parity")
-    shutil.copytree(HERE / "inputs" / "projects", root / "projects")
-    mtimes = json.loads((HERE / "inputs" / "mtimes.json").read_text())
-    for p in (root / "projects").rglob("*"):
-        if p.is_file():
-            _set_mtime(p, REAL_MTIME_MS)  # files not listed still need a stable mtime
-    for rel_path, ms in mtimes.items():
-        _set_mtime(root / rel_path, ms)
-    return root
-
-
-@pytest.fixture(scope="module")
-def real_root(tmp_path_factory) -> Path:
-    """fixtures/real laid out as ../shared/parity/assemble_real.py does, every mtime fixed."""
-    root = tmp_path_factory.mktemp("parity-real")
-    shutil.copytree(REPO / "fixtures" / "real", root / "projects", ignore=shutil.ignore_patterns("*.md"))
-    for p in (root / "projects").rglob("*"):
-        if p.is_file():
-            _set_mtime(p, REAL_MTIME_MS)
-    return root
 
 
 def _event(e) -> dict:
@@ -217,9 +185,9 @@ def _listing_for(root: Path, name: str):
 
 
 @pytest.mark.parametrize("name", _cases("expected"))
-def test_synthetic_vector(synthetic_root, name):
+def test_synthetic_vector(parity_root, name):
     expected = json.loads((HERE / "expected" / name).read_text(encoding="utf-8"))
-    actual = compute_vector(synthetic_root, _listing_for(synthetic_root, name))
+    actual = compute_vector(parity_root, _listing_for(parity_root, name))
     assert_same(expected, actual, name)
 
 
@@ -230,10 +198,10 @@ def test_real_vector(real_root, name):
     assert_same(expected, actual, name)
 
 
-def test_listing_matches_index(synthetic_root):
+def test_listing_matches_index(parity_root):
     """Every vector is a listed session and every listed session has a vector."""
     listed = sorted(
-        os.path.relpath(s.path, synthetic_root).replace(os.sep, "/")[: -len(".jsonl")].replace("/", "__") + ".json"
-        for s in list_sessions(synthetic_root / "projects")
+        os.path.relpath(s.path, parity_root).replace(os.sep, "/")[: -len(".jsonl")].replace("/", "__") + ".json"
+        for s in list_sessions(parity_root / "projects")
     )
     assert listed == sorted(_cases("expected"))

@@ -1,0 +1,184 @@
+"""Discovery and reading: akm's listing rules, folding, bad input, read-only access."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from measure.read import ReadError, flatten_content, inline_refs, list_sessions, read_session, resolve_root
+from measure.run import RunParams, run_measurement
+
+PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
+
+
+def line(**kw) -> str:
+    base = {"type": "user", "timestamp": "2026-01-01T00:00:00.000Z", "message": {"role": "user", "content": "hello there, world"}}
+    base.update(kw)
+    return json.dumps(base)
+
+
+def write(path: Path, *lines: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        for ln in lines:
+            f.write(ln if isinstance(ln, bytes) else ln.encode())
+            f.write(b"\n")
+    return path
+
+
+def test_resolve_root(monkeypatch, tmp_path):
+    assert resolve_root(tmp_path) == tmp_path
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert resolve_root() == tmp_path / "cfg" / "projects"
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert resolve_root() == tmp_path / "home" / ".claude" / "projects"
+
+
+def test_listing_excludes_subagents_and_journals(tmp_path):
+    write(tmp_path / "p" / "s1.jsonl", line())
+    write(tmp_path / "p" / "s1" / "subagents" / "agent-a.jsonl", line())
+    write(tmp_path / "p" / "s1" / "subagents" / "workflows" / "w" / "agent-b.jsonl", line())
+    write(tmp_path / "p" / "s1" / "subagents" / "workflows" / "w" / "journal.jsonl", line())
+    write(tmp_path / "p" / "journal.jsonl", line())
+    write(tmp_path / "p" / "s1" / "other" / "notes.jsonl", line())  # still a session, as in akm
+    write(tmp_path / "subagents" / "s2.jsonl", line())  # a project named subagents is kept
+    write(tmp_path / "p" / "agent-legacy.jsonl", line())  # legacy sibling layout: listed by akm
+    names = sorted(os.path.relpath(s.path, tmp_path) for s in list_sessions(tmp_path))
+    assert names == ["p/agent-legacy.jsonl", "p/s1.jsonl", "p/s1/other/notes.jsonl", "subagents/s2.jsonl"]
+
+
+def test_listing_order_is_newest_ended_first(tmp_path):
+    write(tmp_path / "p" / "old.jsonl", line(timestamp="2026-01-01T00:00:00Z"))
+    write(tmp_path / "p" / "new.jsonl", line(timestamp="2026-02-01T00:00:00Z"))
+    assert [s.session_id for s in list_sessions(tmp_path)] == ["new", "old"]
+
+
+def test_peek_reads_title_from_head_and_end_from_tail(tmp_path):
+    big = "x" * 5000
+    p = write(
+        tmp_path / "p" / "s.jsonl",
+        json.dumps({"type": "custom-title", "customTitle": "My title"}),
+        line(timestamp="2026-01-01T00:00:00Z"),
+        line(message={"role": "user", "content": big}, timestamp="2026-01-02T00:00:00Z"),
+        line(timestamp="2026-01-03T00:00:00Z"),
+    )
+    (s,) = list_sessions(tmp_path)
+    assert s.title == "My title"
+    assert s.started_at == 1767225600000 and s.ended_at == 1767398400000
+    assert s.path == str(p)
+
+
+def test_flatten_content_blocks():
+    text = flatten_content(
+        [
+            {"type": "text", "text": "a"},
+            {"type": "thinking", "thinking": "b"},
+            {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}},
+            {"type": "tool_use", "input": {"z": 1, "1": 2}},
+            {"type": "tool_result", "content": [{"type": "text", "text": "t"}]},
+            {"type": "tool_result"},
+            {"type": "image"},
+            None,
+            "str",
+        ]
+    )
+    assert text == 'a\nb\n[tool:Bash] ls\n[tool:tool] {"1":2,"z":1}\n[tool_result] [{"type":"text","text":"t"}]\n[tool_result] ""'
+
+
+def test_inline_refs():
+    refs = inline_refs(
+        """run akm remember "use the \\"fast\\" path" && akm feedback skill:x --good -n 'nice one' and akm remember '  ' """,
+        5.0,
+    )
+    assert [(r.kind, r.text, r.ref) for r in refs] == [
+        ("remember", 'use the \\"fast\\" path', None),
+        ("feedback", "nice one", "skill:x"),
+    ]
+    assert inline_refs('akm feedback x --rating 5 --note "n"', 1.0) == []  # a flag value blocks it
+
+
+def test_bad_input_is_reported_not_fatal(tmp_path):
+    root = tmp_path
+    write(
+        root / "p" / "s.jsonl",
+        b"\xef\xbb\xbf" + line().encode(),  # BOM: JSON.parse fails on the first line
+        line(),
+        b"{not json",
+        b'{"type":"user","timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"caf\xe9 bytes"}}',
+        b'{"a": NaN}',
+        b"[1,2]",
+        b"null",
+    )
+    write(root / "p" / "s" / "subagents" / "agent-x.jsonl", line())
+    (root / "p" / "s" / "subagents" / "agent-x.meta.json").write_text("{broken")
+    session, problems = read_session(str(root / "p" / "s.jsonl"), str(root))
+    kinds = {k for _, k, _ in problems}
+    assert {"malformed_lines", "invalid_utf8", "broken_sidecar"} <= kinds
+    assert len(session.parent.events) == 2
+    assert "caf\ufffd bytes" in session.parent.events[1].text
+    (sub,) = [e for e in session.folded if e.file.endswith("agent-x.jsonl")]
+    assert sub.text.startswith("[subagent:unknown]\n")
+
+
+def test_missing_parent_raises_read_error(tmp_path):
+    with pytest.raises(ReadError):
+        read_session(str(tmp_path / "p" / "gone.jsonl"), str(tmp_path))
+
+
+def test_unreadable_subagent_fails_the_session_as_akm_does(tmp_path):
+    write(tmp_path / "p" / "s.jsonl", line())
+    (tmp_path / "p" / "s" / "subagents").mkdir(parents=True)
+    os.symlink(tmp_path / "nowhere", tmp_path / "p" / "s" / "subagents" / "agent-dangling.jsonl")
+    with pytest.raises(ReadError):
+        read_session(str(tmp_path / "p" / "s.jsonl"), str(tmp_path))
+
+
+def test_alone_view_comes_from_the_same_parse(tmp_path):
+    write(tmp_path / "p" / "s.jsonl", line(timestamp="2026-01-02T00:00:00Z"), line(timestamp="2026-01-01T00:00:00Z"))
+    write(tmp_path / "p" / "s" / "subagents" / "agent-a.jsonl", line(timestamp="2025-12-31T00:00:00Z"))
+    session, _ = read_session(str(tmp_path / "p" / "s.jsonl"), str(tmp_path))
+    assert [e.ts for e in session.alone] == sorted(e.ts for e in session.parent.events)
+    assert all(e in session.folded for e in session.alone)  # the same Event objects
+    assert session.ref.started_at < session.alone_ref.started_at
+
+
+def _snapshot(root: Path) -> dict:
+    snap = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        snap[str(p.relative_to(root))] = (
+            st.st_mode,
+            st.st_mtime_ns,
+            hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None,
+        )
+    return snap
+
+
+def test_reading_never_writes_under_the_root(tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(PARITY, root)
+    for p in [root, *root.rglob("*")]:
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    before = _snapshot(root)
+    try:
+        run_measurement(root, tmp_path / "out", RunParams(budgets=(1000,)), jobs=1, cache_dir=tmp_path / "cache")
+        after = _snapshot(root)
+    finally:
+        for p in [root, *root.rglob("*")]:
+            p.chmod(0o755 if p.is_dir() else 0o644)
+    assert after == before
+
+
+def test_fifty_thousand_events(tmp_path):
+    """A large session parses in one pass; events and refs are all there."""
+    lines = [line(timestamp=f"2026-01-01T00:{i // 1000 % 60:02d}:{i % 60:02d}.{i % 1000:03d}Z",
+                  message={"role": "user", "content": f"event {i} akm remember \"note {i}\""}) for i in range(50_000)]
+    write(tmp_path / "p" / "big.jsonl", *lines)
+    session, problems = read_session(str(tmp_path / "p" / "big.jsonl"), str(tmp_path))
+    assert len(session.folded) == 50_000 and len(session.refs) == 50_000 and not problems

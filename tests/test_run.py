@@ -1,0 +1,121 @@
+"""The main job end to end: tables agree with the parity vectors, runs are reproducible."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from measure.run import RunParams, run_measurement
+from measure.schema import TABLES
+
+PARITY = Path(__file__).parent / "parity"
+TEMPLATE = str(PARITY / "template.md")
+
+
+@pytest.fixture(scope="module")
+def parity_tables(parity_root, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    run_measurement(parity_root / "projects", out, RunParams(template_path=TEMPLATE, budgets=(6000,)), jobs=2, cache_dir=None)
+    return out
+
+
+def _vectors():
+    for name in json.loads((PARITY / "expected" / "INDEX.json").read_text()):
+        yield json.loads((PARITY / "expected" / name).read_text(encoding="utf-8"))
+
+
+def test_every_table_is_written_with_its_schema(parity_tables):
+    for name, table in TABLES.items():
+        df = pl.read_parquet(parity_tables / f"{name}.parquet")
+        assert df.columns == table.names
+        assert (parity_tables / f"{name}.csv").read_text().splitlines()[0] == ",".join(table.names)
+
+
+def test_sessions_table_reproduces_the_vectors(parity_tables):
+    df = pl.read_parquet(parity_tables / "sessions.parquet").filter(pl.col("budget") == 80_000)
+    for vec in _vectors():
+        path = vec["session"][len("projects/") :]
+        rows = {r["strategy"]: r for r in df.filter(pl.col("session_path") == path).iter_rows(named=True)}
+        for name, cand in vec["candidates"].items():
+            r = rows[name]
+            assert r["prompt_chars"] == cand["promptChars"], (path, name)
+            assert r["parent_kept_events"] == cand["parentKeptEvents"]
+            assert r["subagent_kept_events"] == cand["subagentKeptEvents"]
+            assert r["parent_kept_chars"] == cand["parentKeptChars"]
+            assert r["kept_chars"] == cand["keptChars"]
+            assert r["inline_refs"] == cand["inlineRefs"]
+            assert r["content_hash"] == vec["contentHash"]["folded"]
+        ch = rows["chunked"]
+        assert ch["llm_calls"] == vec["chunked"]["llmCalls"]
+        assert ch["prompt_chars"] == vec["chunked"]["promptCharsTotal"]
+
+
+def test_eviction_and_pairs_reproduce_the_vectors(parity_tables):
+    ev = pl.read_parquet(parity_tables / "eviction.parquet").filter(pl.col("strategy") == "fold")
+    dup = pl.read_parquet(parity_tables / "duplicates.parquet").filter(pl.col("pairing") == "sidecar_tool_use_id")
+    calls = pl.read_parquet(parity_tables / "llm_calls.parquet").filter(pl.col("strategy") == "chunked")
+    for vec in _vectors():
+        path = vec["session"][len("projects/") :]
+        (row,) = ev.filter(pl.col("session_path") == path).iter_rows(named=True)
+        e = vec["eviction"]
+        assert row["alone_parent_kept_chars"] == e["aloneParentKeptChars"]
+        assert row["parent_kept_chars"] == e["foldParentKeptChars"]
+        assert row["evicted_events"] == e["aloneParentKeptEvents"] - e["foldParentKeptEvents"]
+        pairs = dup.filter(pl.col("session_path") == path).sort("agent_id")
+        expected = sorted(vec["duplicatePairs"], key=lambda p: p["agentId"])
+        assert pairs["agent_id"].to_list() == [p["agentId"] for p in expected]
+        assert pairs["overlap"].to_list() == [p["overlap"] for p in expected]
+        assert pairs["both_in_prompt"].to_list() == [p["notificationSurvives"] and p["subagentOwnSurvives"] for p in expected]
+        (c,) = calls.filter(pl.col("session_path") == path).iter_rows(named=True)
+        assert (c["parent_windows"], c["subagent_chunks"]) == (vec["chunked"]["parentWindows"], vec["chunked"]["subagentChunks"])
+        assert c["parent_chars_in_prompts"] == vec["chunked"]["parentKeptCharsAcrossChunks"]
+
+
+def test_two_runs_give_byte_identical_csvs(parity_root, tmp_path):
+    params = RunParams(template_path=TEMPLATE, budgets=(20_000, 160_000))
+    run_measurement(parity_root / "projects", tmp_path / "a", params, jobs=2, cache_dir=None)
+    run_measurement(parity_root / "projects", tmp_path / "b", params, jobs=1, cache_dir=tmp_path / "cache")
+    run_measurement(parity_root / "projects", tmp_path / "c", params, jobs=2, cache_dir=tmp_path / "cache")  # warm
+    for name in TABLES:
+        a = (tmp_path / "a" / f"{name}.csv").read_bytes()
+        assert a == (tmp_path / "b" / f"{name}.csv").read_bytes() == (tmp_path / "c" / f"{name}.csv").read_bytes(), name
+    assert (tmp_path / "a" / "run.json").read_bytes() == (tmp_path / "c" / "run.json").read_bytes()
+
+
+def test_a_corrupt_file_among_good_ones(parity_root, tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(parity_root / "projects", root)
+    (root / "-home-dev-basic0" / "cd613e30-d8f1-4adf-91b7-584a2265b1f5.jsonl").write_bytes(b"\x00\xff{{{ not json\n\xfe")
+    sub = root / "-home-dev-fold-small" / "e88b7591-31db-4e32-98dc-b35f94c662cd" / "subagents"
+    (sub / "agent-a6db288e68b7b4b02.jsonl").unlink()
+    (sub / "agent-a6db288e68b7b4b02.jsonl").mkdir()  # a directory named like a transcript
+    (root / "-home-dev-gone" / "0000" / "subagents").mkdir(parents=True)
+    (root / "-home-dev-gone" / "0000" / "subagents" / "agent-x.jsonl").write_text("{}\n")
+    summary = run_measurement(root, tmp_path / "out", RunParams(template_path=TEMPLATE), jobs=2, cache_dir=None)
+    assert summary.measured == summary.sessions == 15
+    errors = pl.read_parquet(tmp_path / "out" / "errors.parquet")
+    kinds = dict(zip(errors["path"].to_list(), errors["kind"].to_list()))
+    assert kinds["-home-dev-basic0/cd613e30-d8f1-4adf-91b7-584a2265b1f5.jsonl"] in ("malformed_lines", "invalid_utf8")
+    assert kinds["-home-dev-gone/0000/subagents"] == "orphan_subagents"
+    sessions = pl.read_parquet(tmp_path / "out" / "sessions.parquet")
+    assert sessions["session_path"].n_unique() == 15
+
+
+def test_cache_is_invalidated_by_a_changed_subagent_file(parity_root, tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(parity_root / "projects", root)
+    params = RunParams(template_path=TEMPLATE)
+    run_measurement(root, tmp_path / "a", params, jobs=1, cache_dir=tmp_path / "cache")
+    sub = root / "-home-dev-fold-small" / "e88b7591-31db-4e32-98dc-b35f94c662cd" / "subagents" / "agent-a1f0f96fdd163482a.jsonl"
+    with open(sub, "a") as f:
+        f.write('{"type":"user","timestamp":"2026-06-09T00:00:00Z","message":{"role":"user","content":"one more event here"}}\n')
+    run_measurement(root, tmp_path / "b", params, jobs=1, cache_dir=tmp_path / "cache")
+    a = pl.read_parquet(tmp_path / "a" / "sessions.parquet")
+    b = pl.read_parquet(tmp_path / "b" / "sessions.parquet")
+    key = pl.col("session_path").str.starts_with("-home-dev-fold-small")
+    assert a.filter(key)["content_hash"][0] != b.filter(key)["content_hash"][0]
+    assert a.filter(~key).equals(b.filter(~key))

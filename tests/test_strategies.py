@@ -1,0 +1,68 @@
+"""Properties every strategy must keep, checked on every parity and real session."""
+
+from __future__ import annotations
+
+import pytest
+
+from measure.hashing import content_hash
+from measure.prompt import load_template
+from measure.read import list_sessions, read_session
+from measure.strategies import STRATEGIES, Params, SessionContext, run_all
+
+
+def _sessions(root):
+    for listing in list_sessions(root / "projects"):
+        session, _ = read_session(listing.path, str(root))
+        yield session
+
+
+@pytest.fixture(scope="module", params=["parity_root", "real_root"])
+def sessions(request):
+    return list(_sessions(request.getfixturevalue(request.param)))
+
+
+def test_registry_has_every_candidate():
+    assert list(STRATEGIES) == ["link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid", "chunked"]
+
+
+def test_content_hash_does_not_move_with_the_budget(sessions):
+    template = load_template()
+    for s in sessions:
+        before = content_hash(s.folded)
+        for budget in (1000, 80_000):
+            run_all(SessionContext(s, Params(template=template, budget=budget)))
+        assert content_hash(s.folded) == before
+
+
+def test_hybrid_keeps_exactly_what_link_keeps(sessions):
+    template = load_template()
+    for s in sessions:
+        for budget in (6000, 80_000):
+            r = run_all(SessionContext(s, Params(template=template, budget=budget)), ["link", "hybrid"])
+            link = [(e.ts, e.file, e.text) for e in r["link"].calls[0].kept.events]
+            hybrid = [(e.ts, e.file, e.text) for e in r["hybrid"].calls[0].kept.events]
+            assert hybrid == link
+            assert r["hybrid"].inline_refs == len(s.refs)
+
+
+def test_scoped_dedupe_never_stubs_without_the_kept_copy(sessions):
+    template = load_template()
+    for s in sessions:
+        for budget in (6000, 80_000):
+            ctx = SessionContext(s, Params(template=template, budget=budget))
+            call = STRATEGIES["fold_dedupe_scoped"](ctx).calls[0]
+            agents = {e.file.rsplit("/agent-", 1)[-1][: -len(".jsonl")] for e in call.kept.events if "/agent-" in e.file}
+            for e in call.kept.events:
+                if e.text.startswith("[subagent ") and e.file == s.ref.path:
+                    task_id = e.text[len("[subagent ") :].split(" completed:", 1)[0]
+                    assert task_id in agents
+
+
+def test_chunked_covers_every_parent_event_once(sessions):
+    template = load_template()
+    for s in sessions:
+        r = STRATEGIES["chunked"](SessionContext(s, Params(template=template, budget=20_000)))
+        windows = r.calls[: r.parent_windows]
+        assert sum(c.raw_events for c in windows) == sum(1 for e in s.folded if e.file == s.ref.path)
+        assert all(c.raw_chars <= 20_000 or c.raw_events == 1 for c in windows)
+        assert len(r.calls) == r.parent_windows + r.subagent_chunks
