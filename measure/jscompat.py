@@ -11,6 +11,7 @@ import json
 import math
 import re
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 # --- strings: UTF-16 code units ----------------------------------------------------------
 
@@ -184,7 +185,13 @@ def _escape_char(m: re.Match[str]) -> str:
 
 
 def _string(s: str) -> str:
+    # The stdlib's C encoder escapes exactly as JS does, except lone surrogates.
+    if s.isascii() or not _SURROGATE.search(s):
+        return _dumps(s)
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
+
+
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _is_array_index(k: str) -> bool:
@@ -279,6 +286,7 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
+@lru_cache(maxsize=1 << 16)
 def to_iso(ms: float) -> str:
     """JS `new Date(ms).toISOString()`; raises ValueError where JS throws RangeError."""
     if isinstance(ms, float) and (math.isnan(ms) or math.isinf(ms)):

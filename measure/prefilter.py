@@ -16,8 +16,6 @@ READONLY_OPS = frozenset(
 )
 
 _AKM_OP = js_regex(r"\bakm\s+(\w[\w-]*)\b")
-_CAVEAT = re.compile(r"<local-command-caveat>", re.I | re.A)
-_REMINDER = re.compile(r"<system-reminder>", re.I | re.A)
 _SEARCH_UNKNOWN = re.compile(
     rf"(?:^|(?<=[{LT}]))(?:##[{WS}]+[0-9]+[^{LT}]*akm_search unknown[{WS}]*\n){{3,}}", re.I | re.A
 )
@@ -34,19 +32,18 @@ _OPEN = {t: re.compile(f"<{t}>", re.I | re.A) for t in ("analysis", "summary")}
 _CLOSE = {t: re.compile(f"</{t}>", re.I | re.A) for t in ("analysis", "summary")}
 
 
-def _spans_tag(text: str, tag: str) -> bool:
+def _spans_tag(text: str, low: str, tag: str) -> bool:
     """JS `/<tag>[\\s\\S]{200,}<\\/tag>/i`: 200+ UTF-16 units between some open and close tag.
 
     A match exists exactly when the last close tag starts 200+ units after the first open
-    tag ends, so no regex backtracking is needed.
+    tag ends, so no regex backtracking is needed. `low` is `text.lower()`.
     """
+    start = low.find(f"<{tag}>")
+    if start < 0:
+        return False
     if text.isascii():
-        low = text.lower()
-        start = low.find(f"<{tag}>")
-        if start < 0:
-            return False
-        body = start + len(tag) + 2
-        return low.rfind(f"</{tag}>") - body >= 200
+        return low.rfind(f"</{tag}>") - (start + len(tag) + 2) >= 200
+    # lower() can change the length of non-ASCII text: find the positions on the text itself.
     m = _OPEN[tag].search(text)
     if not m:
         return False
@@ -67,16 +64,20 @@ def classify(text: str, role: str, ops: frozenset[str]) -> str | None:
             op = m.group(1).lower()
             if op in ops:
                 return f"akm-readonly-{op}"
+    low = None
     if "<" in text:
-        if _CAVEAT.search(text):
+        # One lower() and plain finds instead of four /i regexes. No non-ASCII character
+        # lowercases into these ASCII tags, so containment agrees with JS's ASCII-only /i.
+        low = text.lower()
+        if "<local-command-caveat>" in low:
             return _KEY_CAVEAT
-        if _spans_tag(text, "analysis"):
+        if _spans_tag(text, low, "analysis"):
             return _KEY_ANALYSIS
-        if _spans_tag(text, "summary"):
+        if _spans_tag(text, low, "summary"):
             return _KEY_SUMMARY
-        if _REMINDER.search(text):
+        if "<system-reminder>" in low:
             return _KEY_REMINDER
-    if "##" in text and _SEARCH_UNKNOWN.search(text):
+    if "##" in text and "akm_search unknown" in (low or text.lower()) and _SEARCH_UNKNOWN.search(text):
         return _KEY_SEARCH
     if role == "system" and (utf16_len(text) < 200 or _SYSTEM_WORDS.search(text)):
         return "system-boilerplate"
