@@ -6,7 +6,7 @@ import hashlib
 import math
 import re
 
-from measure.jscompat import has_lone_surrogate, to_iso
+from measure.jscompat import to_iso
 from measure.pairs import stem
 from measure.records import Session, TranscriptFile
 from measure.strategies import STRATEGIES, SessionContext, StrategyResult, stub_text
@@ -220,7 +220,7 @@ def quirk_rows(session: Session, results: dict[str, StrategyResult]) -> list[dic
     for name, r in results.items():
         dollars = sum(c.prompt.dollar_patterns for c in r.calls)
         capture = sum(c.prompt.placeholder_capture for c in r.calls)
-        lone = sum(has_lone_surrogate(c.prompt.text) for c in r.calls)
+        lone = sum(c.prompt.lone_surrogate for c in r.calls)
         for quirk, count in (("dollar_pattern", dollars), ("placeholder_capture", capture), ("lone_surrogate", lone)):
             if count:
                 rows.append({"strategy": name, "quirk": quirk, "count": count})

@@ -42,7 +42,7 @@ def _first(parent: list[tuple[int, Event]], *needles: str) -> tuple[int, Event] 
     return None
 
 
-def find_pairs(session: Session, parent_events: tuple[Event, ...]) -> tuple[DuplicatePair, ...]:
+def find_pairs(session: Session) -> tuple[DuplicatePair, ...]:
     """#840's sidecar pairs, then agent-id pairs for subagents that have none, overlap-sorted.
 
     #840 joins a top-level sidecar's `toolUseId` to the first parent `<task-notification>`
@@ -50,7 +50,16 @@ def find_pairs(session: Session, parent_events: tuple[Event, ...]) -> tuple[Dupl
     is matched to a notification's `<task-id>`, else to a sync Task result's `agentId:`.
     """
     parent_path = session.ref.path
-    parent = [(i, e) for i, e in enumerate(session.folded) if e.file == parent_path]
+    # One pass over the parent picks the only events a pair can use, so the per-subagent
+    # searches below stay small however long the session is.
+    notes: list[tuple[int, Event]] = []
+    results: list[tuple[int, Event]] = []
+    for i, e in enumerate(session.folded):
+        if e.file == parent_path:
+            if "<task-notification>" in e.text:
+                notes.append((i, e))
+            if "[tool_result]" in e.text and "agentId: " in e.text:
+                results.append((i, e))
     pairs: list[DuplicatePair] = []
     # #840's script reads the sidecars in ascending name order; ties in overlap keep it.
     for tf in sorted(session.subagents, key=lambda t: t.path.encode()):
@@ -59,17 +68,17 @@ def find_pairs(session: Session, parent_events: tuple[Event, ...]) -> tuple[Dupl
         found = None
         pairing = None
         if sc is not None and sc.tool_use_id and is_top_level(tf, session):
-            found = _first(parent, "<task-notification>", sc.tool_use_id)
+            found = _first(notes, sc.tool_use_id)
             pairing = "sidecar_tool_use_id"
         if found is None:
             m = _AGENT_STEM.match(agent_id)
             if not m or m.group(1).startswith("acompact"):
                 continue
             aid = m.group(1)
-            found = _first(parent, "<task-notification>", f"<task-id>{aid}</task-id>")
+            found = _first(notes, f"<task-id>{aid}</task-id>")
             pairing = "agent_id_notification"
             if found is None:
-                found = _first(parent, "[tool_result]", f"agentId: {aid}")
+                found = _first(results, f"agentId: {aid}")
                 pairing = "agent_id_tool_result"
             if found is None:
                 continue

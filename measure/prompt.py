@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from measure.jscompat import js_replace, js_trim, to_iso, to_utf8, utf16_len, utf16_slice
+from measure.jscompat import has_lone_surrogate, js_replace, js_trim, to_iso, to_utf8, utf16_len, utf16_slice
 from measure.records import Event, InlineRef, SessionRef
 
 DEFAULT_TEMPLATE = Path(__file__).with_name("templates") / "extract-session.md"
@@ -32,16 +32,14 @@ PLACEHOLDERS = (
 
 @dataclass(frozen=True, slots=True)
 class Prompt:
-    """A built prompt and how often akm's replace quirks changed it."""
+    """A built prompt (its text only when kept) and how often akm's replace quirks fired."""
 
-    text: str
+    text: str | None  # None when the caller measures without keeping prompt texts
     chars: int  # UTF-16 length, what akm's `.length` reports
+    sha256: str  # of the UTF-8 bytes akm would send (lone surrogates as U+FFFD)
     dollar_patterns: int  # substitutions whose `$` patterns changed the inserted value
     placeholder_capture: bool  # a later placeholder landed inside an earlier value
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(to_utf8(self.text)).hexdigest()
+    lone_surrogate: bool  # truncation split a surrogate pair: sent as U+FFFD
 
 
 @lru_cache(maxsize=8)
@@ -93,6 +91,7 @@ def build_prompt(
     events: tuple[Event, ...] | list[Event],
     refs: tuple[InlineRef, ...] | list[InlineRef],
     standards: str | None = None,
+    keep_text: bool = True,
 ) -> Prompt:
     """akm's `buildExtractPrompt`: eight sequential first-occurrence `replace` calls.
 
@@ -114,7 +113,14 @@ def build_prompt(
         out, changed = js_replace(out, "{{" + name + "}}", value)
         dollars += changed
     capture = any("{{" in v for v in values) and _literal_sequential(template, values) != _intended(template, values)
-    return Prompt(out, utf16_len(out), dollars, capture)
+    return Prompt(
+        out if keep_text else None,
+        utf16_len(out),
+        hashlib.sha256(to_utf8(out)).hexdigest(),
+        dollars,
+        capture,
+        has_lone_surrogate(out),
+    )
 
 
 def _literal_sequential(template: str, values: tuple[str, ...]) -> str:

@@ -83,7 +83,12 @@ def measure_session(root: str, path: str, params: RunParams, template: str) -> S
         for budget in sorted({params.budget, *params.budgets}):
             ctx = SessionContext(
                 session,
-                Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length),
+                Params(
+                    template=template,
+                    budget=budget,
+                    max_event_text_length=params.max_event_text_length,
+                    keep_prompts=False,
+                ),
             )
             ctx.memo = memo
             by_budget[budget] = (ctx, run_all(ctx, list(params.strategies)))

@@ -41,7 +41,7 @@ SESSIONS = Table(
         ("budget", Int, "maxTotalChars of the pre-filter"),
         ("llm_calls", Int, "extraction calls the strategy makes for this session"),
         ("prompt_chars", Int, "UTF-16 length of the prompt(s), summed over calls"),
-        ("prompt_sha256", Str, "sha256 of the prompt (of the concatenated prompts for chunked)"),
+        ("prompt_sha256", Str, "sha256 of the prompt's UTF-8; for chunked, sha256 of the calls' hex digests in order"),
         ("kept_events", Int, "events kept by the pre-filter (summed over chunks)"),
         ("kept_chars", Int, "UTF-16 chars kept by the pre-filter"),
         ("parent_kept_events", Int, "kept events whose file is the parent transcript"),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
 
-from measure.jscompat import to_utf8, utf16_len
+from measure.jscompat import utf16_len
 from measure.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, READONLY_OPS, prefilter
 from measure.prompt import Prompt, build_prompt
 from measure.records import Event, InlineRef, Prefiltered, Session, SessionRef
@@ -21,6 +21,7 @@ class Params:
     budget: int = 80_000
     max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH
     readonly_ops: frozenset[str] = READONLY_OPS
+    keep_prompts: bool = True  # a run over a whole root keeps digests only
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +68,10 @@ class StrategyResult:
 
     @property
     def prompt_sha256(self) -> str:
+        """The prompt's sha256; for several calls, the sha256 of their hex digests in order."""
         if len(self.calls) == 1:
             return self.calls[0].prompt.sha256
-        h = hashlib.sha256()
-        for c in self.calls:
-            h.update(to_utf8(c.prompt.text))
-        return h.hexdigest()
+        return hashlib.sha256("".join(c.prompt.sha256 for c in self.calls).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,7 @@ class SessionContext:
             dedupe=dedupe,
             memo=self.memo,
         )
-        prompt = build_prompt(self.params.template, ref, kept.events, refs)
+        prompt = build_prompt(self.params.template, ref, kept.events, refs, keep_text=self.params.keep_prompts)
         return Call(self.session.ref.path, len(events), sum(e.chars for e in events), kept, prompt)
 
     @cached_property
@@ -139,7 +138,7 @@ class SessionContext:
     def pairs(self) -> tuple[DuplicatePair, ...]:
         from measure.pairs import find_pairs
 
-        return find_pairs(self.session, self.parent_events)
+        return find_pairs(self.session)
 
 
 Strategy = Callable[[SessionContext], StrategyResult]
