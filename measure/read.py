@@ -138,8 +138,16 @@ def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
     return first, last, title
 
 
-def list_sessions(root: str | os.PathLike, since_ms: float = 0, errors: list | None = None) -> list[Listing]:
-    """akm's `listSessions`: parent transcripts only, newest-ended first (stable ties)."""
+def list_sessions(
+    root: str | os.PathLike,
+    since_ms: float = 0,
+    errors: list | None = None,
+    file_time_ms: float | None = None,
+) -> list[Listing]:
+    """akm's `listSessions`: parent transcripts only, newest-ended first (stable ties).
+
+    `file_time_ms`, when given, stands in for every file's mtime and ctime (see read_session).
+    """
     root = os.fspath(root)
     out = []
     for path in walk_jsonl(root, errors):
@@ -151,7 +159,8 @@ def list_sessions(root: str | os.PathLike, since_ms: float = 0, errors: list | N
             if errors is not None:
                 errors.append((path, "unreadable", f"stat failed: {exc.strerror or exc}"))
             continue
-        mtime = st.st_mtime_ns / 1e6
+        mtime = st.st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
+        ctime = st.st_ctime_ns / 1e6 if file_time_ms is None else file_time_ms
         if mtime < since_ms:
             continue
         if not stat_mod.S_ISREG(st.st_mode):
@@ -163,7 +172,7 @@ def list_sessions(root: str | os.PathLike, since_ms: float = 0, errors: list | N
             Listing(
                 session_id=os.path.basename(path)[: -len(".jsonl")],
                 path=path,
-                started_at=first if first is not None else st.st_ctime_ns / 1e6,
+                started_at=first if first is not None else ctime,
                 ended_at=last if last is not None else mtime,
                 project_hint=hint or None,
                 title=title or None,
@@ -424,20 +433,26 @@ def read_session(
     parent_path: str,
     root: str,
     keep_records: bool = False,
+    file_time_ms: float | None = None,
 ) -> tuple[Session, list[tuple[str, str, str]]]:
     """akm's folding `readSession`, plus the per-file view `measure` needs.
 
     Returns the session and a list of (path, kind, reason) problems that akm passes over
     silently (malformed lines, invalid UTF-8, broken sidecars). Raises ReadError where akm's
     call throws: the parent is missing or a transcript cannot be read.
+
+    akm falls back to file times (an event without a timestamp takes the parent's mtime; a
+    session without events starts at its ctime). Git keeps neither, so bundled fixtures are
+    read with `file_time_ms` standing in for both, which makes their results the same in
+    every clone; analysts' own sessions are read with their real times.
     """
     problems: list[tuple[str, str, str]] = []
     try:
         st = os.stat(parent_path)
     except OSError as exc:
         raise ReadError(f"readSession failed: {exc.strerror or exc}") from exc
-    mtime = st.st_mtime_ns / 1e6
-    ctime = st.st_ctime_ns / 1e6
+    mtime = st.st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
+    ctime = st.st_ctime_ns / 1e6 if file_time_ms is None else file_time_ms
     parent_label = rel(parent_path, root)
 
     def load(path: str, label: str) -> TranscriptFile:
@@ -463,7 +478,7 @@ def read_session(
                 problems.append((label[: -len(".jsonl")] + ".meta.json", "broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]"))
             tf = load(path, label)
             try:
-                own_mtime = os.stat(path).st_mtime_ns / 1e6
+                own_mtime = os.stat(path).st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
             except OSError:
                 own_mtime = mtime
             subs.append(

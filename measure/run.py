@@ -47,6 +47,7 @@ class RunParams:
     sessions: tuple[str, ...] = ()
     since_ms: float = 0
     strategies: tuple[str, ...] = tuple(STRATEGIES)
+    file_time_ms: float | None = None  # stand-in for file mtimes/ctimes (bundled fixtures)
 
 
 @dataclass
@@ -67,7 +68,7 @@ def measure_session(root: str, path: str, params: RunParams, template: str) -> S
     session_path = rel(path, root)
     out = SessionOutcome(session_path)
     try:
-        session, problems = read_session(path, root)
+        session, problems = read_session(path, root, file_time_ms=params.file_time_ms)
     except ReadError as exc:
         out.errors.append(_error(session_path, session_path, "unreadable", str(exc)))
         return out
@@ -255,7 +256,7 @@ def run_measurement(
         raise FileNotFoundError(f"sessions root not found: {root}")
     template = load_template(params.template_path)
     list_errors: list = []
-    listings = list_sessions(root, since_ms=params.since_ms, errors=list_errors)
+    listings = list_sessions(root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms)
     if params.sessions:
         wanted = set(params.sessions)
         listings = [s for s in listings if s.session_id in wanted or rel(s.path, root) in wanted]

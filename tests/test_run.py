@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -119,3 +120,17 @@ def test_cache_is_invalidated_by_a_changed_subagent_file(parity_root, tmp_path):
     key = pl.col("session_path").str.starts_with("-home-dev-fold-small")
     assert a.filter(key)["content_hash"][0] != b.filter(key)["content_hash"][0]
     assert a.filter(~key).equals(b.filter(~key))
+
+
+def test_pinned_file_times_make_copies_agree(parity_root, tmp_path):
+    """Bundled fixtures lose their mtimes in git; pinned times give every clone one answer."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(parity_root / "projects", a)
+    shutil.copytree(parity_root / "projects", b)  # copytree keeps mtimes: reset b's
+    for p in b.rglob("*.jsonl"):
+        os.utime(p, ns=(1_000_000_000_000_000, 1_000_000_000_000_000))
+    params = RunParams(template_path=TEMPLATE, file_time_ms=1_780_000_000_000)
+    run_measurement(a, tmp_path / "oa", params, jobs=1, cache_dir=None)
+    run_measurement(b, tmp_path / "ob", params, jobs=1, cache_dir=None)
+    for name in TABLES:
+        assert (tmp_path / "oa" / f"{name}.csv").read_bytes() == (tmp_path / "ob" / f"{name}.csv").read_bytes(), name
