@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["root", "resolve", "portable", "report_name"]
+__all__ = ["root", "resolve", "portable", "report_name", "is_fixture"]
 
 
 def _is_root(directory: Path) -> bool:
@@ -39,11 +39,9 @@ def portable(path: str | os.PathLike) -> str:
 
     Repository paths become repo-relative (`fixtures/default`), paths under the home
     directory become `~/...`; anything else stays absolute (there is nothing better).
+    A relative `path` is taken from `root()`, as `resolve` does.
     """
-    p = Path(os.path.expanduser(os.fspath(path)))
-    if not p.is_absolute():
-        p = Path.cwd() / p
-    p = Path(os.path.normpath(p))
+    p = Path(os.path.normpath(resolve(path)))
     for base, prefix in ((root(), ""), (Path.home(), "~/")):
         try:
             rel = p.relative_to(base)
@@ -60,3 +58,15 @@ def report_name(sessions_root: str | os.PathLike) -> str:
     """Return the report folder name for a sessions root: its last path component."""
     name = Path(os.path.normpath(os.path.expanduser(os.fspath(sessions_root)))).name
     return name or "root"
+
+
+def is_fixture(path: str | os.PathLike) -> bool:
+    """True when `path` is inside the repository's bundled `fixtures/` folder."""
+    p = Path(os.path.normpath(os.path.expanduser(os.fspath(path))))
+    if not p.is_absolute():
+        p = root() / p
+    try:
+        p.relative_to(root() / "fixtures")
+    except ValueError:
+        return False
+    return True

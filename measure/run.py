@@ -34,6 +34,16 @@ from measure.tables import frame, write_tables
 CACHE_VERSION = 1
 
 
+def _code_digest() -> str:
+    """A digest of the package's own source: a changed measure must not reuse old results."""
+    h = hashlib.sha256()
+    here = Path(__file__).parent
+    for p in sorted(here.glob("*.py")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class RunParams:
     """What a run measures; everything here is recorded in run.json."""
@@ -151,7 +161,7 @@ def _file_key(path: str, with_mtime: bool = True) -> list:
 
 def session_key(root: str, path: str, params: RunParams, template: str) -> str | None:
     """A key that changes with the parent, any file under its subagents/, or the params."""
-    parts: list = [CACHE_VERSION, __version__, asdict(params), hashlib.sha256(template.encode()).hexdigest(), rel(path, root)]
+    parts: list = [CACHE_VERSION, _CODE, asdict(params), hashlib.sha256(template.encode()).hexdigest(), rel(path, root)]
     try:
         parts.append(_file_key(path))
         sub = subagents_dir(path)
@@ -164,6 +174,9 @@ def session_key(root: str, path: str, params: RunParams, template: str) -> str |
     except OSError:
         return None  # unreadable now: measure it and let the reader report why
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+_CODE = _code_digest()
 
 
 def default_cache_dir() -> Path:

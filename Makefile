@@ -1,0 +1,88 @@
+#################################################################################
+# GLOBALS                                                                       #
+#################################################################################
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# Sessions root to report on: make report SESSIONS_ROOT=~/.claude/projects
+SESSIONS_ROOT ?= fixtures/default
+REPORT_NAME := $(notdir $(patsubst %/,%,$(SESSIONS_ROOT)))
+REPORT_DIR ?= reports/$(REPORT_NAME)
+# Extra options for `measure report`, e.g. REPORT_ARGS="--budgets 40000,80000,160000"
+REPORT_ARGS ?=
+
+# Deterministic, quiet kernels: papermill and nbval kernels inherit these.
+export PYTHONHASHSEED := 0
+export TQDM_DISABLE := 1
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+export TZ := UTC
+# MPLBACKEND=Agg in a kernel's environment silently drops every inline figure.
+unexport MPLBACKEND
+
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+# fixtures/s840 (the #840-shaped root, ~120 MB) is generated, not versioned; see fixtures/README.md.
+S840 := fixtures/s840/.generated
+
+#################################################################################
+# COMMANDS                                                                      #
+#################################################################################
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -e '.[report,test]'
+	touch $@
+
+.PHONY: install
+install: $(STAMP) ## Create .venv from pyproject.toml with the report and test extras (once)
+
+$(S840): measure/synth.py | $(STAMP)
+	$(PY) -m measure synth --out fixtures/s840 --seed 840 --shape s840 --clean
+	touch $@
+
+.PHONY: fixtures
+fixtures: $(STAMP) $(S840) ## Generate fixtures/s840, the #840-shaped root (not in git; about 2 s)
+
+.PHONY: report
+report: $(STAMP) $(if $(filter fixtures/s840%,$(SESSIONS_ROOT)),$(S840)) ## Measure SESSIONS_ROOT once, run every notebook, write reports/<root-name>/
+	$(PY) -m measure report --root "$(SESSIONS_ROOT)" --out "$(REPORT_DIR)" $(REPORT_ARGS)
+
+.PHONY: test
+test: $(STAMP) $(S840) ## Unit tests, then nbval re-executes the golden notebooks and compares outputs
+	$(PY) -m pytest tests/ -q
+	$(PY) -m pytest $(NBVAL) tests/golden -q
+
+.PHONY: golden
+golden: $(STAMP) $(S840) ## Regenerate tests/golden/ from the bundled fixtures (review the diff, then commit)
+	$(PY) -m measure report --golden
+
+.PHONY: bench
+bench: $(STAMP) ## Benchmark the measurement (measure.bench)
+	$(PY) -m measure.bench
+
+.PHONY: clean
+clean: ## Remove generated files: reports/*/, build/, caches (never fixtures/)
+	rm -rf reports/*/ build/ .pytest_cache
+	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -print0 | xargs -0 rm -rf
+
+#################################################################################
+# Self Documenting Commands                                                     #
+#################################################################################
+
+.PHONY: help
+help: ## Show this help
+	@echo "Usage: make TARGET [SESSIONS_ROOT=DIR] [REPORT_ARGS=...]"
+	@echo
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+		awk 'BEGIN {FS = ":.*## "}; {printf "  %-9s %s\n", $$1, $$2}'
+	@echo
+	@echo "  SESSIONS_ROOT  sessions root of make report (default: fixtures/default)"
+	@echo "  REPORT_ARGS    extra measure report options, e.g. REPORT_ARGS=\"--budgets 40000,80000,160000\""

@@ -1,0 +1,84 @@
+"""Notebook setup: one `configure()` call in the first cell makes every output deterministic."""
+
+from __future__ import annotations
+
+import os
+
+import matplotlib as mpl
+import matplotlib.style
+import polars as pl
+
+from measure.plots import STYLE
+
+__all__ = ["configure", "POLARS_DISPLAY"]
+
+POLARS_DISPLAY: dict[str, object] = {
+    "tbl_rows": 40,
+    "tbl_cols": 24,
+    "fmt_str_lengths": 100,
+    "float_precision": 1,
+    "thousands_separator": ",",
+    "tbl_width_chars": 240,
+    "tbl_hide_column_data_types": True,
+    "tbl_hide_dataframe_shape": True,
+    "tbl_cell_numeric_alignment": "RIGHT",
+}
+"""polars display options of every report table (global: set once per kernel)."""
+
+PNG_KWARGS: dict[str, object] = {"bbox_inches": "tight", "metadata": {"Software": None}}
+"""print_figure options of inline PNGs: no Software tag, so bytes do not change with matplotlib."""
+
+
+def configure() -> None:
+    """Set polars display options, the matplotlib style and the inline figure format.
+
+    - Clears any `POLARS_FMT_*` settings inherited from the environment, then applies
+      `POLARS_DISPLAY` (rows, columns, string lengths, float precision, separators).
+    - Applies `measure/report.mplstyle` (DejaVu Sans, fixed dpi, `svg.hashsalt`).
+    - Registers PNG as the only inline figure format, without the `Software` metadata.
+    - Sets pandas display options too, when pandas happens to be installed.
+    """
+    for key in [k for k in os.environ if k.startswith("POLARS_FMT_") or k.startswith("POLARS_TABLE_")]:
+        del os.environ[key]
+    pl.Config.restore_defaults()
+    pl.Config(**POLARS_DISPLAY)  # without `with`, these stay set for the kernel
+
+    mpl.rcdefaults()
+    mpl.style.use(STYLE)
+
+    _configure_inline()
+    _configure_pandas()
+
+
+def _configure_inline() -> None:
+    """Make the inline backend emit PNG only, without Software metadata (no-op outside IPython)."""
+    try:
+        from IPython import get_ipython  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - the report extra installs IPython
+        return
+    if get_ipython() is None:
+        return
+    from matplotlib_inline.backend_inline import set_matplotlib_formats  # noqa: PLC0415
+    from matplotlib_inline.config import InlineBackend  # noqa: PLC0415
+
+    cfg = InlineBackend.instance()
+    cfg.print_figure_kwargs = dict(PNG_KWARGS)  # kept if pyplot later re-registers the formatters
+    cfg.figure_formats = {"png"}
+    set_matplotlib_formats("png", **PNG_KWARGS)
+
+
+def _configure_pandas() -> None:
+    """Fix pandas display options when pandas is importable (it is not a dependency)."""
+    try:
+        import pandas as pd  # noqa: PLC0415
+    except ImportError:
+        return
+    for key, value in {
+        "display.max_rows": 60,
+        "display.max_columns": 24,
+        "display.width": 200,
+        "display.precision": 1,
+        "display.max_colwidth": 60,
+        "display.show_dimensions": False,
+    }.items():
+        pd.set_option(key, value)

@@ -1,0 +1,122 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Overview: how should delegated work reach akm's extraction LLM?
+#
+# akm extracts memories from a Claude Code session by sending **one prompt per session** to an LLM.
+# The prompt is built from the session's events after a pre-filter keeps at most `maxTotalChars`
+# characters, newest first. When the agent delegates work, each subagent writes its own transcript
+# under `<session>/subagents/`, and the parent receives a `<task-notification>` with the result.
+# The #840 study compared four ways for that delegated work to reach the LLM:
+#
+# - **link (C2):** the parent transcript alone; delegated work is visible only through the parent's notifications.
+# - **fold (C1):** subagent transcripts merged into the parent's stream (what #830 shipped); *fold + dedupe*
+#   also drops a notification when the subagent's own copy is in the same kept set (#842).
+# - **hybrid (C3):** inline refs (`akm remember` / `akm feedback`) are harvested from the folded stream,
+#   but the prompt is built from parent-origin events only (what #843 implemented).
+# - **chunked (C4):** one call per 80,000-char window of the parent and one per subagent transcript.
+#
+# This report recomputes that comparison on the sessions root below. Each number comes from running
+# akm's reader, pre-filter and prompt builder (ported to Python) over the transcripts: no LLM is called.
+
+# %% tags=["parameters"]
+sessions_root = "fixtures/default"  # sessions root: repo-relative, ~/..., or absolute
+out_dir = None  # a `measure run --out` directory to read; None measures sessions_root now
+max_total_chars = 80000  # maxTotalChars of akm's pre-filter (used when measuring now)
+budgets = [20000, 40000, 80000, 160000, 320000, 640000]  # budget sweep (used when measuring now)
+template_path = None  # extraction prompt template; None uses the bundled one
+sessions = []  # session ids (or prefixes) to keep; empty keeps all
+show_excerpts = False  # show transcript-derived text (subagent descriptions)
+
+# %%
+from measure import nbsetup, plots
+from measure import report_views as rv
+
+nbsetup.configure()
+r = rv.load(
+    sessions_root,
+    out_dir,
+    max_total_chars=max_total_chars,
+    budgets=budgets,
+    template_path=template_path,
+    sessions=sessions,
+    show_excerpts=show_excerpts,
+)
+rv.run_summary(r)
+
+# %% [markdown]
+# ## What the data supports
+#
+# A reading of the tables below, computed from them. "Parent-origin content evicted" is how many
+# characters of the parent's own events the pre-filter keeps when the parent is read alone but drops
+# under the strategy, because subagent text took their place in the budget.
+
+# %%
+rv.verdict(r)
+
+# %% [markdown]
+# ## Headline table
+#
+# One row per session. `link` … `hybrid`: characters of the prompt each strategy sends
+# (`fold+dedupe` is the scoped dedupe of #842). `fold evicted` / `fold evicted %`: parent-origin
+# characters the fold loses against the parent read alone. `refs …`: inline refs listed in the
+# prompt as already preserved. `subagent files`: transcripts folded under `subagents/` (recursive).
+
+# %%
+rv.headline(r)
+
+# %%
+plots.eviction_bars(r["eviction"])
+
+# %% [markdown]
+# ## Side by side with the published #840 figures
+#
+# When the root is the #840-shaped fixture, each session gets three rows: the figure recomputed here,
+# the figure published in the #840 study, and the difference.
+
+# %%
+rv.published_comparison(r, "headline")
+
+# %%
+rv.published_note(r, "headline")
+
+# %% [markdown]
+# ## Errors
+#
+# Everything that could not be read fully, with the reason. Nothing is skipped silently.
+
+# %%
+rv.errors(r)
+
+# %% [markdown]
+# ## Subagent inventory
+#
+# Subagent transcripts per session and kind (task agents, workflow agents, compaction helpers…),
+# with their size, whether their `.meta.json` sidecar was usable, how many ran in the background,
+# and how many task notifications in the parent name them.
+
+# %%
+rv.subagent_inventory(r)
+
+# %% [markdown]
+# ## akm quirks that fired
+#
+# The port reproduces a few akm behaviours that are almost certainly unintended (for example `$`
+# patterns in prompt substitution); this counts how often they changed what would be sent.
+
+# %%
+rv.quirks(r)

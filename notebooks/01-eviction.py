@@ -1,0 +1,93 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Eviction: does delegated work push the parent's own content out of the prompt?
+#
+# akm's pre-filter keeps at most `maxTotalChars` characters, newest first. Folding subagent
+# transcripts into the parent's stream makes them compete for that budget. For each session and
+# strategy this notebook compares the parent-origin characters kept **with the parent read alone**
+# (what `link` sends) against those kept **under the strategy**:
+# evicted = alone − strategy, also as a percentage of `max(1, alone)` (one decimal), as in #840.
+# A negative number means the strategy keeps more parent text (stubs shrink other events).
+
+# %% tags=["parameters"]
+sessions_root = "fixtures/default"  # sessions root: repo-relative, ~/..., or absolute
+out_dir = None  # a `measure run --out` directory to read; None measures sessions_root now
+max_total_chars = 80000  # maxTotalChars of akm's pre-filter (used when measuring now)
+budgets = [20000, 40000, 80000, 160000, 320000, 640000]  # budget sweep (used when measuring now)
+template_path = None  # extraction prompt template; None uses the bundled one
+sessions = []  # session ids (or prefixes) to keep; empty keeps all
+show_excerpts = False  # show transcript-derived text (subagent descriptions)
+
+# %%
+from measure import nbsetup, plots
+from measure import report_views as rv
+
+nbsetup.configure()
+r = rv.load(
+    sessions_root,
+    out_dir,
+    max_total_chars=max_total_chars,
+    budgets=budgets,
+    template_path=template_path,
+    sessions=sessions,
+    show_excerpts=show_excerpts,
+)
+rv.run_summary(r)
+
+# %% [markdown]
+# ## At the run's budget
+
+# %%
+rv.eviction_summary(r)
+
+# %% [markdown]
+# Parent-origin characters kept per session: alone (= link) and under each strategy.
+
+# %%
+rv.parent_kept(r)
+
+# %% [markdown]
+# Parent-origin characters evicted per session and strategy (`<strategy>`: chars, `<strategy> %`: percent).
+
+# %%
+rv.eviction_table(r)
+
+# %%
+plots.eviction_bars(r["eviction"])
+
+# %% [markdown]
+# ## Budget sweep: which budget would let fold evict nothing?
+#
+# The same comparison at every budget of the sweep, pooled over sessions (evicted chars of all
+# sessions as a percentage of their parent-alone chars; link and chunked are left out, see
+# 03-llm-calls for what chunking keeps). The dotted line marks the smallest swept
+# budget from which fold evicts nothing in any session. Raising `maxTotalChars` is a config change,
+# but it also makes every prompt larger.
+
+# %%
+plots.budget_sweep_curve(r["budget_sweep"])
+
+# %% [markdown]
+# Per session: the smallest swept budget from which each strategy evicts no parent content
+# (null: it still evicts at the largest budget of the sweep).
+
+# %%
+rv.zero_eviction_budgets(r)
+
+# %%
+rv.sweep_curve(r["budget_sweep"])

@@ -1,0 +1,94 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Duplication: do subagent results reach the prompt twice?
+#
+# A finished subagent's result exists twice: in the subagent's own final event and in the parent's
+# `<task-notification>`. Each notification is paired with its subagent transcript, by one of two methods:
+#
+# - `sidecar_tool_use_id`: the sidecar `agent-<id>.meta.json` carries the `toolUseId` the
+#   notification names (akm's #840 rule, exact by id);
+# - `agent_id`: the notification's `<task-id>` / `agentId` / file name names the agent.
+#
+# Overlap is the word-set Jaccard similarity of the two texts (lower-cased, words longer than three
+# characters). "Both in prompt" means both copies survive the fold's pre-filter, i.e. the LLM would
+# read the result twice. "Stub saved" is what replacing the notification with a one-line
+# `[subagent … completed: …]` stub would save in raw characters.
+
+# %% tags=["parameters"]
+sessions_root = "fixtures/default"  # sessions root: repo-relative, ~/..., or absolute
+out_dir = None  # a `measure run --out` directory to read; None measures sessions_root now
+max_total_chars = 80000  # maxTotalChars of akm's pre-filter (used when measuring now)
+budgets = [20000, 40000, 80000, 160000, 320000, 640000]  # budget sweep (used when measuring now)
+template_path = None  # extraction prompt template; None uses the bundled one
+sessions = []  # session ids (or prefixes) to keep; empty keeps all
+show_excerpts = False  # show transcript-derived text (subagent descriptions)
+
+# %%
+from measure import nbsetup, plots
+from measure import report_views as rv
+
+nbsetup.configure()
+r = rv.load(
+    sessions_root,
+    out_dir,
+    max_total_chars=max_total_chars,
+    budgets=budgets,
+    template_path=template_path,
+    sessions=sessions,
+    show_excerpts=show_excerpts,
+)
+rv.run_summary(r)
+
+# %% [markdown]
+# ## Summary by pairing method
+
+# %%
+rv.duplication_summary(r)
+
+# %%
+rv.pair_totals(r)
+
+# %% [markdown]
+# ## Per session
+
+# %%
+rv.pair_summary(r)
+
+# %% [markdown]
+# ## Overlap distribution
+#
+# How alike the two copies are, per pairing method; pairs whose both copies reach the fold prompt
+# are stacked on top in red.
+
+# %%
+plots.overlap_histogram(r["duplicates"])
+
+# %% [markdown]
+# The most alike pairs (subagent descriptions are shown only with `show_excerpts`).
+
+# %%
+rv.top_pairs(r, 10)
+
+# %% [markdown]
+# ## Side by side with the published #840 figures (sidecar pairing)
+
+# %%
+rv.published_comparison(r, "duplicates")
+
+# %%
+rv.published_note(r, "duplicates")

@@ -1,0 +1,87 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # LLM calls: what does chunked extraction cost?
+#
+# link, fold, fold + dedupe and hybrid send one prompt per session. Chunked extraction sends one
+# prompt per parent window of at most `maxTotalChars` raw characters, plus one per subagent
+# transcript. It can keep much more parent-origin content, at the price of many calls. akm bounds
+# a run by `maxSessionsPerRun` (default 25 sessions), so the cost that matters is the calls per run.
+
+# %% tags=["parameters"]
+sessions_root = "fixtures/default"  # sessions root: repo-relative, ~/..., or absolute
+out_dir = None  # a `measure run --out` directory to read; None measures sessions_root now
+max_total_chars = 80000  # maxTotalChars of akm's pre-filter (used when measuring now)
+budgets = [20000, 40000, 80000, 160000, 320000, 640000]  # budget sweep (used when measuring now)
+template_path = None  # extraction prompt template; None uses the bundled one
+sessions = []  # session ids (or prefixes) to keep; empty keeps all
+show_excerpts = False  # show transcript-derived text (subagent descriptions)
+
+# %%
+from measure import nbsetup, plots
+from measure import report_views as rv
+
+nbsetup.configure()
+r = rv.load(
+    sessions_root,
+    out_dir,
+    max_total_chars=max_total_chars,
+    budgets=budgets,
+    template_path=template_path,
+    sessions=sessions,
+    show_excerpts=show_excerpts,
+)
+rv.run_summary(r)
+
+# %%
+rv.calls_summary(r)
+
+# %% [markdown]
+# ## Calls per session and strategy
+
+# %%
+rv.calls_table(r)
+
+# %%
+plots.llm_calls_bars(r["llm_calls"])
+
+# %% [markdown]
+# ## Parent content recovered by chunking
+#
+# `parent chars across chunks`: parent-origin characters kept summed over all chunk prompts;
+# `baseline parent chars`: what one parent-alone call keeps; `recovered ×`: their ratio.
+
+# %%
+rv.chunking_table(r)
+
+# %%
+rv.published_comparison(r, "chunking")
+
+# %%
+rv.published_note(r, "chunking")
+
+# %% [markdown]
+# ## Cost under the per-run session cap
+#
+# Sessions are processed newest-ended first in batches of `session_cap`; `calls_per_run_max` is
+# the most expensive batch, `cap_multiplier` its calls over the cap (one call per session = 1.0 at most).
+
+# %%
+rv.run_cost_table(r)
+
+# %%
+plots.run_cost_bars(r["run_cost"])

@@ -1,0 +1,190 @@
+"""measure.plots: each figure from small hand-made tables, and PNG bytes that depend only on the data."""
+
+from __future__ import annotations
+
+import pytest
+from matplotlib.figure import Figure
+
+from measure import plots
+from measure import report_views as rv
+from measure.schema import TABLES
+from measure.tables import frame
+
+S1 = ("11111111-aaaa-4000-8000-000000000001", "-home-dev-a/11111111-aaaa-4000-8000-000000000001.jsonl")
+S2 = ("22222222-bbbb-4000-8000-000000000002", "-home-dev-b/22222222-bbbb-4000-8000-000000000002.jsonl")
+STRATEGIES = ["link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid", "chunked"]
+BUDGETS = (20_000, 40_000, 80_000, 160_000)
+
+
+def small_tables() -> dict:
+    """Two sessions: S1 where fold evicts 25% of the parent at 80k (nothing from 160k), S2 with no eviction."""
+    rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+    fold_evicted = {S1[0]: {20_000: 9_000, 40_000: 12_000, 80_000: 20_000, 160_000: 0}, S2[0]: dict.fromkeys(BUDGETS, 0)}
+    for sid, sp in (S1, S2):
+        calls = {"chunked": 12 if sid == S1[0] else 3}
+        for st in STRATEGIES:
+            n = calls.get(st, 1)
+            evicts = st.startswith("fold")
+            ev = fold_evicted[sid][80_000] if evicts else 0
+            rows["sessions"].append(
+                dict(session_id=sid, session_path=sp, strategy=st, budget=80_000, llm_calls=n,
+                     prompt_chars=90_000 + (500 if st.startswith("fold") else 0), prompt_sha256="0" * 64,
+                     kept_events=100, kept_chars=79_000, parent_kept_events=80, parent_kept_chars=80_000 - ev,
+                     subagent_kept_events=20, subagent_kept_chars=ev, truncated=0, budget_dropped=3, stubbed=0,
+                     inline_refs=5 if st != "link" else 1, content_hash="1" * 64, raw_events=900,
+                     raw_chars=400_000, subagent_files=2)
+            )
+            rows["llm_calls"].append(
+                dict(session_id=sid, session_path=sp, strategy=st, budget=80_000, llm_calls=n, multiplier=float(n),
+                     parent_windows=n - 2 if st == "chunked" else None, subagent_chunks=2 if st == "chunked" else None,
+                     prompt_chars_total=90_000 * n, parent_chars_in_prompts=(300_000 if st == "chunked" else 80_000 - ev))
+            )
+            if st in ("fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid"):
+                rows["eviction"].append(
+                    dict(session_id=sid, session_path=sp, strategy=st, budget=80_000, alone_parent_kept_chars=80_000,
+                         parent_kept_chars=80_000 - ev, evicted_chars=ev, evicted_chars_pct=round(100 * ev / 80_000, 1),
+                         alone_parent_kept_events=80, parent_kept_events=80 - (10 if ev else 0),
+                         evicted_events=10 if ev else 0, evicted_events_pct=12.5 if ev else 0.0)
+                )
+            for b in BUDGETS:
+                e = fold_evicted[sid][b] if evicts else 0
+                rows["budget_sweep"].append(
+                    dict(session_id=sid, session_path=sp, strategy=st, budget=b, alone_parent_kept_chars=b,
+                         parent_kept_chars=b - e, evicted_chars=e, evicted_chars_pct=round(100 * e / b, 1),
+                         kept_chars=b, prompt_chars=b + 10_000, llm_calls=n)
+                )
+    for i, (ov, both, pairing) in enumerate(
+        [(0.92, False, "sidecar_tool_use_id"), (0.88, True, "sidecar_tool_use_id"), (0.31, False, "agent_id")]
+    ):
+        rows["duplicates"].append(
+            dict(session_id=S1[0], session_path=S1[1], agent_id=f"agent-a{i:016x}",
+                 subagent_path=f"-home-dev-a/{S1[0]}/subagents/agent-a{i:016x}.jsonl", tool_use_id=f"toolu_{i}",
+                 pairing=pairing, description=f"Review step {i}", overlap=ov, notification_chars=1_000,
+                 final_chars=950, notification_in_prompt=both, final_in_prompt=both, both_in_prompt=both,
+                 stub_saved_chars=960)
+        )
+    for st in STRATEGIES:
+        n = 15 if st == "chunked" else 2
+        rows["run_cost"].append(
+            dict(strategy=st, session_cap=25, sessions=2, runs=1, llm_calls=n, calls_per_run_mean=float(n),
+                 calls_per_run_max=n, cap_multiplier=n / 25)
+        )
+    return {name: frame(TABLES[name], rows[name]) for name in TABLES}
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return small_tables()
+
+
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_registry_names_schema_tables():
+    assert set(plots.FIGURES) == {"eviction_by_strategy", "budget_sweep", "overlap_distribution", "llm_calls", "run_cost"}
+    for table, fn in plots.FIGURES.values():
+        assert table in TABLES and callable(fn)
+
+
+def test_every_strategy_has_a_color():
+    assert set(rv.STRATEGY_ORDER) <= set(plots.COLORS)
+    assert len(set(plots.COLORS.values())) == len(plots.COLORS)
+
+
+def test_eviction_bars(tables):
+    fig = plots.eviction_bars(tables["eviction"])
+    assert isinstance(fig, Figure)
+    (ax,) = fig.axes
+    assert ax.get_ylabel() == "parent chars evicted (% of parent alone)"
+    assert ax.get_xlabel() == "session"
+    assert "maxTotalChars = 80,000" in ax.get_title()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["11111111", "22222222"]
+    assert _legend(ax) == ["fold (C1)", "fold + scoped dedupe", "fold + raw stub", "hybrid (C3)"]
+    heights = [round(p.get_height(), 1) for p in ax.patches]
+    assert heights == [25.0, 0.0, 25.0, 0.0, 25.0, 0.0, 0.0, 0.0]  # fold family evicts in S1 only
+
+
+def test_budget_sweep_marks_the_budget_where_fold_evicts_nothing(tables):
+    fig = plots.budget_sweep_curve(tables["budget_sweep"])
+    (ax,) = fig.axes
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "maxTotalChars (budget)"
+    assert "link (C2)" not in _legend(ax)  # the reference itself is not drawn
+    assert _legend(ax)[0] == "fold (C1)"
+    vlines = [line for line in ax.get_lines() if list(line.get_xdata()) == [160_000, 160_000]]
+    assert len(vlines) == 1
+    assert any("fold evicts nothing from 160k" in t.get_text() for t in ax.texts)
+    assert rv.fold_zero_budget(tables["budget_sweep"]) == 160_000
+
+
+def test_overlap_histogram_one_panel_per_pairing(tables):
+    fig = plots.overlap_histogram(tables["duplicates"])
+    assert len(fig.axes) == 2
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["agent_id: 1 pairs, 0 both in prompt", "sidecar_tool_use_id: 2 pairs, 1 both in prompt"]
+    assert fig.axes[0].get_xlabel() == "word-set Jaccard overlap"
+    assert fig.axes[0].get_ylabel() == "pairs"
+    assert _legend(fig.axes[0]) == ["at most one copy in the prompt", "both copies in the fold prompt"]
+    highlighted = [p for p in fig.axes[1].patches if p.get_facecolor()[:3] == pytest.approx(
+        tuple(int(plots.BOTH_COLOR[i:i + 2], 16) / 255 for i in (1, 3, 5)))]
+    assert sum(p.get_height() for p in highlighted) == 1
+
+
+def test_llm_calls_bars_log_scale(tables):
+    fig = plots.llm_calls_bars(tables["llm_calls"])
+    (ax,) = fig.axes
+    assert ax.get_yscale() == "log"
+    assert ax.get_ylabel() == "calls (log scale)"
+    assert _legend(ax) == [rv.STRATEGY_LABELS[s] for s in STRATEGIES]
+    assert max(p.get_height() for p in ax.patches) == 12
+
+
+def test_run_cost_bars_show_the_cap(tables):
+    fig = plots.run_cost_bars(tables["run_cost"])
+    (ax,) = fig.axes
+    assert "25 sessions per run" in ax.get_title()
+    assert [t.get_text() for t in ax.get_xticklabels()] == [rv.STRATEGY_LABELS[s] for s in STRATEGIES]
+    assert any(list(line.get_ydata()) == [25, 25] for line in ax.get_lines())
+    assert [p.get_height() for p in ax.patches] == [2, 2, 2, 2, 2, 15]
+
+
+@pytest.mark.parametrize("name", sorted(plots.FIGURES))
+def test_empty_tables_still_give_a_figure(name):
+    table, fn = plots.FIGURES[name]
+    fig = fn(frame(TABLES[table], []))
+    assert isinstance(fig, Figure) and fig.axes
+
+
+@pytest.mark.parametrize("name", sorted(plots.FIGURES))
+def test_png_bytes_are_identical_across_saves(name, tables, tmp_path):
+    table, fn = plots.FIGURES[name]
+    a = plots.save(fn(tables[table]), tmp_path / "a.png").read_bytes()
+    fig = fn(tables[table])
+    b = plots.save(fig, tmp_path / "b.png").read_bytes()
+    c = plots.save(fig, tmp_path / "c.png").read_bytes()
+    assert a == b == c
+    assert a.startswith(b"\x89PNG")
+    assert b"Software" not in a and b"matplotlib" not in a.lower()
+
+
+def test_figures_ignore_outside_rcparams(tables, tmp_path):
+    import matplotlib as mpl
+
+    base = plots.save(plots.eviction_bars(tables["eviction"]), tmp_path / "a.png").read_bytes()
+    with mpl.rc_context({"font.size": 20, "figure.dpi": 50, "axes.prop_cycle": mpl.cycler(color=["k"])}):
+        other = plots.save(plots.eviction_bars(tables["eviction"]), tmp_path / "b.png").read_bytes()
+    assert base == other
+
+
+def test_many_sessions_are_capped(tables):
+    import polars as pl
+
+    ev = tables["eviction"]
+    many = pl.concat(
+        [ev.with_columns(pl.lit(f"{i:08d}-x").alias("session_id"), pl.lit(f"p/{i:08d}-x.jsonl").alias("session_path"),
+                         (pl.col("evicted_chars_pct") + i).alias("evicted_chars_pct")) for i in range(30)]
+    )
+    ax = plots.eviction_bars(many).axes[0]
+    assert len(ax.get_xticklabels()) == plots.MAX_SESSIONS
+    assert ax.get_xlabel().startswith(f"session ({plots.MAX_SESSIONS} of 30")
