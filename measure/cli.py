@@ -8,7 +8,7 @@ import os
 import sys
 from datetime import datetime, timezone
 
-from measure import __version__
+from measure import __version__, reports, synth
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -127,22 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show-prompt", action="store_true", help="include the full prompt text (transcript content!)")
     p.set_defaults(func=cmd_inspect)
 
-    try:
-        from measure import synth
+    p = sub.add_parser("synth", help="generate a realistic synthetic sessions root")
+    synth.add_arguments(p)
+    p.set_defaults(func=synth.run)
 
-        p = sub.add_parser("synth", help="generate a realistic synthetic sessions root")
-        synth.add_arguments(p)
-        p.set_defaults(func=synth.run)
-    except (ImportError, AttributeError):  # TODO(lead): drop once synth/reports land
-        pass
-    try:
-        from measure import reports
-
-        p = sub.add_parser("report", help="run the measurement and render the notebooks into a report")
-        reports.add_arguments(p)
-        p.set_defaults(func=reports.run)
-    except (ImportError, AttributeError):  # TODO(lead): drop once synth/reports land
-        pass
+    p = sub.add_parser("report", help="run the measurement and render the notebooks into a report")
+    reports.add_arguments(p)
+    p.set_defaults(func=reports.run)
     return parser
 
 

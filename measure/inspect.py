@@ -65,6 +65,7 @@ def inspect_session(
                     "totalChars": c.kept.stats.totalChars,
                     "budgetDroppedCount": c.kept.stats.budgetDroppedCount,
                     "stubbed": c.kept.stubbed,
+                    "stub_saved_chars": c.kept.stub_saved_chars,
                 }
                 for c in r.calls
             ],

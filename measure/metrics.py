@@ -48,7 +48,7 @@ def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], conten
                 "subagent_kept_chars": sc,
                 "truncated": sum(c.kept.stats.truncatedCount for c in r.calls),
                 "budget_dropped": sum(c.kept.stats.budgetDroppedCount for c in r.calls),
-                "stubbed": sum(c.kept.stubbed for c in r.calls) + (_raw_stubs(ctx) if name == "fold_stub_raw" else 0),
+                "stubbed": r.stubbed,
                 "inline_refs": r.inline_refs,
                 "content_hash": content_hash,
                 "raw_events": r.raw_events,
@@ -59,10 +59,6 @@ def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], conten
     return rows
 
 
-def _raw_stubs(ctx: SessionContext) -> int:
-    return len({p.parent_index for p in ctx.sidecar_pairs})
-
-
 def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:
     link = results["link"]
     ape, apc, _, _ = link.kept_by_origin()
@@ -70,7 +66,9 @@ def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:
     for name in EVICTION_STRATEGIES:
         if name not in results:
             continue
-        pe, pc, _, _ = results[name].kept_by_origin()
+        r = results[name]
+        pe, pc, _, _ = r.kept_by_origin()
+        budget_evicted = apc - pc - r.stub_saved_chars
         rows.append(
             {
                 "strategy": name,
@@ -79,6 +77,9 @@ def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:
                 "parent_kept_chars": pc,
                 "evicted_chars": apc - pc,
                 "evicted_chars_pct": pct(apc - pc, apc),
+                "stub_saved_chars": r.stub_saved_chars,
+                "budget_evicted_chars": budget_evicted,
+                "budget_evicted_pct": pct(budget_evicted, apc),
                 "alone_parent_kept_events": ape,
                 "parent_kept_events": pe,
                 "evicted_events": ape - pe,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import os
 
 import matplotlib as mpl
@@ -47,6 +48,7 @@ def configure() -> None:
     mpl.style.use(STYLE)
 
     _configure_inline()
+    _configure_tables()
     _configure_pandas()
 
 
@@ -65,6 +67,45 @@ def _configure_inline() -> None:
     cfg.print_figure_kwargs = dict(PNG_KWARGS)  # kept if pyplot later re-registers the formatters
     cfg.figure_formats = {"png"}
     set_matplotlib_formats("png", **PNG_KWARGS)
+
+
+def frame_html(df: pl.DataFrame) -> str:
+    """A plain HTML table of `df`: polars' own HTML quotes every string cell ("abc")."""
+    rows = min(df.height, int(POLARS_DISPLAY["tbl_rows"]))
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
+    numeric = [dt.is_numeric() for dt in df.dtypes]
+    body = []
+    for row in df.head(rows).iter_rows():
+        cells = []
+        for value, num in zip(row, numeric):
+            align = ' style="text-align:right"' if num else ' style="text-align:left"'
+            cells.append(f"<td{align}>{html.escape(_cell(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = f"<p>… {df.height - rows} more rows</p>" if df.height > rows else ""
+    return f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{more}'
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.{POLARS_DISPLAY['float_precision']}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _configure_tables() -> None:
+    """Show DataFrames through `frame_html` in notebooks (no-op outside IPython)."""
+    try:
+        from IPython import get_ipython  # noqa: PLC0415
+    except ImportError:  # pragma: no cover
+        return
+    ip = get_ipython()
+    if ip is not None:
+        ip.display_formatter.formatters["text/html"].for_type(pl.DataFrame, frame_html)
 
 
 def _configure_pandas() -> None:

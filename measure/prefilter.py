@@ -151,9 +151,9 @@ def prefilter(
         running += c
     accepted.reverse()
     kept = [e for e, _ in accepted]
-    stubbed = 0
+    stubbed = saved = 0
     if dedupe:
-        kept, stubbed = dedupe_notifications(kept)
+        kept, stubbed, saved = dedupe_notifications(kept)
     stats = PrefilterStats(
         inputCount=len(events),
         outputCount=len(kept),
@@ -162,7 +162,7 @@ def prefilter(
         totalChars=sum(e.chars for e in kept),
         budgetDroppedCount=budget_dropped,
     )
-    return Prefiltered(tuple(kept), stats, stubbed)
+    return Prefiltered(tuple(kept), stats, stubbed, saved)
 
 
 # --- #839/#842 scoped dedupe post-pass ------------------------------------------------------
@@ -207,17 +207,20 @@ def stub_description(text: str) -> str:
     return x or "completed"
 
 
-def dedupe_notifications(kept: list[Event]) -> tuple[list[Event], int]:
-    """Stub a parent notification when a near-copy of the subagent it names is also kept."""
+def dedupe_notifications(kept: list[Event]) -> tuple[list[Event], int, int]:
+    """Stub a parent notification when a near-copy of the subagent it names is also kept.
+
+    Returns the events, how many were stubbed and the chars the stubs saved.
+    """
     by_agent: dict[str, list[Event]] = {}
     for e in kept:
         m = _AGENT_FILE.search(e.file)
         if m:
             by_agent.setdefault(m.group(1), []).append(e)
     if not by_agent:
-        return kept, 0
+        return kept, 0, 0
     out = []
-    stubbed = 0
+    stubbed = saved = 0
     for e in kept:
         out.append(e)
         if e.role != "user":
@@ -239,4 +242,5 @@ def dedupe_notifications(kept: list[Event]) -> tuple[list[Event], int]:
             text = f"[subagent {task_id} completed: {stub_description(e.text)}]"
             out[-1] = Event(e.role, e.ts, text, e.file, utf16_len(text))
             stubbed += 1
-    return out, stubbed
+            saved += e.chars - out[-1].chars
+    return out, stubbed, saved

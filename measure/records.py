@@ -149,3 +149,4 @@ class Prefiltered:
     events: tuple[Event, ...]
     stats: PrefilterStats
     stubbed: int = 0  # notifications replaced by the #839 dedupe post-pass
+    stub_saved_chars: int = 0  # kept chars those stubs removed

@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import Callable
 
 from measure.jscompat import utf16_len
-from measure.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, READONLY_OPS, prefilter
+from measure.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, READONLY_OPS, prefilter, truncate
 from measure.prompt import Prompt, build_prompt
 from measure.records import Event, InlineRef, Prefiltered, Session, SessionRef
 
@@ -48,6 +48,8 @@ class StrategyResult:
     calls: tuple[Call, ...]
     parent_windows: int = 0
     subagent_chunks: int = 0
+    stubbed: int = 0  # notifications replaced by a stub
+    stub_saved_chars: int = 0  # kept parent chars the stubs removed (not eviction)
 
     def kept_by_origin(self) -> tuple[int, int, int, int]:
         """(parent events, parent chars, subagent events, subagent chars) over all calls."""
@@ -153,7 +155,9 @@ def strategy(name: str):
     return register
 
 
-def _single(name: str, ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...]) -> StrategyResult:
+def _single(
+    name: str, ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...], stubbed: int = 0, saved: int = 0
+) -> StrategyResult:
     return StrategyResult(
         name=name,
         budget=ctx.params.budget,
@@ -162,6 +166,8 @@ def _single(name: str, ctx: SessionContext, call: Call, refs: tuple[InlineRef, .
         raw_chars=call.raw_chars,
         inline_refs=len(refs),
         calls=(call,),
+        stubbed=stubbed or call.kept.stubbed,
+        stub_saved_chars=saved or call.kept.stub_saved_chars,
     )
 
 
@@ -196,10 +202,21 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     for p in ctx.sidecar_pairs:
         stubs.setdefault(p.parent_index, stub_text(p))
     events = list(s.folded)
+    originals = {}
     for i, text in stubs.items():
         e = events[i]
         events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
-    return _single("fold_stub_raw", ctx, ctx.run(events, s.ref, s.refs), s.refs)
+        originals[id(events[i])] = e
+    call = ctx.run(events, s.ref, s.refs)
+    # What a kept stub saved: the room its notification would have taken after truncation.
+    saved = 0
+    limit = ctx.params.max_event_text_length
+    for e in call.kept.events:
+        orig = originals.get(id(e))
+        if orig is not None:
+            room = orig.chars if orig.chars <= limit else truncate(orig.text, orig.chars, limit)[1]
+            saved += room - e.chars
+    return _single("fold_stub_raw", ctx, call, s.refs, stubbed=len(stubs), saved=saved)
 
 
 @strategy("hybrid")

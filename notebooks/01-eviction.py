@@ -62,7 +62,10 @@ rv.eviction_summary(r)
 rv.parent_kept(r)
 
 # %% [markdown]
-# Parent-origin characters evicted per session and strategy (`<strategy>`: chars, `<strategy> %`: percent).
+# Parent-origin characters evicted per session and strategy (`<strategy>`: chars, `<strategy> %`: percent):
+# parent content that lost its place in the budget to subagent text. The dedupe variants also
+# shorten notifications on purpose; where they do, `<strategy> stubs saved` shows those chars,
+# which are not counted as eviction.
 
 # %%
 rv.eviction_table(r)

@@ -63,8 +63,9 @@ def test_dedupe_stubs_only_when_the_copy_is_kept():
         5,
     )
     copy = ev("[subagent:general-purpose] Review sync\n" + report, 4, "assistant", "p/s/subagents/agent-abc.jsonl")
-    out, n = dedupe_notifications([copy, note])
+    out, n, saved = dedupe_notifications([copy, note])
     assert n == 1 and out[1].text == "[subagent abc completed: Review sync]"
-    out, n = dedupe_notifications([note])
-    assert n == 0 and out[0] is note
+    assert saved == note.chars - out[1].chars
+    out, n, saved = dedupe_notifications([note])
+    assert n == 0 and out[0] is note and saved == 0
     assert stub_description("<summary>  </summary>") == "completed"
