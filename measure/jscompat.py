@@ -11,7 +11,6 @@ import json
 import math
 import re
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
 
 # --- strings: UTF-16 code units ----------------------------------------------------------
 
@@ -233,12 +232,39 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MAX_TIME = 8.64e15
 
 
+_DAYS: dict[str, float] = {}  # "YYYY-MM-DD" -> days since epoch (NaN when invalid)
+
+
 def date_parse(s: str) -> float:
     """JS `Date.parse` for the ISO 8601 shapes JS specifies; NaN for anything else.
 
-    A date-time without an offset is local time in JS; the suite runs with the process
-    timezone set to UTC (see `measure.paths.pin_timezone`), where local time is UTC.
+    A date-time without an offset is local time in JS, so akm's result would depend on the
+    machine's timezone; it is read as UTC here. Claude Code always writes `Z`.
     """
+    n = len(s)
+    # Fast path for what Claude Code writes: YYYY-MM-DDTHH:MM:SS.mmmZ (or without .mmm).
+    if (n == 24 and s[19] == "." or n == 20) and s[-1] == "Z" and s[10] == "T" and s[13] == ":" and s[16] == ":":
+        day = _DAYS.get(s[:10])
+        if day is None:
+            day = _DAYS[s[:10]] = _day_number(s[:10])
+        clock = s[11:13] + s[14:16] + s[17:19] + (s[20:23] if n == 24 else "000")
+        if day == day and clock.isdigit() and clock.isascii():
+            hh, mi, ss, ms = int(clock[:2]), int(clock[2:4]), int(clock[4:6]), int(clock[6:])
+            if hh < 24 and mi < 60 and ss < 60:
+                return float(day * 86_400_000 + ((hh * 60 + mi) * 60 + ss) * 1000 + ms)
+    return _date_parse_full(s)
+
+
+def _day_number(ymd: str) -> float:
+    if not (ymd.isascii() and ymd[4] == "-" and ymd[7] == "-" and (ymd[:4] + ymd[5:7] + ymd[8:]).isdigit()):
+        return math.nan
+    y, m, d = int(ymd[:4]), int(ymd[5:7]), int(ymd[8:])
+    if not (1 <= m <= 12 and 1 <= d <= _days_in_month(y, m)):
+        return math.nan
+    return _days_from_civil(y, m, d)
+
+
+def _date_parse_full(s: str) -> float:
     m = _ISO.match(s)
     if not m:
         return math.nan
@@ -279,14 +305,16 @@ def _days_in_month(y: int, m: int) -> int:
 
 def _days_from_civil(y: int, m: int, d: int) -> int:
     y -= m <= 2
-    era = (y if y >= 0 else y - 399) // 400
+    era = y // 400  # floor division: Hinnant's C version needs a bias for negative years
     yoe = y - era * 400
     doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
     return era * 146097 + doe - 719468
 
 
-@lru_cache(maxsize=1 << 16)
+_DATES: dict[int, str] = {}  # days since epoch -> "YYYY-MM-DD" as JS prints it
+
+
 def to_iso(ms: float) -> str:
     """JS `new Date(ms).toISOString()`; raises ValueError where JS throws RangeError."""
     if isinstance(ms, float) and (math.isnan(ms) or math.isinf(ms)):
@@ -294,10 +322,36 @@ def to_iso(ms: float) -> str:
     t = int(ms)  # TimeClip truncates toward zero
     if abs(t) > _MAX_TIME:
         raise ValueError("Invalid time value")
-    dt = _EPOCH + timedelta(milliseconds=t)
-    y = dt.year
+    day, rem = divmod(t, 86_400_000)
+    date = _DATES.get(day)
+    if date is None:
+        y = (_EPOCH + timedelta(days=day)).year if -719162 <= day <= 2932896 else None
+        dt = _EPOCH + timedelta(days=day) if y is not None else None
+        if dt is None:  # outside Python's years 1..9999: JS prints extended years
+            date = _extended_date(day)
+        else:
+            date = f"{y:04d}-{dt.month:02d}-{dt.day:02d}"
+        _DATES[day] = date
+    secs, milli = divmod(rem, 1000)
+    mins, sec = divmod(secs, 60)
+    hour, minute = divmod(mins, 60)
+    return f"{date}T{hour:02d}:{minute:02d}:{sec:02d}.{milli:03d}Z"
+
+
+def _extended_date(day: int) -> str:
+    """Civil date of a day number outside Python's datetime range, JS-formatted (±YYYYYY)."""
+    z = day + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    y += m <= 2
     ys = f"{y:04d}" if 0 <= y <= 9999 else f"{'+' if y > 0 else '-'}{abs(y):06d}"
-    return f"{ys}-{dt:%m-%dT%H:%M:%S}.{dt.microsecond // 1000:03d}Z"
+    return f"{ys}-{m:02d}-{d:02d}"
 
 
 # --- String.prototype.replace(string, string) ---------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections import Counter
 
 from measure.jscompat import to_iso
 from measure.pairs import stem
@@ -164,6 +165,7 @@ def sweep_rows(by_budget: dict[int, dict[str, StrategyResult]]) -> list[dict]:
 
 
 _COMPACT = re.compile(r"^agent-acompact")
+_TASK_ID = re.compile(r"<task-id>([^<]*)</task-id>")
 
 
 def subagent_kind(tf: TranscriptFile, session: Session) -> str:
@@ -183,7 +185,7 @@ def subagent_kind(tf: TranscriptFile, session: Session) -> str:
 def subagent_rows(session: Session, redacted: bool) -> list[dict]:
     launches = {a: mode for a, mode, _ in session.parent.launches}
     rows = []
-    parent_texts = [e.text for e in session.parent.events if "<task-id>" in e.text]
+    notified = Counter(tid for e in session.parent.events if "<task-id>" in e.text for tid in _TASK_ID.findall(e.text))
     for tf in session.subagents:
         agent_id = stem(tf.path)
         bare = agent_id[len("agent-") :] if agent_id.startswith("agent-") else agent_id
@@ -203,7 +205,7 @@ def subagent_rows(session: Session, redacted: bool) -> list[dict]:
                 "first_ts": _iso(min(ts)) if ts else None,
                 "last_ts": _iso(max(ts)) if ts else None,
                 "launch": mode or "unknown",
-                "notifications": sum(t.count(f"<task-id>{bare}</task-id>") for t in parent_texts),
+                "notifications": notified[bare],
             }
         )
     return rows

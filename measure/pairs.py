@@ -9,6 +9,8 @@ from measure.strategies import DuplicatePair
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _AGENT_STEM = re.compile(r"^agent-(.+)$")
+_TASK_ID = re.compile(r"<task-id>([^<]*)</task-id>")
+_AGENT_ID = re.compile(r"agentId: ([^\s(]+)")
 
 
 def word_set(text: str) -> set[str]:
@@ -53,13 +55,17 @@ def find_pairs(session: Session) -> tuple[DuplicatePair, ...]:
     # One pass over the parent picks the only events a pair can use, so the per-subagent
     # searches below stay small however long the session is.
     notes: list[tuple[int, Event]] = []
-    results: list[tuple[int, Event]] = []
+    by_task: dict[str, tuple[int, Event]] = {}  # first notification naming each <task-id>
+    by_result: dict[str, tuple[int, Event]] = {}  # first tool result naming each agentId
     for i, e in enumerate(session.folded):
         if e.file == parent_path:
             if "<task-notification>" in e.text:
                 notes.append((i, e))
+                for tid in _TASK_ID.findall(e.text):
+                    by_task.setdefault(tid, (i, e))
             if "[tool_result]" in e.text and "agentId: " in e.text:
-                results.append((i, e))
+                for aid in _AGENT_ID.findall(e.text):
+                    by_result.setdefault(aid, (i, e))
     pairs: list[DuplicatePair] = []
     # #840's script reads the sidecars in ascending name order; ties in overlap keep it.
     for tf in sorted(session.subagents, key=lambda t: t.path.encode()):
@@ -75,10 +81,10 @@ def find_pairs(session: Session) -> tuple[DuplicatePair, ...]:
             if not m or m.group(1).startswith("acompact"):
                 continue
             aid = m.group(1)
-            found = _first(notes, f"<task-id>{aid}</task-id>")
+            found = by_task.get(aid)
             pairing = "agent_id_notification"
             if found is None:
-                found = _first(results, f"agentId: {aid}")
+                found = by_result.get(aid)
                 pairing = "agent_id_tool_result"
             if found is None:
                 continue

@@ -340,14 +340,15 @@ def read_transcript(path: str, fallback_ts: float, label: str, keep_records: boo
         # Streaming keeps memory at one line; splitting bytes on "\n" then decoding each
         # piece with replacement equals akm's decode-then-split, since "\n" never occurs
         # inside a UTF-8 sequence.
+        loads = orjson.loads
         for raw in f:
-            line = raw[:-1] if raw.endswith(b"\n") else raw
-            if not line:
+            if raw == b"\n":
                 continue
             n += 1
             try:
-                obj = orjson.loads(line)
+                obj = loads(raw)  # JSON whitespace includes the trailing newline
             except orjson.JSONDecodeError:
+                line = raw[:-1] if raw.endswith(b"\n") else raw
                 try:
                     text_line = line.decode("utf-8")
                 except UnicodeDecodeError:

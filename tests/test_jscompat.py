@@ -131,3 +131,12 @@ def test_to_iso_truncates_and_throws_out_of_range():
 )
 def test_replace(hay, needle, rep, out, changed):
     assert js.js_replace(hay, needle, rep) == (out, changed)
+
+
+def test_dates_at_the_edges_of_the_js_range():
+    # new Date(±8.64e15).toISOString()
+    assert js.to_iso(8.64e15) == "+275760-09-13T00:00:00.000Z"
+    assert js.to_iso(-8.64e15) == "-271821-04-20T00:00:00.000Z"
+    assert js.date_parse("-271821-04-20T00:00:00Z") == -8.64e15
+    assert js.to_iso(-62135596800001) == "0000-12-31T23:59:59.999Z"
+    assert js.date_parse("2024-02-29T23:59:59.999Z") == 1709251199999

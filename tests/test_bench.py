@@ -1,0 +1,279 @@
+"""The benchmark's helpers on tiny corpora (no timing is ever asserted)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from measure import bench
+from measure.read import read_session, subagents_dir
+
+PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
+FOLD_SMALL = "-home-dev-fold-small/e88b7591-31db-4e32-98dc-b35f94c662cd.jsonl"
+FOLD_LAYOUTS = "-home-dev-fold-layouts/8fe8003a-a254-4baf-9c31-6ab6d5ae55e1.jsonl"
+
+
+@pytest.fixture()
+def corpus(tmp_path) -> Path:
+    root = tmp_path / "corpus"
+    shutil.copytree(PARITY, root)
+    return root
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def test_count_file_counts_nonempty_lines_and_failures(tmp_path):
+    p = _write(tmp_path / "a.jsonl", b'{"a":1}\n\n[1,2]\nnot json\n{"b":"x"}')
+    lines, bad, size = bench.count_file(str(p))
+    assert (lines, bad, size) == (4, 1, p.stat().st_size)
+
+
+def test_parse_floor_one_and_two_processes_agree(tmp_path):
+    files = [
+        str(_write(tmp_path / "x" / "a.jsonl", b'{"a":1}\n{"a":2}\n')),
+        str(_write(tmp_path / "y" / "b.jsonl", b'{"b":1}\n{oops\n{"b":3}\n')),
+    ]
+    one = bench.parse_floor(files, 1)
+    two = bench.parse_floor(files, 2)
+    for r in (one, two):
+        assert (r["lines"], r["bad_lines"], r["files"]) == (5, 1, 2)
+        assert r["bytes"] == sum(Path(f).stat().st_size for f in files)
+    assert (one["procs"], two["procs"]) == (1, 2)
+
+
+def test_best_of_keeps_the_fastest_run_and_the_largest_memory():
+    runs = [{"wall_s": 3.0, "tree_rss_bytes": 10}, {"wall_s": 2.0, "tree_rss_bytes": 5}, {"wall_s": 4.0, "tree_rss_bytes": 7}]
+    best = bench.best_of(runs)
+    assert best["wall_s"] == 2.0 and best["runs"] == [3.0, 2.0, 4.0] and best["tree_rss_bytes"] == 10
+
+
+def test_jsonl_files_walks_everything_sorted(corpus):
+    files = bench.jsonl_files(corpus)
+    assert files == sorted(files)
+    assert all(f.endswith(".jsonl") for f in files)
+    expected = sorted(str(p) for p in corpus.rglob("*.jsonl"))
+    assert sorted(files) == expected
+
+
+def test_session_sizes_include_subagents(corpus):
+    sizes = dict(bench.session_sizes(corpus))
+    parent = str(corpus / FOLD_SMALL)
+    sub = Path(subagents_dir(parent))
+    assert sizes[parent] == Path(parent).stat().st_size + sum(p.stat().st_size for p in sub.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("source", [FOLD_SMALL, FOLD_LAYOUTS])
+def test_scale_session_has_exactly_n_and_2n_events(corpus, tmp_path, source):
+    src = str(corpus / source)
+    base = bench.folded_events(src, str(corpus))
+    assert base > 0
+    root = tmp_path / "linear"
+    small = bench.scale_session(src, root / "-p", 2, "n")
+    big = bench.scale_session(src, root / "-p", 4, "2n")
+    assert bench.folded_events(small, str(root)) == 2 * base
+    assert bench.folded_events(big, str(root)) == 4 * base
+    # Rebuilding in place does not append to the previous copy.
+    bench.scale_session(src, root / "-p", 2, "n")
+    assert bench.folded_events(small, str(root)) == 2 * base
+
+
+def test_scale_session_keeps_copies_paired_and_ordered(corpus, tmp_path):
+    src = str(corpus / FOLD_SMALL)
+    root = tmp_path / "linear"
+    out = bench.scale_session(src, root / "-p", 2, "s")
+    session, problems = read_session(out, str(root))
+    assert not [p for p in problems if p[1] in ("malformed_lines", "broken_sidecar")]
+    src_session, _ = read_session(src, str(corpus))
+    assert len(session.subagents) == 2 * len(src_session.subagents)
+    agents = [Path(s.path).name for s in session.subagents]
+    assert len(set(agents)) == len(agents)  # renamed, not overwritten
+    metas = list(Path(subagents_dir(out)).rglob("*.meta.json"))
+    tool_ids = [json.loads(m.read_text()).get("toolUseId") for m in metas]
+    tool_ids = [t for t in tool_ids if t]
+    assert len(set(tool_ids)) == len(tool_ids)
+    ts = [e.ts for e in session.folded]
+    assert ts == sorted(ts)
+    # The second copy starts after the first ends.
+    assert max(e.ts for e in src_session.folded) < ts[-1]
+
+
+def test_shift_line_moves_only_iso_timestamps():
+    line = b'{"timestamp":"2025-01-01T00:00:00.000Z","x":1}'
+    assert json.loads(bench._shift_line(line, 1000))["timestamp"] == "2025-01-01T00:00:01.000Z"
+    assert bench._shift_line(line, 0) == line
+    assert bench._shift_line(b"not json", 1000) == b"not json"
+    assert bench._shift_line(b'{"x":1}', 1000) == b'{"x":1}'
+
+
+def _fake_result(mb: float = 600, largest_mb: float = 95) -> dict:
+    run = {"wall_s": 10.0, "maxrss_bytes": 200 * bench.MIB, "tree_rss_bytes": 250 * bench.MIB, "tree_pss_bytes": 220 * bench.MIB}
+    return {
+        "interval": 0.05,
+        "corpus": {"files": 3, "sessions": 2, "bytes": int(mb * 1e6), "lines": 1000, "events": 900, "largest_session_bytes": int(largest_mb * 1e6)},
+        "floor_1p": {"procs": 1, "wall_s": 4.0, "runs": [4.0, 4.1]},
+        "floor_np": {"procs": 2, "wall_s": 2.0, "runs": [2.0]},
+        "cold": run,
+        "warm": {**run, "wall_s": 1.0},
+        "linear": {
+            "source": "p/s.jsonl",
+            "copies": 2,
+            "sizes": [{"scale": 1, "events": 10, "time_s": 1.0}, {"scale": 2, "events": 20, "time_s": 1.9}, {"scale": 4, "events": 40, "time_s": 4.75}],
+            "ratios": [1.9, 2.5],
+            "ratio": 2.5,
+            "exact": True,
+        },
+    }
+
+
+def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
+    rows = bench.build_rows(_fake_result())
+    path = tmp_path / "bench" / "bench.csv"
+    bench.write_csv(rows, path)
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
+        got = list(reader)
+    assert len(got) == len(rows)
+    targets = {r["name"]: r for r in got if r["section"] == "target"}
+    assert set(targets) == {"cold_over_floor", "cold_over_floor_aim", "warm_over_cold", "peak_memory", "linearity"}
+    assert targets["cold_over_floor"]["status"] == "PASS"  # 10 s / 2 s floor = 5x <= 7
+    assert targets["cold_over_floor_aim"]["status"] == "FAIL"  # 5x > 3.5
+    assert targets["warm_over_cold"]["status"] == "PASS"  # 0.1
+    assert targets["peak_memory"]["status"] == "PASS"  # 250 MiB tree
+    assert targets["linearity"]["status"] == "FAIL"  # the worst doubling: 2.5
+    names = {r["name"] for r in got if r["section"] == "linear"}
+    assert {"events_N", "events_2N", "events_4N", "time_N", "time_2N", "time_4N"} <= names
+    assert float(targets["cold_over_floor"]["value"]) == 5.0
+    assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", path.read_text())  # no timestamps
+    assert bench.render(rows).count("\n") >= len(rows)
+
+
+def test_targets_untested_when_the_corpus_is_too_small():
+    rows = bench.build_rows(_fake_result(mb=5, largest_mb=1))
+    status = {r["name"]: r["status"] for r in rows if r["section"] == "target"}
+    assert status["cold_over_floor"] == "UNTESTED"
+    assert status["peak_memory"] == "UNTESTED"
+
+
+def test_run_events_reads_the_fold_rows(tmp_path):
+    with open(tmp_path / "sessions.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["session_path", "strategy", "raw_events"])
+        w.writerows([["a", "fold", 5], ["a", "link", 3], ["b", "fold", 7]])
+    assert bench.run_events(tmp_path) == (2, 12)
+
+
+def test_timed_run_sees_the_grandchildren(tmp_path):
+    # A pool worker (a grandchild of the benchmark) touches 64 MiB: wait4's ru_maxrss must see it.
+    code = (
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "def f(n):\n"
+        "    b = bytearray(n << 20)\n"
+        "    for i in range(0, len(b), 4096): b[i] = 1\n"
+        "    return len(b)\n"
+        "if __name__ == '__main__':\n"
+        "    with ProcessPoolExecutor(1) as p: print(list(p.map(f, [64])))\n"
+    )
+    r = bench.timed_run([sys.executable, "-c", code], interval=0.01)
+    assert r.returncode == 0
+    assert r.maxrss_bytes >= 64 * bench.MIB
+    assert r.samples >= 1
+
+
+def test_ensure_corpus_generates_once_and_reuses(tmp_path, monkeypatch):
+    calls = []
+
+    def generate(out_dir, seed, sessions=None, size_mb=None, shape=None):
+        calls.append((seed, size_mb, shape))
+        assert not Path(out_dir).exists() or not any(Path(out_dir).iterdir())
+        _write(Path(out_dir) / "-p" / "s.jsonl", b'{"a":1}\n')
+
+    monkeypatch.setitem(sys.modules, "measure.synth", types.SimpleNamespace(generate=generate))
+    corpus = tmp_path / "bench-corpus"
+    root = bench.ensure_corpus(corpus, 3, 7, log=lambda m: None)
+    assert root == corpus / "projects"
+    assert calls == [(7, 3, "bench")]
+    assert (corpus / bench.MARKER).exists()
+    assert (root / "-p" / "s.jsonl").exists()
+    assert not (corpus / "projects.partial").exists()
+    assert bench.ensure_corpus(corpus, 3, 7, log=lambda m: None) == root
+    assert len(calls) == 1
+    bench.ensure_corpus(corpus, 3, 7, regenerate=True, log=lambda m: None)
+    assert len(calls) == 2
+    bench.ensure_corpus(corpus, 3, 8, log=lambda m: None)  # another seed: rebuilt
+    assert calls[-1] == (8, 3, "bench")
+
+
+def test_ensure_corpus_uses_a_foreign_corpus_as_is(corpus, monkeypatch):
+    monkeypatch.setitem(sys.modules, "measure.synth", None)  # importing it would fail
+    assert bench.ensure_corpus(corpus, 500, 0, regenerate=True, log=lambda m: None) == corpus
+    assert any(corpus.rglob("*.jsonl"))  # never removed: no marker
+
+
+def test_time_sessions_returns_every_repeat(corpus):
+    parents = [str(corpus / FOLD_SMALL), str(corpus / FOLD_LAYOUTS)]
+    times = bench.time_sessions(str(corpus), parents, repeat=2)
+    assert [len(t) for t in times] == [2, 2]
+    import gc
+
+    assert [len(t) for t in bench.time_sessions(str(corpus), parents, repeat=1, collect=False)] == [1, 1]
+    assert gc.isenabled()
+
+
+def test_augment_root_adds_one_big_session_by_hard_links(corpus, tmp_path):
+    sizes = dict(bench.session_sizes(corpus))
+    biggest = max(sizes.values())
+    want_mb = 2.5 * biggest / 1e6
+    root, added = bench.augment_root(corpus, tmp_path / "work", want_mb, log=lambda m: None)
+    assert root == tmp_path / "work" / "root"
+    assert added["bytes"] >= want_mb * 1e6
+    new_sizes = dict(bench.session_sizes(root))
+    assert len(new_sizes) == len(sizes) + 1
+    assert max(new_sizes.values()) == added["bytes"]
+    some = next(iter(sizes))
+    mirrored = root / Path(some).relative_to(corpus)
+    assert mirrored.stat().st_ino == Path(some).stat().st_ino  # a hard link, not a copy
+    # Nothing to add when the corpus already holds a session that big.
+    assert bench.augment_root(corpus, tmp_path / "w2", biggest / 1e6, log=lambda m: None) == (corpus, None)
+
+
+def test_other_load_is_measured():
+    with bench.OtherLoad() as load:
+        sum(range(10_000))
+    assert load.cores is None or load.cores >= 0
+
+
+def test_linearity_builds_exact_doublings(corpus, tmp_path):
+    src = str(corpus / FOLD_SMALL)
+    base = bench.folded_events(src, str(corpus))
+    lin = bench.linearity(str(corpus), tmp_path, 2 * base, repeat=1, steps=3, source=src)
+    assert [z["events"] for z in lin["sizes"]] == [2 * base, 4 * base, 8 * base]
+    assert lin["exact"] and len(lin["ratios"]) == 2
+    assert len(lin["call_ratios"]) == 2 and all(z["calls"] > 0 for z in lin["sizes"])
+
+
+def test_superlinear_names_functions_whose_calls_more_than_double():
+    small = {"a": 10, "b": 10, "c": 0}
+    big = {"a": 20, "b": 40, "c": 1, "d": 9}
+    assert bench.superlinear(small, big) == [("b", 10, 40), ("d", 0, 9)]
+
+
+def test_clear_caches_empties_measure_caches():
+    from measure import jscompat
+
+    if not hasattr(jscompat.to_iso, "cache_info"):
+        pytest.skip("to_iso is not cached")
+    jscompat.to_iso(0.0)
+    bench.clear_caches()
+    assert jscompat.to_iso.cache_info().currsize == 0
