@@ -503,6 +503,9 @@ def clear_caches() -> None:
         for v in list(vars(mod).values()):
             if hasattr(v, "cache_info") and callable(getattr(v, "cache_clear", None)):
                 v.cache_clear()
+    from measure import jscompat
+
+    jscompat.clear_caches()
 
 
 def call_counts(root: str, parents: list[str]) -> list[dict]:

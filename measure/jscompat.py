@@ -315,6 +315,12 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
 _DATES: dict[int, str] = {}  # days since epoch -> "YYYY-MM-DD" as JS prints it
 
 
+def clear_caches() -> None:
+    """Forget the per-day date caches (the benchmark wants a fresh process's state)."""
+    _DATES.clear()
+    _DAYS.clear()
+
+
 def to_iso(ms: float) -> str:
     """JS `new Date(ms).toISOString()`; raises ValueError where JS throws RangeError."""
     if isinstance(ms, float) and (math.isnan(ms) or math.isinf(ms)):

@@ -75,14 +75,28 @@ def format_standards(standards: str | None) -> str:
     return f"\n## Standards to follow (the rulebook for this target)\n\n{s}\n" if s else ""
 
 
-def format_transcript(events: tuple[Event, ...] | list[Event]) -> str:
+def format_transcript(events: tuple[Event, ...] | list[Event], lines: dict | None = None) -> str:
+    """The fenced transcript. `lines` (keyed by event identity) shares rendered lines between calls."""
     if not events:
         body = NO_EVENTS
+    elif lines is None:
+        body = "\n\n".join(map(_line, events))
     else:
-        body = "\n\n".join(f"[{e.role or 'unknown'} @ {to_iso(e.ts) if e.ts else 'unknown-ts'}] {e.text}" for e in events)
+        parts = []
+        for e in events:
+            hit = lines.get(id(e))
+            if hit is None or hit[0] is not e:
+                hit = lines[id(e)] = (e, _line(e))  # holding e keeps its id from being reused
+            parts.append(hit[1])
+        body = "\n\n".join(parts)
+    if events:
         if "=== " in body:
             body = body.replace(BEGIN, FENCE).replace(END, FENCE)
     return f"{BEGIN}\n{body}\n{END}"
+
+
+def _line(e: Event) -> str:
+    return f"[{e.role or 'unknown'} @ {to_iso(e.ts) if e.ts else 'unknown-ts'}] {e.text}"
 
 
 def build_prompt(
@@ -92,6 +106,7 @@ def build_prompt(
     refs: tuple[InlineRef, ...] | list[InlineRef],
     standards: str | None = None,
     keep_text: bool = True,
+    lines: dict | None = None,
 ) -> Prompt:
     """akm's `buildExtractPrompt`: eight sequential first-occurrence `replace` calls.
 
@@ -105,7 +120,7 @@ def build_prompt(
         ref.project_hint or "(no project hint)",
         format_refs(refs),
         format_standards(standards),
-        format_transcript(events),
+        format_transcript(events, lines),
     )
     out = template
     dollars = 0

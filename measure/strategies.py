@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import Callable
 
 from measure.jscompat import utf16_len
-from measure.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, READONLY_OPS, prefilter, truncate
+from measure.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, READONLY_OPS, dedupe_notifications, prefilter, truncate
 from measure.prompt import Prompt, build_prompt
 from measure.records import Event, InlineRef, Prefiltered, Session, SessionRef
 
@@ -97,9 +97,10 @@ class SessionContext:
     def __init__(self, session: Session, params: Params):
         self.session = session
         self.params = params
-        # Per-event pre-filter verdicts shared by every strategy and budget: the same
-        # Event objects recur in link, fold, hybrid and chunked.
+        # Per-event pre-filter verdicts and rendered transcript lines, shared by every
+        # strategy and budget: the same Event objects recur in link, fold, hybrid and chunked.
         self.memo: dict = {}
+        self.lines: dict = {}
 
     def run(self, events, ref: SessionRef, refs, dedupe: bool = False, budget: int | None = None) -> Call:
         kept = prefilter(
@@ -110,8 +111,11 @@ class SessionContext:
             dedupe=dedupe,
             memo=self.memo,
         )
-        prompt = build_prompt(self.params.template, ref, kept.events, refs, keep_text=self.params.keep_prompts)
-        return Call(self.session.ref.path, len(events), sum(e.chars for e in events), kept, prompt)
+        return Call(self.session.ref.path, len(events), sum(e.chars for e in events), kept, self.prompt(ref, kept, refs))
+
+    def prompt(self, ref: SessionRef, kept: Prefiltered, refs) -> Prompt:
+        p = self.params
+        return build_prompt(p.template, ref, kept.events, refs, keep_text=p.keep_prompts, lines=self.lines)
 
     @cached_property
     def parent_events(self) -> tuple[Event, ...]:
@@ -187,7 +191,16 @@ def fold(ctx: SessionContext) -> StrategyResult:
 def fold_dedupe_scoped(ctx: SessionContext) -> StrategyResult:
     """C1 with the #839/#842 post-pass: stub a notification whose subagent copy is kept too."""
     s = ctx.session
-    return _single("fold_dedupe_scoped", ctx, ctx.run(s.folded, s.ref, s.refs, dedupe=True), s.refs)
+    fold = ctx.fold_call
+    # The post-pass runs on fold's final kept list and never changes which events are kept,
+    # so fold's pre-filter result is reused; only stubbed texts (and so the prompt) differ.
+    events, stubbed, saved = dedupe_notifications(list(fold.kept.events))
+    if not stubbed:
+        return _single("fold_dedupe_scoped", ctx, fold, s.refs)
+    stats = replace(fold.kept.stats, totalChars=sum(e.chars for e in events))
+    kept = Prefiltered(tuple(events), stats, stubbed, saved)
+    call = Call(fold.source, fold.raw_events, fold.raw_chars, kept, ctx.prompt(s.ref, kept, s.refs))
+    return _single("fold_dedupe_scoped", ctx, call, s.refs)
 
 
 def stub_text(pair: DuplicatePair) -> str:
@@ -201,6 +214,8 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     stubs: dict[int, str] = {}
     for p in ctx.sidecar_pairs:
         stubs.setdefault(p.parent_index, stub_text(p))
+    if not stubs:
+        return _single("fold_stub_raw", ctx, ctx.fold_call, s.refs)
     events = list(s.folded)
     originals = {}
     for i, text in stubs.items():
@@ -223,7 +238,11 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
 def hybrid(ctx: SessionContext) -> StrategyResult:
     """C3, akm's #843 path: prompt from parent-origin events, refs from every transcript."""
     s = ctx.session
-    return _single("hybrid", ctx, ctx.run(ctx.parent_events, s.ref, s.refs), s.refs)
+    # The parent-origin view of the folded stream is the parent-alone stream, event for event
+    # in the same order (both sorts are stable), so link's pre-filter result is hybrid's too;
+    # only the prompt's ref (Started/Ended) and "Already preserved" refs differ.
+    link = ctx.link_call
+    return _single("hybrid", ctx, Call(link.source, link.raw_events, link.raw_chars, link.kept, ctx.prompt(s.ref, link.kept, s.refs)), s.refs)
 
 
 @strategy("chunked")

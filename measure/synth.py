@@ -2678,6 +2678,7 @@ def _bench_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
         era = rng.choice(("modern", "modern", "modern", "2.1.39", "2.1.39", "2.1.17", "sibling", "inline"))
         if target and ctx.size_mb >= 300 and not big_done:
             parent_bytes = 78_000_000  # plus ~12 MB of subagents: one ~90 MB session, like ccusage's largest file
+            era = "modern"  # its subagents must sit under <session>/subagents/ to count as one session
             big_done = True
         else:
             parent_bytes = int(min(25e6, max(3e5, rng.lognormvariate(15.0, 0.8))))

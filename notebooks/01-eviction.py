@@ -22,7 +22,8 @@
 # strategy this notebook compares the parent-origin characters kept **with the parent read alone**
 # (what `link` sends) against those kept **under the strategy**:
 # evicted = alone − strategy, also as a percentage of `max(1, alone)` (one decimal), as in #840.
-# A negative number means the strategy keeps more parent text (stubs shrink other events).
+# A negative number means the strategy keeps more parent text than the parent alone does (the
+# budget pass skips what does not fit and keeps trying older events, so this can happen).
 
 # %% tags=["parameters"]
 sessions_root = "fixtures/default"  # sessions root: repo-relative, ~/..., or absolute

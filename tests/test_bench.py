@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import measure
+
 from measure import bench
 from measure.read import read_session, subagents_dir
 
@@ -199,7 +201,11 @@ def test_ensure_corpus_generates_once_and_reuses(tmp_path, monkeypatch):
         assert not Path(out_dir).exists() or not any(Path(out_dir).iterdir())
         _write(Path(out_dir) / "-p" / "s.jsonl", b'{"a":1}\n')
 
-    monkeypatch.setitem(sys.modules, "measure.synth", types.SimpleNamespace(generate=generate))
+    fake = types.SimpleNamespace(generate=generate, __file__=str(tmp_path / "synth.py"))
+    (tmp_path / "synth.py").write_text("# stand-in\n")
+    monkeypatch.setitem(sys.modules, "measure.synth", fake)
+    # `from measure import synth` reads the package attribute once the real module was imported
+    monkeypatch.setattr(measure, "synth", fake, raising=False)
     corpus = tmp_path / "bench-corpus"
     root = bench.ensure_corpus(corpus, 3, 7, log=lambda m: None)
     assert root == corpus / "projects"
@@ -272,8 +278,8 @@ def test_superlinear_names_functions_whose_calls_more_than_double():
 def test_clear_caches_empties_measure_caches():
     from measure import jscompat
 
-    if not hasattr(jscompat.to_iso, "cache_info"):
-        pytest.skip("to_iso is not cached")
     jscompat.to_iso(0.0)
+    jscompat.date_parse("2026-01-01T00:00:00Z")
+    assert jscompat._DATES and jscompat._DAYS
     bench.clear_caches()
-    assert jscompat.to_iso.cache_info().currsize == 0
+    assert not jscompat._DATES and not jscompat._DAYS

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from measure.hashing import content_hash
+from measure.prefilter import prefilter
 from measure.prompt import load_template
 from measure.read import list_sessions, read_session
 from measure.strategies import STRATEGIES, Params, SessionContext, run_all
@@ -35,14 +36,29 @@ def test_content_hash_does_not_move_with_the_budget(sessions):
 
 
 def test_hybrid_keeps_exactly_what_link_keeps(sessions):
+    """hybrid reuses link's pre-filter result; check the premise on a fresh pre-filter."""
     template = load_template()
     for s in sessions:
+        ctx = SessionContext(s, Params(template=template))
+        assert ctx.parent_events == ctx.alone  # same events, same order
         for budget in (6000, 80_000):
             r = run_all(SessionContext(s, Params(template=template, budget=budget)), ["link", "hybrid"])
             link = [(e.ts, e.file, e.text) for e in r["link"].calls[0].kept.events]
-            hybrid = [(e.ts, e.file, e.text) for e in r["hybrid"].calls[0].kept.events]
-            assert hybrid == link
+            fresh = [(e.ts, e.file, e.text) for e in prefilter(ctx.parent_events, max_total_chars=budget).events]
+            assert fresh == link == [(e.ts, e.file, e.text) for e in r["hybrid"].calls[0].kept.events]
             assert r["hybrid"].inline_refs == len(s.refs)
+
+
+def test_dedupe_reuse_matches_a_fresh_prefilter(sessions):
+    """fold_dedupe_scoped reuses fold's kept list; a full pre-filter with the post-pass agrees."""
+    template = load_template()
+    for s in sessions:
+        for budget in (6000, 80_000):
+            ctx = SessionContext(s, Params(template=template, budget=budget))
+            call = STRATEGIES["fold_dedupe_scoped"](ctx).calls[0]
+            fresh = prefilter(s.folded, max_total_chars=budget, dedupe=True)
+            assert [(e.ts, e.file, e.text) for e in fresh.events] == [(e.ts, e.file, e.text) for e in call.kept.events]
+            assert fresh.stats == call.kept.stats
 
 
 def test_scoped_dedupe_never_stubs_without_the_kept_copy(sessions):
