@@ -81,6 +81,19 @@ def _error(path: str, session_path: str | None, kind: str, reason: str, count: i
 
 def measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
     """Read one session once and measure every strategy on it. Pure: no writes."""
+    # A session's objects hold no cycles worth collecting, and the cyclic GC would rescan the
+    # growing heap again and again (a cost that grows faster than the session). Reference
+    # counting frees everything when the session is done.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _measure_session(root, path, params, template)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
     session_path = rel(path, root)
     out = SessionOutcome(session_path)
     try:
@@ -200,9 +213,6 @@ def _cached_measure(job: tuple) -> SessionOutcome:
                 return pickle.load(f)
         except (OSError, pickle.UnpicklingError, EOFError):
             pass
-    # A session's objects form no cycles worth collecting; the cyclic GC only rescans the
-    # growing heap (its cost grows faster than the session). Reference counting frees it all.
-    gc.disable()
     try:
         outcome = measure_session(root, path, params, template)
     except Exception as exc:  # noqa: BLE001 - one session's surprise must not end the run
@@ -211,8 +221,6 @@ def _cached_measure(job: tuple) -> SessionOutcome:
             _error(rel(path, root), rel(path, root), "internal_error", f"{type(exc).__name__}: {exc}")
         )
         return outcome  # not cached: a fixed measure should try again
-    finally:
-        gc.enable()
     if key:
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
