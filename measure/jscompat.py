@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import re
+
+import orjson
 from datetime import datetime, timedelta, timezone
 
 # --- strings: UTF-16 code units ----------------------------------------------------------
@@ -197,8 +199,31 @@ def _is_array_index(k: str) -> bool:
     return k.isdigit() and k.isascii() and (k == "0" or k[0] != "0") and int(k) < 2**32 - 1
 
 
+def _plain(v) -> bool:
+    """True when orjson renders `v` exactly as JSON.stringify does (no floats, no big ints,
+    no integer-like keys). Strings are checked by orjson itself: it refuses lone surrogates."""
+    if isinstance(v, str) or v is None or v is True or v is False:
+        return True
+    if isinstance(v, int):
+        return -_MAX_SAFE <= v <= _MAX_SAFE
+    if isinstance(v, list):
+        return all(map(_plain, v))
+    if isinstance(v, dict):
+        return not any(_is_array_index(k) for k in v) and all(map(_plain, v.values()))
+    return False
+
+
 def js_stringify(value) -> str:
     """JS `JSON.stringify(value)` (compact) for values that came out of `json_parse`."""
+    if _plain(value):
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:
+            pass  # a lone surrogate: JS escapes it, orjson refuses
+    return _stringify(value)
+
+
+def _stringify(value) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -210,14 +235,14 @@ def js_stringify(value) -> str:
     if isinstance(value, (int, float)):
         return _number(value)
     if isinstance(value, list):
-        return "[" + ",".join(js_stringify(v) for v in value) + "]"
+        return "[" + ",".join(_stringify(v) for v in value) + "]"
     if isinstance(value, dict):
         keys = list(value)
         # JS orders integer-like keys first, ascending, then the rest in insertion order.
         if any(_is_array_index(k) for k in keys):
             idx = sorted((k for k in keys if _is_array_index(k)), key=int)
             keys = idx + [k for k in keys if not _is_array_index(k)]
-        return "{" + ",".join(_string(k) + ":" + js_stringify(value[k]) for k in keys) + "}"
+        return "{" + ",".join(_string(k) + ":" + _stringify(value[k]) for k in keys) + "}"
     raise TypeError(f"cannot stringify {type(value).__name__}")
 
 
@@ -319,6 +344,7 @@ def clear_caches() -> None:
     """Forget the per-day date caches (the benchmark wants a fresh process's state)."""
     _DATES.clear()
     _DAYS.clear()
+    _SECONDS.clear()
 
 
 def to_iso(ms: float) -> str:
@@ -328,7 +354,20 @@ def to_iso(ms: float) -> str:
     t = int(ms)  # TimeClip truncates toward zero
     if abs(t) > _MAX_TIME:
         raise ValueError("Invalid time value")
-    day, rem = divmod(t, 86_400_000)
+    sec, milli = divmod(t, 1000)
+    stamp = _SECONDS.get(sec)
+    if stamp is None:
+        if len(_SECONDS) > 1 << 16:
+            _SECONDS.clear()
+        stamp = _SECONDS[sec] = _iso_second(sec)
+    return f"{stamp}.{milli:03d}Z"
+
+
+_SECONDS: dict[int, str] = {}  # seconds since epoch -> "YYYY-MM-DDTHH:MM:SS"
+
+
+def _iso_second(sec: int) -> str:
+    day, rem = divmod(sec, 86_400)
     date = _DATES.get(day)
     if date is None:
         y = (_EPOCH + timedelta(days=day)).year if -719162 <= day <= 2932896 else None
@@ -338,10 +377,9 @@ def to_iso(ms: float) -> str:
         else:
             date = f"{y:04d}-{dt.month:02d}-{dt.day:02d}"
         _DATES[day] = date
-    secs, milli = divmod(rem, 1000)
-    mins, sec = divmod(secs, 60)
+    mins, s = divmod(rem, 60)
     hour, minute = divmod(mins, 60)
-    return f"{date}T{hour:02d}:{minute:02d}:{sec:02d}.{milli:03d}Z"
+    return f"{date}T{hour:02d}:{minute:02d}:{s:02d}"
 
 
 def _extended_date(day: int) -> str:

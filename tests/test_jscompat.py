@@ -140,3 +140,32 @@ def test_dates_at_the_edges_of_the_js_range():
     assert js.date_parse("-271821-04-20T00:00:00Z") == -8.64e15
     assert js.to_iso(-62135596800001) == "0000-12-31T23:59:59.999Z"
     assert js.date_parse("2024-02-29T23:59:59.999Z") == 1709251199999
+
+
+def test_fast_stringify_path_agrees_with_the_reference_path():
+    """js_stringify hands plain values to orjson; it must print exactly what the slow path prints."""
+    import random
+
+    r = random.Random(7)
+    alphabet = [chr(c) for c in [*range(0, 0x80), 0x85, 0xA0, 0x2028, 0x2029, 0xFEFF, 0xE9, 0x4E2D, 0x1F600, 0xD800]]
+
+    def value(depth=0):
+        kind = r.randrange(8 if depth < 3 else 5)
+        if kind == 0:
+            return "".join(r.choice(alphabet) for _ in range(r.randrange(10)))
+        if kind == 1:
+            return r.choice([None, True, False])
+        if kind == 2:
+            return r.choice([r.randint(-(2**60), 2**60), r.randint(-1000, 1000)])
+        if kind == 3:
+            return r.choice([0.5, 1.0, -0.0, 1e21, 1e-7, 3.14159])
+        if kind == 4:
+            return "plain"
+        if kind == 5:
+            return [value(depth + 1) for _ in range(r.randrange(4))]
+        keys = ["a", "b", "1", "01", "command", "x\u2028"]
+        return {r.choice(keys): value(depth + 1) for _ in range(r.randrange(4))}
+
+    for _ in range(3000):
+        v = value()
+        assert js.js_stringify(v) == js._stringify(v), v
