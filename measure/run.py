@@ -127,9 +127,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         return out
     ctx, results = by_budget[params.budget]
     digest = content_hash(session.folded)
-    sid = redact(session.ref.session_id) if params.redact else session.ref.session_id
-    spath = _redact_path(session_path) if params.redact else session_path
-    keyed = {"session_id": sid, "session_path": spath}
+    keyed = {"session_id": session.ref.session_id, "session_path": session_path}
 
     def add(table: str, rows: list[dict]) -> None:
         out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
@@ -137,30 +135,42 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("sessions", session_rows(ctx, results, digest))
     if "link" in results:
         add("eviction", eviction_rows(results))
-    add("duplicates", [_redact_row(r, params) for r in duplicate_rows(ctx, results, params.redact)])
+    add("duplicates", duplicate_rows(ctx, results, params.redact))
     add("llm_calls", llm_rows(results))
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
-    add("subagents", [_redact_row(r, params) for r in subagent_rows(session, params.redact)])
+    add("subagents", subagent_rows(session, params.redact))
     add("quirks", quirk_rows(session, results))
-    if params.redact:
-        for e in out.errors:
-            e["path"] = _redact_path(e["path"])
-            e["session_path"] = spath
     return out
 
 
-def _redact_path(path: str | None) -> str | None:
-    """Project folder names are cwd paths (user names, client names): hash that segment."""
+_STRUCTURAL = ("subagents", "workflows", "tool-results", "journal.jsonl")
+
+
+def redact_path(path: str | None) -> str | None:
+    """Hash the segments that name things (project folders are cwd paths, session ids are
+    ids) and keep the structure (`subagents/`, `agent-<id>`), so paths still read as layouts."""
     if not path:
         return path
-    head, sep, tail = path.partition("/")
-    return (redact(head) + sep + tail) if sep else path
+    out = []
+    for i, part in enumerate(path.split("/")):
+        if i and (part in _STRUCTURAL or part.startswith(("agent-", "wf_"))):
+            out.append(part)
+        elif part.endswith(".jsonl"):
+            out.append(redact(part[: -len(".jsonl")]) + ".jsonl")
+        else:
+            out.append(redact(part))
+    return "/".join(out)
 
 
-def _redact_row(row: dict, params: RunParams) -> dict:
-    if params.redact and row.get("subagent_path"):
-        row = {**row, "subagent_path": _redact_path(row["subagent_path"])}
-    return row
+def _redact_rows(rows: dict[str, list[dict]]) -> None:
+    """--redact: one pass over every table, so no row escapes it (errors included)."""
+    for table_rows in rows.values():
+        for row in table_rows:
+            for key in ("session_path", "subagent_path", "path"):
+                if row.get(key):
+                    row[key] = redact_path(row[key])
+            if row.get("session_id"):
+                row["session_id"] = redact(row["session_id"])
 
 
 # --- incremental cache ---------------------------------------------------------------------
@@ -313,9 +323,10 @@ def run_measurement(
         for name, table_rows in o.tables.items():
             rows[name].extend(table_rows)
         errors.extend(o.errors)
-    newest_first = [(_redact_path(rel(s.path, root)) if params.redact else rel(s.path, root)) for s in listings]
-    rows["run_cost"] = run_cost_rows(rows["llm_calls"], newest_first, params.session_cap)
+    rows["run_cost"] = run_cost_rows(rows["llm_calls"], [rel(s.path, root) for s in listings], params.session_cap)
     rows["errors"] = errors
+    if params.redact:
+        _redact_rows(rows)
     frames = {name: frame(TABLES[name], rows[name]) for name in TABLES}
     out = Path(out_dir)
     write_tables(frames, out)

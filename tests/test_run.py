@@ -134,3 +134,14 @@ def test_pinned_file_times_make_copies_agree(parity_root, tmp_path):
     run_measurement(b, tmp_path / "ob", params, jobs=1, cache_dir=None)
     for name in TABLES:
         assert (tmp_path / "oa" / f"{name}.csv").read_bytes() == (tmp_path / "ob" / f"{name}.csv").read_bytes(), name
+
+
+def test_redact_hashes_names_and_descriptions(parity_root, tmp_path):
+    run_measurement(parity_root / "projects", tmp_path / "o", RunParams(template_path=TEMPLATE, redact=True), jobs=1, cache_dir=None)
+    text = "".join((tmp_path / "o" / f"{n}.csv").read_text() for n in TABLES)
+    assert "-home-dev-" not in text and "e88b7591" not in text
+    assert "Altitude review" not in text  # a sidecar description
+    dup = pl.read_parquet(tmp_path / "o" / "duplicates.parquet")
+    assert dup["description"].str.starts_with("sha256:").all()
+    sessions = pl.read_parquet(tmp_path / "o" / "sessions.parquet")
+    assert sessions["session_path"].str.starts_with("sha256:").all()
