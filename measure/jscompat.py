@@ -71,10 +71,6 @@ def to_utf8(s: str) -> bytes:
         return fixed.encode("utf-8")
 
 
-def has_lone_surrogate(s: str) -> bool:
-    return not s.isascii() and _SURROGATE.search(s) is not None
-
-
 # --- whitespace and regex classes -------------------------------------------------------
 
 #: ECMAScript WhiteSpace + LineTerminator: what `trim()` strips and `\s` matches.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from measure.jscompat import has_lone_surrogate, js_replace, js_trim, to_iso, to_utf8, utf16_len, utf16_slice
+from measure.jscompat import js_replace, js_trim, to_iso, to_utf8, utf16_len, utf16_slice
 from measure.records import Event, InlineRef, SessionRef
 
 DEFAULT_TEMPLATE = Path(__file__).with_name("templates") / "extract-session.md"
@@ -128,14 +128,11 @@ def build_prompt(
         out, changed = js_replace(out, "{{" + name + "}}", value)
         dollars += changed
     capture = any("{{" in v for v in values) and _literal_sequential(template, values) != _intended(template, values)
-    return Prompt(
-        out if keep_text else None,
-        utf16_len(out),
-        hashlib.sha256(to_utf8(out)).hexdigest(),
-        dollars,
-        capture,
-        has_lone_surrogate(out),
-    )
+    try:
+        data, lone = out.encode("utf-8"), False
+    except UnicodeEncodeError:  # only lone surrogates fail to encode
+        data, lone = to_utf8(out), True
+    return Prompt(out if keep_text else None, utf16_len(out), hashlib.sha256(data).hexdigest(), dollars, capture, lone)
 
 
 def _literal_sequential(template: str, values: tuple[str, ...]) -> str:
