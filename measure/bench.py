@@ -542,7 +542,10 @@ def superlinear(small: dict[str, int], big: dict[str, int], top: int = 5) -> lis
 
 
 def time_sessions(root: str, parents: list[str], repeat: int = 3, collect: bool = True) -> list[list[float]]:
-    """Wall times of `measure_session` (every strategy, default params), `repeat` rounds.
+    """CPU times of `measure_session` (every strategy, default params), `repeat` rounds.
+
+    CPU time of this process, not wall time: the question is how the work grows, and other
+    processes on a 2-core machine add tens of percent of wall-clock noise.
 
     Rounds interleave the sessions (N, 2N, N, 2N, ...) so a drift of the machine's speed
     hits both alike. Returns one list of times per session. `collect=False` times with the
@@ -561,9 +564,9 @@ def time_sessions(root: str, parents: list[str], repeat: int = 3, collect: bool 
             if not collect:
                 gc.disable()
             try:
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 out = measure_session(root, parent, params, template)
-                times[i].append(time.perf_counter() - t0)
+                times[i].append(time.process_time() - t0)
             finally:
                 gc.enable()
             del out
@@ -821,7 +824,7 @@ def build_rows(res: dict) -> list[dict]:
         add("linear", f"events_{k}", z["events"], "events",
             note=(f"{lin['copies']} copies of {lin['source']}" if first else ("exact" if lin.get("exact") else "NOT an exact multiple")))
         add("linear", f"time_{k}", z["time_s"], "s",
-            note=f"measure_session in-process, best of {lin.get('repeat', 3)} (sizes interleaved)" if first else None)
+            note=f"measure_session in-process, CPU time, best of {lin.get('repeat', 3)} (sizes interleaved)" if first else None)
     add("linear", "other_load", lin.get("other_load"), "cores", note=LOAD_NOTE)
     if lin.get("call_ratio") is not None:
         grew = [g for step in lin.get("superlinear_calls", []) for g in step]
@@ -957,7 +960,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=3, help="rounds of floor + cold + warm runs; the fastest of each is kept (default 3)")
     p.add_argument("--linear-events", type=int, default=20_000, help="N of the linearity check (default 20000)")
     p.add_argument("--linear-steps", type=int, default=3, help="session sizes N, 2N, 4N, ... of the linearity check (default 3)")
-    p.add_argument("--linear-repeat", type=int, default=5, help="timings of each linearity session, best kept (default 5)")
+    p.add_argument("--linear-repeat", type=int, default=7, help="timings of each linearity session, best kept (default 7)")
     p.add_argument("--big-session-mb", type=float, default=PEAK_SESSION_MB,
                    help="if the corpus has no session this big, benchmark it plus one scaled-up session of that size (0: never; default 90)")
     p.add_argument("--interval", type=float, default=0.05, help="process-tree memory sampling interval in s (default 0.05)")
