@@ -11,7 +11,7 @@ import orjson
 
 from measure import jscompat
 from measure.jscompat import js_regex, utf16_len
-from measure.records import Event, InlineRef, Listing, Session, SessionRef, Sidecar, TranscriptFile
+from measure.records import Event, InlineRef, Listing, Session, SessionRef, Sidecar, TranscriptFile, by_ts
 
 HARNESS = "claude"
 SUBAGENTS_DIR = "subagents"
@@ -509,7 +509,7 @@ def read_session(
             Event(role=e.role, ts=e.ts, text=prefix + e.text, file=e.file, chars=pchars + e.chars) for e in tf.events
         )
         refs.extend(tf.refs)
-    folded.sort(key=_ts)
+    folded.sort(key=by_ts)  # stable: ties keep parent first, then walk order
     ref = SessionRef(
         harness=HARNESS,
         session_id=os.path.basename(parent_path)[: -len(".jsonl")],
@@ -530,6 +530,3 @@ def read_session(
     )
     return session, problems
 
-
-def _ts(e: Event) -> float:
-    return e.ts

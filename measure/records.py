@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,13 +122,12 @@ class Session:
         return sorted_events(self.parent.events)
 
 
+by_ts = attrgetter("ts")
+
+
 def sorted_events(events: tuple[Event, ...] | list[Event]) -> tuple[Event, ...]:
     """akm's stable sort by timestamp."""
-    return tuple(sorted(events, key=_ts))
-
-
-def _ts(e: Event) -> float:
-    return e.ts
+    return tuple(sorted(events, key=by_ts))
 
 
 @dataclass(frozen=True, slots=True)
