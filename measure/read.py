@@ -322,14 +322,13 @@ def _launch(obj: dict) -> tuple[str, str, str | None] | None:
     return agent, mode, tool_use_id
 
 
-def read_transcript(path: str, fallback_ts: float, label: str, keep_records: bool = False) -> tuple[TranscriptFile, bool]:
+def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[TranscriptFile, bool]:
     """Parse one `.jsonl` once, line by line. Returns the file and whether it was valid UTF-8.
 
     Raises OSError when the file cannot be read, as akm's unguarded read does.
     """
     events: list[Event] = []
     refs: list[InlineRef] = []
-    records: list = []
     launches: list[tuple[str, str, str | None]] = []
     fallback: list[int] = []
     title = None
@@ -361,8 +360,6 @@ def read_transcript(path: str, fallback_ts: float, label: str, keep_records: boo
                     continue
             if not obj:
                 continue
-            if keep_records:
-                records.append(obj)
             if not isinstance(obj, dict):
                 continue
             if obj.get("type") == "custom-title" and isinstance(obj.get("customTitle"), str):
@@ -387,7 +384,6 @@ def read_transcript(path: str, fallback_ts: float, label: str, keep_records: boo
         title=title or None,
         lines=n,
         bad_lines=bad,
-        raw_records=tuple(records),
         fallback=tuple(fallback),
         launches=tuple(launches),
     )
@@ -433,7 +429,6 @@ def subagents_dir(parent_path: str) -> str:
 def read_session(
     parent_path: str,
     root: str,
-    keep_records: bool = False,
     file_time_ms: float | None = None,
 ) -> tuple[Session, list[tuple[str, str, str]]]:
     """akm's folding `readSession`, plus the per-file view `measure` needs.
@@ -458,7 +453,7 @@ def read_session(
 
     def load(path: str, label: str) -> TranscriptFile:
         try:
-            tf, valid = read_transcript(path, mtime, label, keep_records)
+            tf, valid = read_transcript(path, mtime, label)
         except OSError as exc:
             raise ReadError(f"readSession failed: {label}: {exc.strerror or exc}") from exc
         if not valid:
@@ -491,7 +486,6 @@ def read_session(
                     lines=tf.lines,
                     bad_lines=tf.bad_lines,
                     sidecar=sidecar,
-                    raw_records=tf.raw_records,
                     mtime_ms=own_mtime,
                     fallback=tf.fallback,
                     launches=tf.launches,

@@ -62,7 +62,6 @@ class TranscriptFile:
     lines: int
     bad_lines: int  # lines that did not parse as JSON
     sidecar: Sidecar | None = None  # subagent files only
-    raw_records: tuple[dict, ...] = ()  # kept only when the caller asks for structure
     mtime_ms: float = 0.0  # this file's own mtime
     fallback: tuple[int, ...] = ()  # indices of events whose ts fell back to the parent mtime
     launches: tuple[tuple[str, str, str | None], ...] = ()  # (agentId, sync|background, tool_use_id)

@@ -60,3 +60,15 @@ def test_every_command_and_flag_is_documented():
             for opt in action.option_strings:
                 if opt.startswith("--") and opt != "--help":
                     assert opt in readme, f"{name} {opt} is not in the README"
+
+
+def test_run_filters_by_session_and_date(parity_root, tmp_path):
+    import polars as pl
+
+    out = tmp_path / "o"
+    sid = "e88b7591-31db-4e32-98dc-b35f94c662cd"
+    assert main(["run", "--root", str(parity_root / "projects"), "--out", str(out), "--no-cache", "--jobs", "1", "--session", sid]) == 0
+    assert pl.read_parquet(out / "sessions.parquet")["session_id"].unique().to_list() == [sid]
+    # every parity file's mtime is in 2026; a later --since keeps none
+    assert main(["run", "--root", str(parity_root / "projects"), "--out", str(out), "--no-cache", "--since", "2030-01-01"]) == 0
+    assert pl.read_parquet(out / "sessions.parquet").height == 0
