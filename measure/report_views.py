@@ -7,13 +7,8 @@ table or paragraph. Rows are always sorted, so output is byte-stable from run to
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import io
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -254,72 +249,29 @@ def run_measure(
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
-    Calls the `measure` command line in-process (its messages are captured, never printed),
-    or `python -m measure run` in a subprocess when no in-process entry point exists.
-    `cache=False` passes `--no-cache`: every number is computed by the code as it is now.
-    `file_time_ms` passes `--pin-file-times` (see FIXTURE_FILE_TIME_MS).
-    Raises RuntimeError with the tool's own message when the measurement fails.
+    `cache=False` measures without the incremental cache: every number is computed by the
+    code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
+    Raises RuntimeError when the sessions root does not exist.
     """
-    root_path = paths.resolve(sessions_root)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    argv = ["run", "--root", str(root_path), "--out", str(out)]
-    if max_total_chars is not None:
-        argv += ["--max-total-chars", str(int(max_total_chars))]
-    if budgets:
-        argv += ["--budgets", ",".join(str(int(b)) for b in budgets)]
-    if template_path:
-        argv += ["--template", str(paths.resolve(template_path))]
-    if jobs:
-        argv += ["--jobs", str(int(jobs))]
-    for s in sessions or []:
-        argv += ["--session", s]
-    if redact:
-        argv += ["--redact"]
-    if not cache:
-        argv += ["--no-cache"]
-    if file_time_ms is not None:
-        argv += ["--pin-file-times", str(int(file_time_ms))]
+    from measure.run import RunParams, default_cache_dir, run_measurement  # noqa: PLC0415
 
-    fn = _in_process_runner()
-    if fn is not None:
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
-            try:
-                code = fn(argv)
-            except SystemExit as exc:  # argparse errors
-                code = exc.code if isinstance(exc.code, int) else 1
-        if code not in (0, None):
-            raise RuntimeError(f"measure run failed (exit {code}):\n{buf.getvalue()[-4000:]}")
-        return out
-    proc = subprocess.run(
-        [sys.executable, "-m", "measure", *argv],
-        capture_output=True,
-        text=True,
-        cwd=paths.root(),
-        check=False,
+    params = RunParams(
+        budget=int(max_total_chars) if max_total_chars is not None else RunParams.budget,
+        budgets=tuple(int(b) for b in budgets or ()),
+        template_path=str(paths.resolve(template_path)) if template_path else None,
+        redact=redact,
+        sessions=tuple(sessions or ()),
+        file_time_ms=file_time_ms,
     )
-    if proc.returncode != 0:
-        raise RuntimeError(f"measure run failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-4000:]}")
+    out = Path(out_dir)
+    try:
+        run_measurement(
+            paths.resolve(sessions_root), out, params, jobs=jobs, cache_dir=default_cache_dir() if cache else None,
+            progress=lambda done, total: None,
+        )
+    except FileNotFoundError as exc:
+        raise RuntimeError(f"measure run failed: {exc}") from exc
     return out
-
-
-def _in_process_runner():
-    """Return a callable(argv) -> exit code for `measure run`, or None to use a subprocess."""
-    try:
-        from measure import cli  # noqa: PLC0415 (optional until the CLI exists)
-    except ImportError:
-        return None
-    main = getattr(cli, "main", None)
-    if main is None:
-        return None
-    try:
-        params = inspect.signature(main).parameters
-    except (TypeError, ValueError):
-        return None
-    if not params:
-        return None
-    return main
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from measure.pairs import jaccard
 from measure import synth
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,18 +64,6 @@ def events_of(path: Path) -> list[tuple[str, str]]:
 
 def jsonl_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
-
-
-def words(text: str) -> set[str]:
-    return {w for w in re.sub(r"[^a-z0-9]+", " ", text.lower()).split(" ") if len(w) > 3}
-
-
-def jaccard(a: str, b: str) -> float:
-    wa, wb = words(a), words(b)
-    if not wa or not wb:
-        return 0.0
-    inter = len(wa & wb)
-    return inter / (len(wa) + len(wb) - inter)
 
 
 def count_refs(text: str) -> int:
