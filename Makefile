@@ -69,8 +69,9 @@ bench: $(STAMP) ## Benchmark the measurement (measure.bench)
 	$(PY) -m measure.bench
 
 .PHONY: clean
-clean: ## Remove generated files: reports/*/, build/, caches (never fixtures/)
-	rm -rf reports/*/ build/ .pytest_cache
+clean: ## Remove generated files: reports/*/ (but the versioned reports/bench/), build/, bench-corpus/, caches (never fixtures/)
+	find reports -mindepth 1 -maxdepth 1 -type d ! -name bench -exec rm -rf {} +
+	rm -rf build/ bench-corpus/ .pytest_cache
 	find . -path ./$(VENV) -prune -o -type d -name __pycache__ -print0 | xargs -0 rm -rf
 
 #################################################################################
