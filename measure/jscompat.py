@@ -253,7 +253,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MAX_TIME = 8.64e15
 
 
-_DAYS: dict[str, float] = {}  # "YYYY-MM-DD" -> days since epoch (NaN when invalid)
+_MINUTES: dict[str, float] = {}  # "YYYY-MM-DDTHH:MM:" -> its ms since epoch (NaN when invalid)
 
 
 def date_parse(s: str) -> float:
@@ -263,17 +263,30 @@ def date_parse(s: str) -> float:
     machine's timezone; it is read as UTC here. Claude Code always writes `Z`.
     """
     n = len(s)
-    # Fast path for what Claude Code writes: YYYY-MM-DDTHH:MM:SS.mmmZ (or without .mmm).
-    if (n == 24 and s[19] == "." or n == 20) and s[-1] == "Z" and s[10] == "T" and s[13] == ":" and s[16] == ":":
-        day = _DAYS.get(s[:10])
-        if day is None:
-            day = _DAYS[s[:10]] = _day_number(s[:10])
-        clock = s[11:13] + s[14:16] + s[17:19] + (s[20:23] if n == 24 else "000")
-        if day == day and clock.isdigit() and clock.isascii():
-            hh, mi, ss, ms = int(clock[:2]), int(clock[2:4]), int(clock[4:6]), int(clock[6:])
-            if hh < 24 and mi < 60 and ss < 60:
-                return float(day * 86_400_000 + ((hh * 60 + mi) * 60 + ss) * 1000 + ms)
+    # Fast path for what Claude Code writes, YYYY-MM-DDTHH:MM:SS.mmmZ (or without .mmm):
+    # the minute is looked up (events come many to a minute), seconds and ms are added.
+    if (n == 24 and s[19] == "." or n == 20) and s[-1] == "Z" and s[16] == ":":
+        base = _MINUTES.get(s[:17])
+        if base is None:
+            if len(_MINUTES) > 1 << 17:
+                _MINUTES.clear()
+            base = _MINUTES[s[:17]] = _minute_ms(s[:17])
+        rest = s[17:19] + (s[20:23] if n == 24 else "000")
+        if base == base and rest.isdigit() and rest.isascii() and rest[0] < "6":  # seconds < 60
+            return base + int(rest[:2]) * 1000 + int(rest[2:])
     return _date_parse_full(s)
+
+
+def _minute_ms(prefix: str) -> float:
+    """ms since epoch of "YYYY-MM-DDTHH:MM:", or NaN when it is not a valid UTC minute."""
+    day = _day_number(prefix[:10])
+    hm = prefix[11:13] + prefix[14:16]
+    if day != day or prefix[10] != "T" or prefix[13] != ":" or not (hm.isdigit() and hm.isascii()):
+        return math.nan
+    hh, mi = int(hm[:2]), int(hm[2:])
+    if hh > 23 or mi > 59:
+        return math.nan  # 24:00 and the like take the full parser
+    return float(day * 86_400_000 + (hh * 60 + mi) * 60_000)
 
 
 def _day_number(ymd: str) -> float:
@@ -339,8 +352,8 @@ _DATES: dict[int, str] = {}  # days since epoch -> "YYYY-MM-DD" as JS prints it
 def clear_caches() -> None:
     """Forget the per-day date caches (the benchmark wants a fresh process's state)."""
     _DATES.clear()
-    _DAYS.clear()
-    _SECONDS.clear()
+    _MINUTES.clear()
+    _MINUTE_STAMPS.clear()
 
 
 def to_iso(ms: float) -> str:
@@ -350,32 +363,32 @@ def to_iso(ms: float) -> str:
     t = int(ms)  # TimeClip truncates toward zero
     if abs(t) > _MAX_TIME:
         raise ValueError("Invalid time value")
-    sec, milli = divmod(t, 1000)
-    stamp = _SECONDS.get(sec)
+    minute, rest = divmod(t, 60_000)
+    stamp = _MINUTE_STAMPS.get(minute)
     if stamp is None:
-        if len(_SECONDS) > 1 << 16:
-            _SECONDS.clear()
-        stamp = _SECONDS[sec] = _iso_second(sec)
-    return f"{stamp}.{milli:03d}Z"
+        if len(_MINUTE_STAMPS) > 1 << 16:
+            _MINUTE_STAMPS.clear()
+        stamp = _MINUTE_STAMPS[minute] = _iso_minute(minute)
+    sec, milli = divmod(rest, 1000)
+    return f"{stamp}{sec:02d}.{milli:03d}Z"
 
 
-_SECONDS: dict[int, str] = {}  # seconds since epoch -> "YYYY-MM-DDTHH:MM:SS"
+_MINUTE_STAMPS: dict[int, str] = {}  # minutes since epoch -> "YYYY-MM-DDTHH:MM:"
 
 
-def _iso_second(sec: int) -> str:
-    day, rem = divmod(sec, 86_400)
+def _iso_minute(minute: int) -> str:
+    """"YYYY-MM-DDTHH:MM:" of a minute since epoch, as toISOString prints it."""
+    day, rem = divmod(minute, 1440)
     date = _DATES.get(day)
     if date is None:
-        y = (_EPOCH + timedelta(days=day)).year if -719162 <= day <= 2932896 else None
-        dt = _EPOCH + timedelta(days=day) if y is not None else None
-        if dt is None:  # outside Python's years 1..9999: JS prints extended years
+        if -719162 <= day <= 2932896:  # within Python's years 1..9999
+            dt = _EPOCH + timedelta(days=day)
+            date = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}"
+        else:  # JS prints extended years (±YYYYYY)
             date = _extended_date(day)
-        else:
-            date = f"{y:04d}-{dt.month:02d}-{dt.day:02d}"
         _DATES[day] = date
-    mins, s = divmod(rem, 60)
-    hour, minute = divmod(mins, 60)
-    return f"{date}T{hour:02d}:{minute:02d}:{s:02d}"
+    hour, mi = divmod(rem, 60)
+    return f"{date}T{hour:02d}:{mi:02d}:"
 
 
 def _extended_date(day: int) -> str:

@@ -325,7 +325,9 @@ def _launch(obj: dict) -> tuple[str, str, str | None] | None:
 def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[TranscriptFile, bool]:
     """Parse one `.jsonl` once, line by line. Returns the file and whether it was valid UTF-8.
 
-    Raises OSError when the file cannot be read, as akm's unguarded read does.
+    Raises OSError when the file cannot be read, as akm's unguarded read does. The loop is
+    `parse_record` inlined (this is the hot path of a run); the two must stay in step, which
+    the parity vectors and tests/test_read.py check.
     """
     events: list[Event] = []
     refs: list[InlineRef] = []
@@ -335,11 +337,11 @@ def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[Transcri
     bad = 0
     n = 0
     valid = True
+    loads, date_parse, flatten, append = orjson.loads, jscompat.date_parse, flatten_content, events.append
     with open(path, "rb") as f:
         # Streaming keeps memory at one line; splitting bytes on "\n" then decoding each
         # piece with replacement equals akm's decode-then-split, since "\n" never occurs
         # inside a UTF-8 sequence.
-        loads = orjson.loads
         for raw in f:
             if raw == b"\n":
                 continue
@@ -358,25 +360,46 @@ def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[Transcri
                 except ValueError:
                     bad += 1
                     continue
-            if not obj:
-                continue
-            if not isinstance(obj, dict):
-                continue
-            if obj.get("type") == "custom-title" and isinstance(obj.get("customTitle"), str):
+            if type(obj) is not dict:
+                continue  # null, numbers, strings, arrays: no event (arrays end with empty text)
+            if obj.get("type") == "custom-title" and type(obj.get("customTitle")) is str:
                 title = obj["customTitle"]
                 continue
             if "toolUseResult" in obj:
                 launch = _launch(obj)
                 if launch:
                     launches.append(launch)
-            ev = parse_record(obj, fallback_ts, label)
-            if ev is None:
+            msg = obj.get("message")
+            if type(msg) is not dict:
                 continue
-            if ev.ts is fallback_ts:  # parse_record hands back the very fallback object
+            content = msg.get("content")
+            if type(content) is str:
+                text = content
+            elif type(content) is list:
+                text = flatten(content)
+            else:
+                continue
+            if not text:
+                continue
+            ts = obj.get("timestamp")
+            kind = type(ts)
+            if kind is str:
+                ts = date_parse(ts)
+                if ts != ts or ts == 0:  # NaN or 0: the parent's mtime
+                    ts = fallback_ts
+                    fallback.append(len(events))
+            elif kind is float or kind is int:
+                ts = float(ts)
+            else:
+                ts = fallback_ts
                 fallback.append(len(events))
-            events.append(ev)
-            if "akm" in ev.text:
-                refs.extend(inline_refs(ev.text, ev.ts))
+            role = msg.get("role")
+            if type(role) is not str:
+                role = obj.get("type")
+                role = "unknown" if role is None else js_string(role)
+            append(Event(role, ts, text, label, len(text) if text.isascii() else utf16_len(text)))
+            if "akm" in text:
+                refs.extend(inline_refs(text, ts))
     tf = TranscriptFile(
         path=label,
         events=tuple(events),

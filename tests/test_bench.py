@@ -280,6 +280,6 @@ def test_clear_caches_empties_measure_caches():
 
     jscompat.to_iso(0.0)
     jscompat.date_parse("2026-01-01T00:00:00Z")
-    assert jscompat._DATES and jscompat._DAYS
+    assert jscompat._DATES and jscompat._MINUTES
     bench.clear_caches()
-    assert not jscompat._DATES and not jscompat._DAYS
+    assert not jscompat._DATES and not jscompat._MINUTES
