@@ -182,3 +182,40 @@ def test_fifty_thousand_events(tmp_path):
     write(tmp_path / "p" / "big.jsonl", *lines)
     session, problems = read_session(str(tmp_path / "p" / "big.jsonl"), str(tmp_path))
     assert len(session.folded) == 50_000 and len(session.refs) == 50_000 and not problems
+
+
+def test_odd_shapes_never_crash_the_reader(tmp_path):
+    """Seeded random records of every JSON shape: the reader parses or skips, never raises."""
+    import random
+
+    r = random.Random(11)
+    atoms = [None, True, False, 0, -1, 1.5, 2**70, "", "x", "2026-01-01T00:00:00Z", "not a date", [], {}]
+
+    def value(depth=0):
+        if depth > 2 or r.random() < 0.4:
+            return r.choice(atoms)
+        if r.random() < 0.5:
+            return [value(depth + 1) for _ in range(r.randrange(3))]
+        keys = ["type", "text", "thinking", "name", "input", "content", "command", "role", "timestamp", "message"]
+        return {r.choice(keys): value(depth + 1) for _ in range(r.randrange(4))}
+
+    lines = []
+    for i in range(400):
+        rec = {"type": r.choice(["user", "assistant", "system", 5, None]), "timestamp": r.choice(atoms + [i * 1000])}
+        rec["message"] = r.choice([value(), {"role": value(), "content": [value(), value()]}, {"content": value()}])
+        lines.append(json.dumps(rec))
+    lines += ["\x00\x01", "{", '{"a": Infinity}', "[" * 50 + "]" * 50]
+    write(tmp_path / "p" / "s.jsonl", *lines)
+    session, problems = read_session(str(tmp_path / "p" / "s.jsonl"), str(tmp_path))
+    assert session.parent.lines == len(lines)
+    assert session.parent.bad_lines >= 3
+    assert all(isinstance(e.text, str) and e.text for e in session.folded)
+    import polars as pl
+
+    run_measurement(tmp_path, tmp_path / "out", RunParams(budgets=(500,)), jobs=1, cache_dir=None)
+    errors = pl.read_parquet(tmp_path / "out" / "errors.parquet")
+    assert "internal_error" not in errors["kind"].to_list()
+    # a timestamp of 2**70 ms is out of JS Date's range: akm's prompt build throws, and the
+    # session is reported as such instead of measured
+    assert "render_error" in errors["kind"].to_list()
+    assert pl.read_parquet(tmp_path / "out" / "sessions.parquet").height == 0
