@@ -254,33 +254,6 @@ def js_string(v) -> str:
     return "[object Object]"
 
 
-def parse_record(obj, fallback_ts: float, file: str) -> Event | None:
-    """One JSON line → an event, or None when akm makes no event of it."""
-    if not isinstance(obj, dict):
-        return None  # arrays are objects in JS but end with empty text: no event either
-    msg = obj.get("message")
-    if not isinstance(msg, dict):
-        return None  # no message.content, so empty text
-    text = flatten_content(msg.get("content"))
-    if not text:
-        return None
-    ts = obj.get("timestamp")
-    if isinstance(ts, (int, float)) and not isinstance(ts, bool):
-        ts = float(ts)
-    elif isinstance(ts, str):
-        ts = jscompat.date_parse(ts)
-        if math.isnan(ts) or ts == 0:
-            ts = fallback_ts
-    else:
-        ts = fallback_ts
-    role = msg.get("role")
-    if not isinstance(role, str):
-        role = obj.get("type")
-        role = "unknown" if role is None else js_string(role)
-    return Event(role=role, ts=ts, text=text, file=file, chars=utf16_len(text))
-
-
-_WS = jscompat.WS
 _REMEMBER = js_regex(r"""\bakm\s+remember\s+(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""")
 _FEEDBACK = js_regex(
     r"""\bakm\s+feedback\s+(\S+)(?:\s+--[a-z-]+)*\s+(?:--note|-n)\s+(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')"""
@@ -325,9 +298,11 @@ def _launch(obj: dict) -> tuple[str, str, str | None] | None:
 def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[TranscriptFile, bool]:
     """Parse one `.jsonl` once, line by line. Returns the file and whether it was valid UTF-8.
 
-    Raises OSError when the file cannot be read, as akm's unguarded read does. The loop is
-    `parse_record` inlined (this is the hot path of a run); the two must stay in step, which
-    the parity vectors and tests/test_read.py check.
+    Each line becomes an event as akm's `parseClaudeEvent` makes one (pipeline-spec §6.3):
+    no event for non-objects, custom titles or empty text; ts from a JSON number as-is, from
+    a string through Date.parse (NaN or 0 → the parent's mtime), else the parent's mtime;
+    role from `message.role` if a string, else the record's `type`, else "unknown".
+    Raises OSError when the file cannot be read, as akm's unguarded read does.
     """
     events: list[Event] = []
     refs: list[InlineRef] = []
