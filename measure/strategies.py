@@ -53,6 +53,10 @@ class StrategyResult:
 
     def kept_by_origin(self) -> tuple[int, int, int, int]:
         """(parent events, parent chars, subagent events, subagent chars) over all calls."""
+        return self._kept_by_origin
+
+    @cached_property
+    def _kept_by_origin(self) -> tuple[int, int, int, int]:
         pe = pc = se = sc = 0
         for call in self.calls:
             for e in call.kept.events:
