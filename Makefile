@@ -44,7 +44,7 @@ $(STAMP): pyproject.toml
 .PHONY: install
 install: $(STAMP) ## Create .venv from pyproject.toml with the report and test extras (once)
 
-$(S840): measure/synth.py | $(STAMP)
+$(S840): $(wildcard measure/synth/*.py) | $(STAMP)
 	$(PY) -m measure synth --out fixtures/s840 --seed 840 --shape s840 --clean
 	touch $@
 

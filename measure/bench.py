@@ -62,6 +62,11 @@ def _synth_digest(synth) -> str | None:
     path = getattr(synth, "__file__", None)
     if not path:
         return None
+    if getattr(synth, "__path__", None):  # a package (measure/synth/): every module of it, by name
+        h = hashlib.sha256()
+        for p in sorted(Path(path).parent.glob("*.py")):
+            h.update(p.name.encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+        return h.hexdigest()
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
 

@@ -1,0 +1,113 @@
+"""generate() writes a whole sessions root from a shape; copy_real() adds real transcripts; reproducible mtimes."""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from measure.synth.lines import Tally, write_json_file
+from measure.synth.session import SessionSim
+from measure.synth.shapes import SHAPES, ShapeContext
+
+
+@dataclass(frozen=True)
+class SynthSummary:
+    """Counts describing one generated root."""
+
+    shape: str
+    seed: int
+    sessions: int
+    files: int
+    bytes: int
+    lines: int
+    events: int  # user/assistant lines
+    notifications: int
+    layouts: tuple[tuple[str, int], ...]
+
+
+def _mtime_base(seed: int) -> int:
+    return 1_780_000_000_000 + (seed % 1_000_003) * 1000
+
+
+def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None = None,
+             shape: str = "mixed") -> SynthSummary:
+    """Write a sessions root into `out_dir` (new or empty). Same arguments, same bytes."""
+    out_dir = Path(out_dir)
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; choose from {', '.join(SHAPES)}")
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise FileExistsError(f"{out_dir} is not empty")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    spec = SHAPES[shape]
+    tally = Tally()
+    ctx = ShapeContext(seed, sessions, size_mb, tally, out_dir, random.Random(f"{seed}:{shape}:plan"))
+    for k, (recipe, project) in enumerate(spec.plan(ctx)):
+        # Each session draws from its own stream, so one session's content does not shift the next.
+        rng = random.Random(f"{seed}:{shape}:session:{k}")
+        sim = SessionSim(out_dir, recipe, project, rng, tally)
+        if recipe.empty_subagent:
+            write_json_file(sim.session_dir / "subagents" / f"agent-{sim.ids.agent(sim.era.agent_id)}.jsonl", None, tally,
+                            recipe.start_ms + 60_000, raw=b"")
+            tally.subagent_files["empty_subagent"] = tally.subagent_files.get("empty_subagent", 0) + 1
+        sim.run()
+        tally.sessions += 1
+        if recipe.orphan:
+            size = sim.tr.path.stat().st_size
+            sim.tr.path.unlink()
+            tally.files -= 1
+            tally.bytes -= size
+            tally.sessions -= 1
+            tally.subagent_files["parent"] -= 1
+            tally.subagent_files["orphan_session_dirs"] = tally.subagent_files.get("orphan_session_dirs", 0) + 1
+            tally.mtimes.pop(str(sim.tr.path), None)
+    spec.extras(ctx, ctx.projects)
+    _set_mtimes(out_dir, tally, seed)
+    return SynthSummary(shape=shape, seed=seed, sessions=tally.sessions, files=tally.files, bytes=tally.bytes,
+                        lines=tally.lines, events=tally.message_lines, notifications=tally.notifications,
+                        layouts=tuple(sorted(tally.subagent_files.items())))
+
+
+# Real transcripts copied into fixtures/default next to the generated sessions (paths relative
+# to fixtures/real): spotter's small samples, its real orphan subagents/ folder, and the newest
+# (2.1.2xx) launch shapes from claudemux.
+DEFAULT_REAL_SUBSET = (
+    "spotter/short.jsonl",
+    "spotter/subagent.jsonl",
+    "spotter/tool_heavy.jsonl",
+    "spotter/6c2214d7-b87e-4432-8e41-22ba294ea584/subagents/agent-afc096d.jsonl",
+    "claudemux/launch-agent.jsonl",
+    "claudemux/launch-agent-queued.jsonl",
+    "claudemux/launch-agent-resume.jsonl",
+    "claudemux/launch-monitor.jsonl",
+    "claudemux/launch-shell.jsonl",
+    "claudemux/launch-shell-timeout.jsonl",
+    "claudemux/launch-skill-fork.jsonl",
+)
+REAL_MTIME_MS = 1_780_000_000_000  # the mtime shared/parity/assemble_real.py gives real files
+
+
+def copy_real(real_root: Path, out_dir: Path, subset: tuple[str, ...] = DEFAULT_REAL_SUBSET) -> int:
+    """Copy real transcripts byte for byte into a generated root; returns bytes copied."""
+    total = 0
+    for rel in subset:
+        src = Path(real_root) / rel
+        dst = Path(out_dir) / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        data = src.read_bytes()
+        dst.write_bytes(data)
+        os.utime(dst, ns=(REAL_MTIME_MS * 1_000_000, REAL_MTIME_MS * 1_000_000))
+        total += len(data)
+    return total
+
+
+def _set_mtimes(root: Path, tally: Tally, seed: int) -> None:
+    """Every file gets a seed-derived mtime (its last timestamp when it has one): reproducible on disk."""
+    base = _mtime_base(seed)
+    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            ms = tally.mtimes.get(path, base)
+            os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
+        os.utime(dirpath, ns=(base * 1_000_000, base * 1_000_000))

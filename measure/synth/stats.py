@@ -1,0 +1,170 @@
+"""Corpus statistics (record/block mix, event lengths, layouts) and their markdown table."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+
+from measure.synth.lines import flat_text
+
+
+# ============================================================================================
+# Corpus statistics (used by the tests and by fixtures/README.md).
+# ============================================================================================
+
+QUANTILES = (0.25, 0.5, 0.75, 0.9, 0.99)
+
+
+def _layout_of(rel: tuple[str, ...]) -> str:
+    """Classify a .jsonl path (relative to the root) by where Claude Code would have put it."""
+    name = rel[-1]
+    if "subagents" in rel[1:-1]:
+        if name == "journal.jsonl":
+            return "workflow_journal"
+        if "workflows" in rel[rel.index("subagents") + 1:-1]:
+            return "workflow_agent"
+        return "subagent_compaction" if name.startswith("agent-acompact-") else "subagent"
+    if len(rel) == 2 and name.startswith("agent-"):
+        return "sibling_agent"
+    if len(rel) == 2:
+        return "session"
+    return "other"
+
+
+def corpus_stats(root: Path) -> dict:
+    """Record-type mix, content-block mix, event text lengths and layout counts of a root."""
+    root = Path(root)
+    types: dict[str, int] = {}
+    blocks: dict[str, int] = {}
+    layouts: dict[str, int] = {}
+    lengths: list[int] = []
+    files = total_bytes = lines = bad_lines = invalid_utf8_files = sidechain_inline = 0
+    sidecars = {"meta_json": 0, "meta_unparseable": 0, "meta_with_toolUseId": 0}
+    notifications = {"task-notification user": 0, "agent-notification enqueue": 0, "task-notification enqueue": 0}
+    sessions = set()
+    session_dirs = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).parts
+            if name.endswith(".meta.json"):
+                sidecars["meta_json"] += 1
+                try:
+                    meta = orjson.loads(path.read_bytes())
+                except orjson.JSONDecodeError:
+                    meta = None
+                if not isinstance(meta, dict):
+                    sidecars["meta_unparseable"] += 1
+                elif isinstance(meta.get("toolUseId"), str):
+                    sidecars["meta_with_toolUseId"] += 1
+                continue
+            if not name.endswith(".jsonl"):
+                continue
+            layout = _layout_of(rel)
+            layouts[layout] = layouts.get(layout, 0) + 1
+            if layout == "session":
+                sessions.add((rel[0], name[:-6]))
+            if "subagents" in rel:
+                session_dirs.add((rel[0], rel[rel.index("subagents") - 1]))
+            files += 1
+            data = path.read_bytes()
+            total_bytes += len(data)
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                invalid_utf8_files += 1
+            if layout == "workflow_journal":
+                continue  # a run log, not a transcript
+            for raw in data.split(b"\n"):
+                if not raw:
+                    continue
+                lines += 1
+                try:
+                    entry = orjson.loads(raw.decode("utf-8", "replace"))
+                except orjson.JSONDecodeError:
+                    bad_lines += 1
+                    continue
+                if not isinstance(entry, dict):
+                    continue
+                kind = entry.get("type")
+                kind = kind if isinstance(kind, str) else "?"
+                types[kind] = types.get(kind, 0) + 1
+                if kind == "queue-operation" and entry.get("operation") == "enqueue":
+                    content = entry.get("content") or ""
+                    if content.startswith("<agent-notification>"):
+                        notifications["agent-notification enqueue"] += 1
+                    elif content.startswith("<task-notification>"):
+                        notifications["task-notification enqueue"] += 1
+                if kind not in ("user", "assistant"):
+                    continue
+                if entry.get("isSidechain") is True and layout == "session":
+                    sidechain_inline += 1
+                content = (entry.get("message") or {}).get("content")
+                if isinstance(content, str):
+                    blocks["string"] = blocks.get("string", 0) + 1
+                    if content.startswith("<task-notification>"):
+                        notifications["task-notification user"] += 1
+                elif isinstance(content, list):
+                    for b in content:
+                        if isinstance(b, dict):
+                            t = b.get("type") if isinstance(b.get("type"), str) else "?"
+                            blocks[t] = blocks.get(t, 0) + 1
+                n = len(flat_text(entry))
+                if n:
+                    lengths.append(n)
+    lengths.sort()
+    n_types = sum(types.values()) or 1
+    n_blocks = sum(blocks.values()) or 1
+
+    def q(p: float) -> int:
+        return lengths[min(len(lengths) - 1, int(p * (len(lengths) - 1) + 0.5))] if lengths else 0
+
+    return {
+        "files": files,
+        "bytes": total_bytes,
+        "lines": lines,
+        "unparseable_lines": bad_lines,
+        "invalid_utf8_files": invalid_utf8_files,
+        "sessions": len(sessions),
+        "orphan_session_dirs": len(session_dirs - sessions),
+        "layouts": dict(sorted(layouts.items())),
+        "sidecars": sidecars,
+        "inline_sidechain_lines": sidechain_inline,
+        "notifications": notifications,
+        "record_types": {k: types[k] for k in sorted(types, key=lambda k: (-types[k], k))},
+        "record_type_share": {k: round(types[k] / n_types, 4) for k in sorted(types, key=lambda k: (-types[k], k))},
+        "block_types": {k: blocks[k] for k in sorted(blocks, key=lambda k: (-blocks[k], k))},
+        "block_share": {k: round(blocks[k] / n_blocks, 4) for k in sorted(blocks, key=lambda k: (-blocks[k], k))},
+        "events": len(lengths),
+        "event_chars": sum(lengths),
+        "event_len_quantiles": {f"p{int(p * 100)}": q(p) for p in QUANTILES},
+        "event_len_mean": round(sum(lengths) / len(lengths), 1) if lengths else 0.0,
+    }
+
+
+def stats_markdown(named: list[tuple[str, dict]]) -> str:
+    """Markdown tables comparing roots side by side (one column per root)."""
+    names = [n for n, _ in named]
+    out = ["| | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+
+    def row(label: str, values: list) -> None:
+        out.append(f"| {label} | " + " | ".join(str(v) for v in values) + " |")
+
+    for key in ("sessions", "orphan_session_dirs", "files", "bytes", "lines", "unparseable_lines", "invalid_utf8_files",
+                "inline_sidechain_lines", "events", "event_chars", "event_len_mean"):
+        row(key, [s[key] for _, s in named])
+    for key in ("layouts", "sidecars", "notifications"):
+        keys = sorted({k for _, s in named for k in s[key]})
+        for k in keys:
+            row(f"{key}: {k}", [s[key].get(k, 0) for _, s in named])
+    for p in QUANTILES:
+        k = f"p{int(p * 100)}"
+        row(f"event length {k}", [s["event_len_quantiles"][k] for _, s in named])
+    for key in ("record_type_share", "block_share"):
+        keys = sorted({k for _, s in named for k in s[key]}, key=lambda k: -max(s[key].get(k, 0) for _, s in named))
+        for k in keys:
+            row(f"{key.replace('_share', '')} share: {k}", [f"{s[key].get(k, 0):.3f}" for _, s in named])
+    return "\n".join(out) + "\n"

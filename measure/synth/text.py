@@ -1,0 +1,373 @@
+"""Fictional projects and TextForge, which writes a project's prose, reports, code and shell output."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from measure.synth.vocab import (
+    ADJS, CODE_TEMPLATES, DESCRIPTIONS, DIRS, EXT, HEADINGS, HEX, HUMAN_PROMPTS, LANGS, NON_ASCII, NOUNS, OPENERS,
+    PAST, PROJECT_NAMES, SENTENCES, SEVERITY, TYPE_NAMES, USERS, VERBS,
+)
+
+
+_SLOT = re.compile(r"\{([A-Za-z0-9]+)\}")
+
+
+def _compile(template: str) -> tuple:
+    """Split a template into literal/slot pieces once, so filling is a tight loop."""
+    parts = []
+    pos = 0
+    for m in _SLOT.finditer(template):
+        parts.append(template[pos:m.start()])
+        parts.append(m.group(1))
+        pos = m.end()
+    parts.append(template[pos:])
+    return tuple(parts)
+
+
+def _compile_code(template: str) -> tuple:
+    """Code templates use `{{`/`}}` for literal braces, as str.format does."""
+    pieces = []
+    out = []
+    i = 0
+    while i < len(template):
+        ch = template[i]
+        if template.startswith("{{", i):
+            out.append("{")
+            i += 2
+        elif template.startswith("}}", i):
+            out.append("}")
+            i += 2
+        elif ch == "{":
+            j = template.index("}", i)
+            pieces.append("".join(out))
+            pieces.append(template[i + 1:j])
+            out = []
+            i = j + 1
+        else:
+            out.append(ch)
+            i += 1
+    pieces.append("".join(out))
+    return tuple(pieces)
+
+
+_SENTENCES = tuple(_compile(s) for s in SENTENCES)
+_HUMAN = tuple(_compile(s) for s in HUMAN_PROMPTS)
+_DESCRIPTIONS = tuple(_compile(s) for s in DESCRIPTIONS)
+_CODE = {lang: {part: tuple(_compile_code(t) for t in ts) for part, ts in parts.items()} for lang, parts in CODE_TEMPLATES.items()}
+
+
+def _snake(rng: random.Random, k: int) -> str:
+    return "_".join(rng.choice(VERBS if i == 0 else NOUNS) for i in range(k))
+
+
+def _camel(rng: random.Random, k: int) -> str:
+    return "".join(rng.choice(NOUNS).replace("_", " ").title().replace(" ", "") for _ in range(k))
+
+
+@dataclass(frozen=True)
+class Project:
+    """One fictional repository a session works in."""
+
+    name: str
+    language: str
+    user: str
+    cwd: str
+    slug: str
+    branches: tuple[str, ...]
+    files: tuple[str, ...]
+    functions: tuple[str, ...]
+    types: tuple[str, ...]
+    variables: tuple[str, ...]
+    tests: tuple[str, ...]
+    module: str
+
+
+def slug_of(cwd: str) -> str:
+    """Claude Code's project directory name: every non-alphanumeric character becomes '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def make_project(rng: random.Random, name: str | None = None, language: str | None = None,
+                 user: str | None = None, cwd: str | None = None) -> Project:
+    name = name or rng.choice(PROJECT_NAMES)
+    language = language or rng.choice(LANGS)
+    user = user or rng.choice(USERS)
+    if cwd is None:
+        cwd = rng.choice((f"/Users/{user}/src/{name}", f"/home/{user}/projects/{name}",
+                          f"/Users/{user}/work/{name}"))
+    pkg = name.replace("-", "_")
+    # Identifiers are drawn per project so two projects rarely share vocabulary.
+    functions = tuple(sorted({_snake(rng, rng.choice((2, 2, 3))) for _ in range(260)}))
+    if language in ("typescript", "go"):
+        functions = tuple(f.split("_")[0] + "".join(p.title() for p in f.split("_")[1:]) for f in functions)
+    types = tuple(sorted({_camel(rng, rng.choice((1, 2, 2, 3))) for _ in range(140)}))
+    variables = tuple(sorted({rng.choice(NOUNS).split("_")[0] + rng.choice(("", "s", "_id", "_map", "_ref", "_count"))
+                              for _ in range(120)}))
+    files = set()
+    ext = EXT[language]
+    while len(files) < 90:
+        d = rng.choice(DIRS[language]).format(p=pkg, n=rng.choice(NOUNS).split("_")[0], m=rng.choice(NOUNS).split("_")[0])
+        stem = _snake(rng, rng.choice((1, 2))) if language != "typescript" else _snake(rng, 2).replace("_", "-")
+        if "test" in d:
+            stem = {"go": stem + "_test", "python": "test_" + stem, "typescript": stem + ".test",
+                    "elixir": stem + "_test", "rust": stem}[language]
+            e = ".exs" if language == "elixir" else ext
+        else:
+            e = ext
+        files.add(f"{d}/{stem}{e}")
+    files.update({"README.md", "Makefile", ".github/workflows/ci.yml", "CLAUDE.md",
+                  {"go": "go.mod", "python": "pyproject.toml", "typescript": "package.json",
+                   "elixir": "mix.exs", "rust": "Cargo.toml"}[language]})
+    tests = tuple(sorted({"Test" + _camel(rng, 2) if language == "go" else "test_" + _snake(rng, 2)
+                          for _ in range(40)}))
+    branches = ("main",) + tuple(sorted({f"{rng.choice(USERS)}/{_snake(rng, 2).replace('_', '-')}" for _ in range(6)}))
+    return Project(name=name, language=language, user=user, cwd=cwd, slug=slug_of(cwd),
+                   branches=branches, files=tuple(sorted(files)), functions=functions,
+                   types=types, variables=variables, tests=tests, module=pkg)
+
+
+class TextForge:
+    """Builds coding-agent text (prose, reports, code, shell output) for one project."""
+
+    def __init__(self, rng: random.Random, project: Project, non_ascii_rate: float = 0.02, body_scale: float = 1.0):
+        self.rng = rng
+        self.body_scale = body_scale
+        self.p = project
+        self.non_ascii_rate = non_ascii_rate
+        self.code = _CODE[project.language]
+        self.type_names = TYPE_NAMES[project.language]
+        # File bodies are generated once per path: re-reading a file returns the same text,
+        # as in a real session (and Edit results quote the original file).
+        self.file_cache: dict[str, list[str]] = {}
+
+    # -- slots --------------------------------------------------------------------------
+    def _slot(self, key: str) -> str:
+        r = self.rng
+        if key == "N" or key == "M":
+            return r.choice(NOUNS).replace("_", " ")
+        if key == "V":
+            return r.choice(VERBS)
+        if key == "D":
+            return r.choice(PAST)
+        if key == "A":
+            return r.choice(ADJS)
+        if key == "P":
+            return r.choice(self.p.files)
+        if key == "F":
+            return r.choice(self.p.functions)
+        if key == "T":
+            return r.choice(self.p.tests) if r.random() < 0.3 else r.choice(self.p.types)
+        if key == "L":
+            return str(r.randint(3, 900))
+        if key == "K":
+            return str(r.randint(2, 40))
+        if key == "O":
+            return r.choice(OPENERS)
+        if key == "B":
+            return r.choice(self.p.branches)
+        return key
+
+    def fill(self, parts: tuple) -> str:
+        out = []
+        for i, piece in enumerate(parts):
+            out.append(self._slot(piece) if i & 1 else piece)
+        return "".join(out)
+
+    def sentence(self) -> str:
+        s = self.fill(self.rng.choice(_SENTENCES))
+        if self.rng.random() < self.non_ascii_rate:
+            s = s[:-1] + " " + self.rng.choice(NON_ASCII) + s[-1]
+        return s
+
+    def prose(self, target: int) -> str:
+        """Paragraphs of sentences until about `target` characters."""
+        r = self.rng
+        paras = []
+        size = 0
+        while size < target:
+            n = r.randint(1, 4)
+            para = " ".join(self.sentence() for _ in range(n))
+            paras.append(para)
+            size += len(para) + 2
+        return "\n\n".join(paras)
+
+    def short(self) -> str:
+        """One or two sentences: the typical assistant line between tool calls."""
+        r = self.rng
+        if r.random() < 0.55:
+            return f"{r.choice(OPENERS)} `{r.choice(self.p.files if r.random() < 0.6 else self.p.functions)}`" + r.choice((".", ":", " first."))
+        return " ".join(self.sentence() for _ in range(r.randint(1, 2)))
+
+    def human(self) -> str:
+        r = self.rng
+        s = self.fill(r.choice(_HUMAN))
+        if r.random() < 0.25:
+            s += "\n\n" + self.prose(r.choice((80, 200, 400)))
+        if r.random() < 0.05:
+            s += "\n\n```\n" + self.shell(r.randint(300, 1500)) + "\n```"
+        return s
+
+    def description(self) -> str:
+        d = self.fill(self.rng.choice(_DESCRIPTIONS))
+        return d[0].upper() + d[1:]
+
+    # -- structured text ----------------------------------------------------------------
+    def report(self, target: int, title: str) -> str:
+        """A markdown review/exploration report, the typical subagent final answer."""
+        r = self.rng
+        out = [r.choice(("", "Based on my review, here is the summary.\n\n", "I have finished the analysis.\n\n")) + f"## {title}\n"]
+        size = len(out[0])
+        headings = list(HEADINGS)
+        r.shuffle(headings)
+        i = 0
+        while size < target:
+            h = headings[i % len(headings)]
+            i += 1
+            block = [f"\n### {h}\n"]
+            kind = r.random()
+            if kind < 0.45:
+                for _ in range(r.randint(2, 6)):
+                    block.append(f"- **{r.choice(SEVERITY)}** `{r.choice(self.p.files)}:{r.randint(3, 900)}` — {self.sentence()}")
+            elif kind < 0.7:
+                block.append(self.prose(r.randint(200, 700)))
+            elif kind < 0.85:
+                block.append(self.sentence())
+                block.append("```" + {"typescript": "ts", "python": "python", "go": "go", "elixir": "elixir", "rust": "rust"}[self.p.language])
+                block.extend(self.code_lines(r.randint(4, 14)))
+                block.append("```")
+            else:
+                block.append("| File | Issue | Severity |\n|---|---|---|")
+                for _ in range(r.randint(2, 6)):
+                    block.append(f"| `{r.choice(self.p.files)}` | {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} | {r.choice(SEVERITY)} |")
+            text = "\n".join(block)
+            out.append(text)
+            size += len(text)
+        return "\n".join(out)
+
+    def _code_line(self, parts: tuple) -> str:
+        r = self.rng
+        p = self.p
+        buf = []
+        for i, piece in enumerate(parts):
+            if not i & 1:
+                buf.append(piece)
+            elif piece == "f" or piece == "F":
+                buf.append(r.choice(p.functions))
+            elif piece == "T":
+                buf.append(r.choice(p.types))
+            elif piece == "t":
+                buf.append(r.choice(self.type_names))
+            elif piece == "v" or piece == "V":
+                buf.append(r.choice(p.variables))
+            elif piece == "r":
+                buf.append(p.types[0][0].lower() if p.types else "s")
+            elif piece == "w":
+                buf.append(r.choice(NOUNS).replace("_", " "))
+            elif piece == "n":
+                buf.append(str(r.randint(1, 512)))
+            elif piece == "c":
+                buf.append(self.sentence())
+            elif piece == "P2":
+                buf.append(p.module.title().replace("_", ""))
+            else:
+                buf.append(piece)
+        return "".join(buf)
+
+    def code_lines(self, n: int) -> list[str]:
+        """About `n` lines of code in the project's language, as whole blocks."""
+        r = self.rng
+        code = self.code
+        lines: list[str] = []
+        while len(lines) < n:
+            lines.extend(self._code_line(r.choice(code["open"])).split("\n"))
+            for _ in range(r.randint(1, 6)):
+                lines.extend(self._code_line(r.choice(code["body"])).split("\n"))
+            lines.extend(self._code_line(r.choice(code["close"])).split("\n"))
+            lines.append("")
+        return lines[:n] if n > 3 else lines[:max(1, n)]
+
+    def file_body(self, path: str) -> list[str]:
+        body = self.file_cache.get(path)
+        if body is None:
+            n = int(self.rng.lognormvariate(4.2, 0.8) * self.body_scale)  # median ~65 lines, long tail
+            body = self.code_lines(max(8, min(n, 1400)))
+            if len(self.file_cache) < 400:  # bound memory on huge sessions
+                self.file_cache[path] = body
+        return body
+
+    def numbered(self, lines: list[str], start: int = 1) -> str:
+        """Read-tool rendering: right-aligned line number, an arrow, the line."""
+        return "\n".join(f"{i:>6}→{line}" for i, line in enumerate(lines, start))
+
+    def shell(self, target: int, kind: str = "") -> str:
+        """Shell output of a plausible command (tests, git, diff, grep, build, ls, wc, gh)."""
+        r = self.rng
+        p = self.p
+        out = []
+        size = 0
+        if kind == "ls":
+            while size < target:
+                line = (f"{r.choice(('-rw-r--r--', '-rw-r--r--', 'drwxr-xr-x', '-rwxr-xr-x'))}  1 {p.user}  staff  {r.randint(64, 90_000):>6} "
+                        f"{r.choice(('Jan', 'Feb', 'Mar', 'Aug'))} {r.randint(1, 28):>2} {r.randint(0, 23):02d}:{r.randint(0, 59):02d} "
+                        f"{r.choice(p.files).rsplit('/', 1)[-1]}")
+                out.append(line)
+                size += len(line) + 1
+            return "\n".join(out)
+        if kind == "wc":
+            files = [r.choice(p.files) for _ in range(r.randint(1, 4))]
+            counts = [r.randint(10, 1500) for _ in files]
+            return "\n".join(f"{c:>8} {f}" for c, f in zip(counts, files)) + (f"\n{sum(counts):>8} total" if len(files) > 1 else "")
+        if kind == "pr":
+            return (f"{{\"title\":\"{self.description()}\",\"body\":\"{self.sentence()}\",\"files\":["
+                    + ",".join(f"{{\"path\":\"{r.choice(p.files)}\",\"additions\":{r.randint(0, 300)},\"deletions\":{r.randint(0, 200)}}}"
+                               for _ in range(r.randint(1, 8))) + "]}")
+        pick = {"test": 0.1, "gitlog": 0.4, "diff": 0.5, "grep": 0.7, "build": 0.9}.get(kind, r.random())
+        kind = pick
+        if kind < 0.3:  # test runner
+            while size < target:
+                if p.language == "go":
+                    line = (f"ok  \tgithub.com/{p.user}/{p.name}/{r.choice(p.files).rsplit('/', 1)[0]}\t{r.random():.3f}s"
+                            if r.random() < 0.8 else f"--- FAIL: {r.choice(p.tests)} ({r.random():.2f}s)\n    {r.choice(p.files)}:{r.randint(3, 400)}: {self.sentence()}")
+                elif p.language == "python":
+                    line = (f"{r.choice(p.files)} {''.join(r.choice('....F.s') for _ in range(r.randint(3, 30)))} [{r.randint(1, 100):>3}%]"
+                            if r.random() < 0.85 else f"FAILED {r.choice(p.files)}::{r.choice(p.tests)} - AssertionError: {self.sentence()}")
+                elif p.language == "elixir":
+                    line = (f"  {r.randint(1, 40)}) test {r.choice(VERBS)} {r.choice(NOUNS)} ({p.module.title()}.{r.choice(p.types)}Test)\n     {r.choice(p.files)}:{r.randint(3, 400)}\n     {self.sentence()}"
+                            if r.random() < 0.3 else "." * r.randint(10, 80))
+                else:
+                    line = (f" {'✓' if r.random() < 0.85 else '✗'} {r.choice(p.files)} > {r.choice(VERBS)} {r.choice(NOUNS)} {r.choice(ADJS)} [{r.randint(1, 900)}ms]")
+                out.append(line)
+                size += len(line) + 1
+            out.append(f"\n{r.randint(20, 900)} passed, {r.randint(0, 4)} failed in {r.random() * 30:.2f}s")
+        elif kind < 0.45:  # git log / status
+            while size < target:
+                line = (f"{''.join(r.choice(HEX) for _ in range(7))} {r.choice(VERBS).title()} {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} in {r.choice(p.files).rsplit('/', 1)[-1]}"
+                        if r.random() < 0.6 else f"\tmodified:   {r.choice(p.files)}")
+                out.append(line)
+                size += len(line) + 1
+        elif kind < 0.6:  # diff
+            while size < target:
+                path = r.choice(p.files)
+                out.append(f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{r.randint(1, 400)},{r.randint(3, 12)} +{r.randint(1, 400)},{r.randint(3, 12)} @@")
+                for line in self.code_lines(r.randint(3, 12)):
+                    out.append(r.choice(" +-  ") + line)
+                size += sum(len(x) for x in out[-6:])
+        elif kind < 0.8:  # grep -n
+            while size < target:
+                line = f"{r.choice(p.files)}:{r.randint(1, 900)}:{self.code_lines(1)[0].strip()}"
+                out.append(line)
+                size += len(line) + 1
+        else:  # build / lint / log
+            while size < target:
+                line = r.choice((
+                    f"warning: {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} in `{r.choice(p.functions)}`\n  --> {r.choice(p.files)}:{r.randint(1, 900)}:{r.randint(1, 80)}",
+                    f"[{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}.{r.randint(0, 999):03d}] {r.choice(('info', 'debug', 'warn', 'error'))} {r.choice(p.functions)}: {self.sentence()}",
+                    f"Compiling {r.randint(1, 60)} files ({EXT[p.language]})",
+                    f"error: {self.sentence()}\n   │\n {r.randint(1, 900)} │ {self.code_lines(1)[0].strip()}\n   │ {'^' * r.randint(3, 20)}",
+                ))
+                out.append(line)
+                size += len(line) + 1
+        return "\n".join(out)
