@@ -145,6 +145,8 @@ def llm_rows(results: dict[str, StrategyResult]) -> list[dict]:
 def sweep_rows(by_budget: dict[int, dict[str, StrategyResult]]) -> list[dict]:
     rows = []
     for budget, results in sorted(by_budget.items()):
+        if "link" not in results:
+            continue  # the baseline could not be built at this budget (an errors row says why)
         _, apc, _, _ = results["link"].kept_by_origin()
         for name, r in results.items():
             pe, pc, se, sc = r.kept_by_origin()

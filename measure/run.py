@@ -29,7 +29,7 @@ from measure.metrics import (
 from measure.prompt import load_template
 from measure.read import ReadError, list_sessions, read_session, rel, subagents_dir
 from measure.schema import TABLES
-from measure.strategies import STRATEGIES, Params, SessionContext, run_all
+from measure.strategies import STRATEGIES, Params, SessionContext
 from measure.tables import frame, write_tables
 
 CACHE_VERSION = 1
@@ -108,23 +108,25 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         if tf.lines == 0:
             out.errors.append(_error(tf.path, session_path, "empty", "no lines: nothing to read"))
     memo: dict = {}  # pre-filter verdicts do not depend on the budget: share them
-    try:
-        by_budget = {}
-        for budget in sorted({params.budget, *params.budgets}):
-            ctx = SessionContext(
-                session,
-                Params(
-                    template=template,
-                    budget=budget,
-                    max_event_text_length=params.max_event_text_length,
-                    keep_prompts=False,
-                ),
-            )
-            ctx.memo = memo
-            by_budget[budget] = (ctx, run_all(ctx, list(params.strategies)))
-    except ValueError as exc:  # a timestamp JS's Date cannot render: akm's prompt build throws
-        out.errors.append(_error(session_path, session_path, "render_error", f"buildExtractPrompt would throw: {exc}"))
-        return out
+    by_budget = {}
+    failed: dict[str, str] = {}
+    for budget in sorted({params.budget, *params.budgets}):
+        ctx = SessionContext(
+            session,
+            Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length, keep_prompts=False),
+        )
+        ctx.memo = memo
+        results = {}
+        for name in params.strategies:
+            try:
+                results[name] = STRATEGIES[name](ctx)
+            except ValueError as exc:  # a timestamp JS's Date cannot render: akm's build throws
+                failed.setdefault(name, str(exc))
+        by_budget[budget] = (ctx, results)
+    for name, reason in failed.items():
+        out.errors.append(
+            _error(session_path, session_path, "render_error", f"{name}: buildExtractPrompt would throw: {reason}")
+        )
     ctx, results = by_budget[params.budget]
     digest = content_hash(session.folded)
     keyed = {"session_id": session.ref.session_id, "session_path": session_path}
