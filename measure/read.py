@@ -237,6 +237,29 @@ def flatten_content(content) -> str:
     return "\n".join(parts)
 
 
+class _Falsy(str):
+    """String(v) of a falsy non-string value (0, false): akm's `role || "unknown"` skips it."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+class _Truthy(str):
+    """String(v) of a truthy value that renders empty (`[]`): akm's `role || …` keeps it."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def js_role(v) -> str:
+    """A non-string record `type` as a role: its JS String(), with its JS truthiness, since the
+    hash uses String(role) while the prompt uses `role || "unknown"`."""
+    text = js_string(v)
+    if v is False or (isinstance(v, (int, float)) and v == 0):
+        return _Falsy(text)
+    return _Truthy(text) if not text else text
+
+
 def js_string(v) -> str:
     """JS `String(v)` for JSON values (a non-string role is rendered this way)."""
     if isinstance(v, str):
@@ -371,7 +394,7 @@ def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[Transcri
             role = msg.get("role")
             if type(role) is not str:
                 role = obj.get("type")
-                role = "unknown" if role is None else js_string(role)
+                role = "unknown" if role is None else js_role(role)
             append(Event(role, ts, text, label, len(text) if text.isascii() else utf16_len(text)))
             if "akm" in text:
                 refs.extend(inline_refs(text, ts))

@@ -221,3 +221,22 @@ def test_odd_shapes_never_crash_the_reader(tmp_path):
     failed = {r.split(":", 1)[0] for r in errors.filter(pl.col("kind") == "render_error")["reason"]}
     measured = set(pl.read_parquet(tmp_path / "out" / "sessions.parquet")["strategy"])
     assert failed and not failed & measured and failed | measured == set(STRATEGIES)
+
+
+def test_non_string_record_types_as_roles(tmp_path):
+    """role = record type when message.role is not a string: String() in the hash, `||` in the prompt."""
+    from measure.hashing import canonical
+    from measure.prompt import format_transcript
+
+    write(
+        tmp_path / "p" / "s.jsonl",
+        json.dumps({"type": 0, "timestamp": "2026-01-01T00:00:00Z", "message": {"content": "zero typed record"}}),
+        json.dumps({"type": [], "timestamp": "2026-01-01T00:00:01Z", "message": {"content": "array typed record"}}),
+        json.dumps({"type": 7, "timestamp": "2026-01-01T00:00:02Z", "message": {"content": "seven typed record"}}),
+    )
+    session, _ = read_session(str(tmp_path / "p" / "s.jsonl"), str(tmp_path))
+    assert canonical(session.folded) == "0\nzero typed record\n\0\n\narray typed record\n\0\n7\nseven typed record"
+    body = format_transcript(session.folded)
+    assert "[unknown @ 2026-01-01T00:00:00.000Z] zero" in body  # 0 || "unknown"
+    assert "[ @ 2026-01-01T00:00:01.000Z] array" in body  # [] is truthy, String([]) is ""
+    assert "[7 @ 2026-01-01T00:00:02.000Z] seven" in body
