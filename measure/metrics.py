@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from collections import Counter
@@ -20,13 +19,6 @@ def pct(part: int, whole: int) -> float:
     """Percent of max(1, whole), one decimal, rounded half away from zero as JS toFixed does."""
     v = part * 100 / max(1, whole)
     return math.copysign(math.floor(abs(v) * 10 + 0.5) / 10, v)
-
-
-def redact(value: str | None) -> str | None:
-    """A stable stand-in for text that should not leave the machine."""
-    if value is None:
-        return None
-    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str) -> list[dict]:
@@ -90,7 +82,7 @@ def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:
     return rows
 
 
-def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult], redacted: bool) -> list[dict]:
+def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult]) -> list[dict]:
     fold = results.get("fold")
     kept = {(e.ts, e.file) for e in fold.calls[0].kept.events} if fold else set()
     rows = []
@@ -103,7 +95,7 @@ def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult], reda
                 "subagent_path": p.subagent_path,
                 "tool_use_id": p.tool_use_id or _launch_tool_use(ctx.session, p.agent_id),
                 "pairing": p.pairing,
-                "description": redact(p.description) if redacted else p.description,
+                "description": p.description,
                 "overlap": p.overlap,
                 "notification_chars": p.notification.chars,
                 "final_chars": p.final.chars,
@@ -184,7 +176,7 @@ def subagent_kind(tf: TranscriptFile, session: Session) -> str:
     return "other"
 
 
-def subagent_rows(session: Session, redacted: bool) -> list[dict]:
+def subagent_rows(session: Session) -> list[dict]:
     launches = {a: mode for a, mode, _ in session.parent.launches}
     rows = []
     notified = Counter(tid for e in session.parent.events if "<task-id>" in e.text for tid in _TASK_ID.findall(e.text))
@@ -200,7 +192,7 @@ def subagent_rows(session: Session, redacted: bool) -> list[dict]:
                 "agent_id": agent_id,
                 "kind": subagent_kind(tf, session),
                 "agent_type": sc.agent_type if sc else None,
-                "description": (redact(sc.description) if redacted else sc.description) if sc else None,
+                "description": sc.description if sc else None,
                 "sidecar": sc.state if sc else "missing",
                 "events": len(tf.events),
                 "chars": sum(e.chars for e in tf.events),

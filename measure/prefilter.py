@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from measure.jscompat import LT, WS, js_regex, js_trim, utf16_head_tail, utf16_len, utf16_units
+from measure.jscompat import LT, WS, js_regex, js_trim, utf16_head_tail, utf16_len, utf16_slice, utf16_units
 from measure.records import Event, Prefiltered, PrefilterStats
 
 DEFAULT_MAX_TOTAL_CHARS = 80_000
@@ -98,8 +98,6 @@ def _head_tail(text: str, chars: int, head: int, tail: int) -> tuple[str, str]:
     if tail > 0:
         return utf16_head_tail(text, head, tail)
     # JS `slice(-tail)`: -0 is the whole string, a negative tail counts from the start.
-    from measure.jscompat import utf16_slice
-
     return utf16_slice(text, 0, head), utf16_slice(text, -tail if tail < 0 else 0)
 
 

@@ -104,13 +104,13 @@ class Session:
     @property
     def alone_ref(self) -> SessionRef:
         """The ref akm returns when the session has no subagents folder."""
-        ev = sorted_events(self.parent.events)
+        ts = [e.ts for e in self.parent.events]  # first/last of the ts sort are min/max
         return SessionRef(
             harness=self.ref.harness,
             session_id=self.ref.session_id,
             path=self.ref.path,
-            started_at=ev[0].ts if ev else self.ctime_ms,
-            ended_at=ev[-1].ts if ev else self.mtime_ms,
+            started_at=min(ts) if ts else self.ctime_ms,
+            ended_at=max(ts) if ts else self.mtime_ms,
             project_hint=self.ref.project_hint,
             title=self.ref.title,
         )

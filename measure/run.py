@@ -20,7 +20,6 @@ from measure.metrics import (
     eviction_rows,
     llm_rows,
     quirk_rows,
-    redact,
     run_cost_rows,
     session_rows,
     subagent_rows,
@@ -137,15 +136,22 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("sessions", session_rows(ctx, results, digest))
     if "link" in results:
         add("eviction", eviction_rows(results))
-    add("duplicates", duplicate_rows(ctx, results, params.redact))
+    add("duplicates", duplicate_rows(ctx, results))
     add("llm_calls", llm_rows(results))
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
-    add("subagents", subagent_rows(session, params.redact))
+    add("subagents", subagent_rows(session))
     add("quirks", quirk_rows(session, results))
     return out
 
 
 _STRUCTURAL = ("subagents", "workflows", "tool-results", "journal.jsonl")
+
+
+def redact(value: str | None) -> str | None:
+    """A stable stand-in for text that should not leave the machine."""
+    if value is None:
+        return None
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def redact_path(path: str | None) -> str | None:
@@ -171,8 +177,9 @@ def _redact_rows(rows: dict[str, list[dict]]) -> None:
             for key in ("session_path", "subagent_path", "path"):
                 if row.get(key):
                     row[key] = redact_path(row[key])
-            if row.get("session_id"):
-                row["session_id"] = redact(row["session_id"])
+            for key in ("session_id", "description"):
+                if row.get(key) is not None:  # "" too: every value of a redacted column is a hash
+                    row[key] = redact(row[key])
 
 
 # --- incremental cache ---------------------------------------------------------------------
@@ -195,13 +202,7 @@ def session_key(root: str, path: str, params: RunParams, template: str) -> str |
     parts: list = [CACHE_VERSION, _CODE, asdict(params), hashlib.sha256(template.encode()).hexdigest(), rel(path, root)]
     try:
         parts.append(_file_key(path))
-        sub = subagents_dir(path)
-        if os.path.isdir(sub):
-            for dirpath, dirnames, names in os.walk(sub):
-                dirnames.sort()
-                for n in sorted(names):
-                    p = os.path.join(dirpath, n)
-                    parts.append([rel(p, root), _file_key(p)])
+        parts += [[rel(p, root), _file_key(p)] for p in _subagent_files(path)]
     except OSError:
         return None  # unreadable now: measure it and let the reader report why
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()

@@ -106,13 +106,13 @@ class SessionContext:
         self.memo: dict = {}
         self.lines: dict = {}
 
-    def run(self, events, ref: SessionRef, refs, dedupe: bool = False, budget: int | None = None) -> Call:
+    def run(self, events, ref: SessionRef, refs) -> Call:
+        """The plain pre-filter over `events`, then the prompt."""
         kept = prefilter(
             events,
-            max_total_chars=self.params.budget if budget is None else budget,
+            max_total_chars=self.params.budget,
             max_event_text_length=self.params.max_event_text_length,
             readonly_ops=self.params.readonly_ops,
-            dedupe=dedupe,
             memo=self.memo,
         )
         return Call(self.session.ref.path, len(events), sum(e.chars for e in events), kept, self.prompt(ref, kept, refs))
