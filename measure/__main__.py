@@ -1,3 +1,5 @@
+"""`python -m measure`: the command line."""
+
 import sys
 
 from measure.cli import main

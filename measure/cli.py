@@ -8,7 +8,8 @@ import os
 import sys
 from datetime import datetime, timezone
 
-from measure import __version__, reports, synth
+from measure import __version__, synth
+from measure.report import build as reports
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -44,8 +45,10 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from measure.read import resolve_root
-    from measure.run import RunParams, default_cache_dir, run_measurement
+    from measure.akm.read import resolve_root
+    from measure.runner.cache import default_cache_dir
+    from measure.runner.job import RunParams
+    from measure.runner.run import run_measurement
 
     root = resolve_root(args.root)
     params = RunParams(

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from measure.hashing import content_hash
-from measure.prompt import load_template
-from measure.read import read_session
-from measure.strategies import STRATEGIES, Params, SessionContext
+from measure.akm.hashing import content_hash
+from measure.akm.prompt import load_template
+from measure.akm.read import read_session
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext
 
 
 def inspect_session(

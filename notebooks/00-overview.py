@@ -43,11 +43,11 @@ sessions = []  # session ids (or prefixes) to keep; empty keeps all
 show_excerpts = False  # show transcript-derived text (subagent descriptions)
 
 # %%
-from measure import nbsetup, plots
-from measure import report_views as rv
+from measure.report import nbsetup, plots
+from measure.report.views import common, overview, published
 
 nbsetup.configure()
-r = rv.load(
+r = common.load(
     sessions_root,
     out_dir,
     max_total_chars=max_total_chars,
@@ -56,7 +56,7 @@ r = rv.load(
     sessions=sessions,
     show_excerpts=show_excerpts,
 )
-rv.run_summary(r)
+common.run_summary(r)
 
 # %% [markdown]
 # ## What the data supports
@@ -66,7 +66,7 @@ rv.run_summary(r)
 # under the strategy, because subagent text took their place in the budget.
 
 # %%
-rv.verdict(r)
+overview.verdict(r)
 
 # %% [markdown]
 # ## Headline table
@@ -77,7 +77,7 @@ rv.verdict(r)
 # prompt as already preserved. `subagent files`: transcripts folded under `subagents/` (recursive).
 
 # %%
-rv.headline(r)
+overview.headline(r)
 
 # %%
 plots.eviction_bars(r["eviction"])
@@ -89,10 +89,10 @@ plots.eviction_bars(r["eviction"])
 # the figure published in the #840 study, and the difference.
 
 # %%
-rv.published_comparison(r, "headline")
+published.published_comparison(r, "headline")
 
 # %%
-rv.published_note(r, "headline")
+published.published_note(r, "headline")
 
 # %% [markdown]
 # ## Errors
@@ -100,7 +100,7 @@ rv.published_note(r, "headline")
 # Everything that could not be read fully, with the reason. Nothing is skipped silently.
 
 # %%
-rv.errors(r)
+overview.errors(r)
 
 # %% [markdown]
 # ## Subagent inventory
@@ -110,7 +110,7 @@ rv.errors(r)
 # and how many task notifications in the parent name them.
 
 # %%
-rv.subagent_inventory(r)
+overview.subagent_inventory(r)
 
 # %% [markdown]
 # ## akm quirks that fired
@@ -119,4 +119,4 @@ rv.subagent_inventory(r)
 # patterns in prompt substitution); this counts how often they changed what would be sent.
 
 # %%
-rv.quirks(r)
+overview.quirks(r)

@@ -35,11 +35,11 @@ sessions = []  # session ids (or prefixes) to keep; empty keeps all
 show_excerpts = False  # show transcript-derived text (subagent descriptions)
 
 # %%
-from measure import nbsetup, plots
-from measure import report_views as rv
+from measure.report import nbsetup, plots
+from measure.report.views import common, eviction
 
 nbsetup.configure()
-r = rv.load(
+r = common.load(
     sessions_root,
     out_dir,
     max_total_chars=max_total_chars,
@@ -48,19 +48,19 @@ r = rv.load(
     sessions=sessions,
     show_excerpts=show_excerpts,
 )
-rv.run_summary(r)
+common.run_summary(r)
 
 # %% [markdown]
 # ## At the run's budget
 
 # %%
-rv.eviction_summary(r)
+eviction.eviction_summary(r)
 
 # %% [markdown]
 # Parent-origin characters kept per session: alone (= link) and under each strategy.
 
 # %%
-rv.parent_kept(r)
+eviction.parent_kept(r)
 
 # %% [markdown]
 # Parent-origin characters evicted per session and strategy (`<strategy>`: chars, `<strategy> %`: percent):
@@ -69,7 +69,7 @@ rv.parent_kept(r)
 # which are not counted as eviction.
 
 # %%
-rv.eviction_table(r)
+eviction.eviction_table(r)
 
 # %%
 plots.eviction_bars(r["eviction"])
@@ -91,7 +91,7 @@ plots.budget_sweep_curve(r["budget_sweep"])
 # (null: it still evicts at the largest budget of the sweep).
 
 # %%
-rv.zero_eviction_budgets(r)
+eviction.zero_eviction_budgets(r)
 
 # %%
-rv.sweep_curve(r["budget_sweep"])
+eviction.sweep_curve(r["budget_sweep"])

@@ -39,11 +39,11 @@ sessions = []  # session ids (or prefixes) to keep; empty keeps all
 show_excerpts = False  # show transcript-derived text (subagent descriptions)
 
 # %%
-from measure import nbsetup, plots
-from measure import report_views as rv
+from measure.report import nbsetup, plots
+from measure.report.views import common, duplication, published
 
 nbsetup.configure()
-r = rv.load(
+r = common.load(
     sessions_root,
     out_dir,
     max_total_chars=max_total_chars,
@@ -52,22 +52,22 @@ r = rv.load(
     sessions=sessions,
     show_excerpts=show_excerpts,
 )
-rv.run_summary(r)
+common.run_summary(r)
 
 # %% [markdown]
 # ## Summary by pairing method
 
 # %%
-rv.duplication_summary(r)
+duplication.duplication_summary(r)
 
 # %%
-rv.pair_totals(r)
+duplication.pair_totals(r)
 
 # %% [markdown]
 # ## Per session
 
 # %%
-rv.pair_summary(r)
+duplication.pair_summary(r)
 
 # %% [markdown]
 # ## Overlap distribution
@@ -82,13 +82,13 @@ plots.overlap_histogram(r["duplicates"])
 # The most alike pairs (subagent descriptions are shown only with `show_excerpts`).
 
 # %%
-rv.top_pairs(r, 10)
+duplication.top_pairs(r, 10)
 
 # %% [markdown]
 # ## Side by side with the published #840 figures (sidecar pairing)
 
 # %%
-rv.published_comparison(r, "duplicates")
+published.published_comparison(r, "duplicates")
 
 # %%
-rv.published_note(r, "duplicates")
+published.published_note(r, "duplicates")

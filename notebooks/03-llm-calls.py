@@ -32,11 +32,11 @@ sessions = []  # session ids (or prefixes) to keep; empty keeps all
 show_excerpts = False  # show transcript-derived text (subagent descriptions)
 
 # %%
-from measure import nbsetup, plots
-from measure import report_views as rv
+from measure.report import nbsetup, plots
+from measure.report.views import common, llm_calls, published
 
 nbsetup.configure()
-r = rv.load(
+r = common.load(
     sessions_root,
     out_dir,
     max_total_chars=max_total_chars,
@@ -45,16 +45,16 @@ r = rv.load(
     sessions=sessions,
     show_excerpts=show_excerpts,
 )
-rv.run_summary(r)
+common.run_summary(r)
 
 # %%
-rv.calls_summary(r)
+llm_calls.calls_summary(r)
 
 # %% [markdown]
 # ## Calls per session and strategy
 
 # %%
-rv.calls_table(r)
+llm_calls.calls_table(r)
 
 # %%
 plots.llm_calls_bars(r["llm_calls"])
@@ -66,13 +66,13 @@ plots.llm_calls_bars(r["llm_calls"])
 # `baseline parent chars`: what one parent-alone call keeps; `recovered ×`: their ratio.
 
 # %%
-rv.chunking_table(r)
+llm_calls.chunking_table(r)
 
 # %%
-rv.published_comparison(r, "chunking")
+published.published_comparison(r, "chunking")
 
 # %%
-rv.published_note(r, "chunking")
+published.published_note(r, "chunking")
 
 # %% [markdown]
 # ## Cost under the per-run session cap
@@ -81,7 +81,7 @@ rv.published_note(r, "chunking")
 # the most expensive batch, `cap_multiplier` its calls over the cap (one call per session = 1.0 at most).
 
 # %%
-rv.run_cost_table(r)
+llm_calls.run_cost_table(r)
 
 # %%
 plots.run_cost_bars(r["run_cost"])

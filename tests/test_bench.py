@@ -14,8 +14,9 @@ import pytest
 
 import measure
 
-from measure import bench
-from measure.read import read_session, subagents_dir
+from measure.bench import corpus as bench_corpus
+from measure.bench import results, timing
+from measure.akm.read import read_session, subagents_dir
 
 PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
 FOLD_SMALL = "-home-dev-fold-small/e88b7591-31db-4e32-98dc-b35f94c662cd.jsonl"
@@ -37,7 +38,7 @@ def _write(path: Path, data: bytes) -> Path:
 
 def test_count_file_counts_nonempty_lines_and_failures(tmp_path):
     p = _write(tmp_path / "a.jsonl", b'{"a":1}\n\n[1,2]\nnot json\n{"b":"x"}')
-    lines, bad, size = bench.count_file(str(p))
+    lines, bad, size = timing.count_file(str(p))
     assert (lines, bad, size) == (4, 1, p.stat().st_size)
 
 
@@ -46,8 +47,8 @@ def test_parse_floor_one_and_two_processes_agree(tmp_path):
         str(_write(tmp_path / "x" / "a.jsonl", b'{"a":1}\n{"a":2}\n')),
         str(_write(tmp_path / "y" / "b.jsonl", b'{"b":1}\n{oops\n{"b":3}\n')),
     ]
-    one = bench.parse_floor(files, 1)
-    two = bench.parse_floor(files, 2)
+    one = timing.parse_floor(files, 1)
+    two = timing.parse_floor(files, 2)
     for r in (one, two):
         assert (r["lines"], r["bad_lines"], r["files"]) == (5, 1, 2)
         assert r["bytes"] == sum(Path(f).stat().st_size for f in files)
@@ -56,12 +57,12 @@ def test_parse_floor_one_and_two_processes_agree(tmp_path):
 
 def test_best_of_keeps_the_fastest_run_and_the_largest_memory():
     runs = [{"wall_s": 3.0, "tree_rss_bytes": 10}, {"wall_s": 2.0, "tree_rss_bytes": 5}, {"wall_s": 4.0, "tree_rss_bytes": 7}]
-    best = bench.best_of(runs)
+    best = timing.best_of(runs)
     assert best["wall_s"] == 2.0 and best["runs"] == [3.0, 2.0, 4.0] and best["tree_rss_bytes"] == 10
 
 
 def test_jsonl_files_walks_everything_sorted(corpus):
-    files = bench.jsonl_files(corpus)
+    files = bench_corpus.jsonl_files(corpus)
     assert files == sorted(files)
     assert all(f.endswith(".jsonl") for f in files)
     expected = sorted(str(p) for p in corpus.rglob("*.jsonl"))
@@ -69,7 +70,7 @@ def test_jsonl_files_walks_everything_sorted(corpus):
 
 
 def test_session_sizes_include_subagents(corpus):
-    sizes = dict(bench.session_sizes(corpus))
+    sizes = dict(bench_corpus.session_sizes(corpus))
     parent = str(corpus / FOLD_SMALL)
     sub = Path(subagents_dir(parent))
     assert sizes[parent] == Path(parent).stat().st_size + sum(p.stat().st_size for p in sub.rglob("*") if p.is_file())
@@ -78,22 +79,22 @@ def test_session_sizes_include_subagents(corpus):
 @pytest.mark.parametrize("source", [FOLD_SMALL, FOLD_LAYOUTS])
 def test_scale_session_has_exactly_n_and_2n_events(corpus, tmp_path, source):
     src = str(corpus / source)
-    base = bench.folded_events(src, str(corpus))
+    base = bench_corpus.folded_events(src, str(corpus))
     assert base > 0
     root = tmp_path / "linear"
-    small = bench.scale_session(src, root / "-p", 2, "n")
-    big = bench.scale_session(src, root / "-p", 4, "2n")
-    assert bench.folded_events(small, str(root)) == 2 * base
-    assert bench.folded_events(big, str(root)) == 4 * base
+    small = bench_corpus.scale_session(src, root / "-p", 2, "n")
+    big = bench_corpus.scale_session(src, root / "-p", 4, "2n")
+    assert bench_corpus.folded_events(small, str(root)) == 2 * base
+    assert bench_corpus.folded_events(big, str(root)) == 4 * base
     # Rebuilding in place does not append to the previous copy.
-    bench.scale_session(src, root / "-p", 2, "n")
-    assert bench.folded_events(small, str(root)) == 2 * base
+    bench_corpus.scale_session(src, root / "-p", 2, "n")
+    assert bench_corpus.folded_events(small, str(root)) == 2 * base
 
 
 def test_scale_session_keeps_copies_paired_and_ordered(corpus, tmp_path):
     src = str(corpus / FOLD_SMALL)
     root = tmp_path / "linear"
-    out = bench.scale_session(src, root / "-p", 2, "s")
+    out = bench_corpus.scale_session(src, root / "-p", 2, "s")
     session, problems = read_session(out, str(root))
     assert not [p for p in problems if p[1] in ("malformed_lines", "broken_sidecar")]
     src_session, _ = read_session(src, str(corpus))
@@ -112,14 +113,14 @@ def test_scale_session_keeps_copies_paired_and_ordered(corpus, tmp_path):
 
 def test_shift_line_moves_only_iso_timestamps():
     line = b'{"timestamp":"2025-01-01T00:00:00.000Z","x":1}'
-    assert json.loads(bench._shift_line(line, 1000))["timestamp"] == "2025-01-01T00:00:01.000Z"
-    assert bench._shift_line(line, 0) == line
-    assert bench._shift_line(b"not json", 1000) == b"not json"
-    assert bench._shift_line(b'{"x":1}', 1000) == b'{"x":1}'
+    assert json.loads(bench_corpus._shift_line(line, 1000))["timestamp"] == "2025-01-01T00:00:01.000Z"
+    assert bench_corpus._shift_line(line, 0) == line
+    assert bench_corpus._shift_line(b"not json", 1000) == b"not json"
+    assert bench_corpus._shift_line(b'{"x":1}', 1000) == b'{"x":1}'
 
 
 def _fake_result(mb: float = 600, largest_mb: float = 95) -> dict:
-    run = {"wall_s": 10.0, "maxrss_bytes": 200 * bench.MIB, "tree_rss_bytes": 250 * bench.MIB, "tree_pss_bytes": 220 * bench.MIB}
+    run = {"wall_s": 10.0, "maxrss_bytes": 200 * bench_corpus.MIB, "tree_rss_bytes": 250 * bench_corpus.MIB, "tree_pss_bytes": 220 * bench_corpus.MIB}
     return {
         "interval": 0.05,
         "corpus": {"files": 3, "sessions": 2, "bytes": int(mb * 1e6), "lines": 1000, "events": 900, "largest_session_bytes": int(largest_mb * 1e6)},
@@ -139,12 +140,12 @@ def _fake_result(mb: float = 600, largest_mb: float = 95) -> dict:
 
 
 def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
-    rows = bench.build_rows(_fake_result())
+    rows = results.build_rows(_fake_result())
     path = tmp_path / "bench" / "bench.csv"
-    bench.write_csv(rows, path)
+    results.write_csv(rows, path)
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        assert tuple(reader.fieldnames) == bench.CSV_COLUMNS
+        assert tuple(reader.fieldnames) == results.CSV_COLUMNS
         got = list(reader)
     assert len(got) == len(rows)
     targets = {r["name"]: r for r in got if r["section"] == "target"}
@@ -158,11 +159,11 @@ def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
     assert {"events_N", "events_2N", "events_4N", "time_N", "time_2N", "time_4N"} <= names
     assert float(targets["cold_over_floor"]["value"]) == 5.0
     assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", path.read_text())  # no timestamps
-    assert bench.render(rows).count("\n") >= len(rows)
+    assert results.render(rows).count("\n") >= len(rows)
 
 
 def test_targets_untested_when_the_corpus_is_too_small():
-    rows = bench.build_rows(_fake_result(mb=5, largest_mb=1))
+    rows = results.build_rows(_fake_result(mb=5, largest_mb=1))
     status = {r["name"]: r["status"] for r in rows if r["section"] == "target"}
     assert status["cold_over_floor"] == "UNTESTED"
     assert status["peak_memory"] == "UNTESTED"
@@ -173,7 +174,7 @@ def test_run_events_reads_the_fold_rows(tmp_path):
         w = csv.writer(f)
         w.writerow(["session_path", "strategy", "raw_events"])
         w.writerows([["a", "fold", 5], ["a", "link", 3], ["b", "fold", 7]])
-    assert bench.run_events(tmp_path) == (2, 12)
+    assert timing.run_events(tmp_path) == (2, 12)
 
 
 def test_timed_run_sees_the_grandchildren(tmp_path):
@@ -187,9 +188,9 @@ def test_timed_run_sees_the_grandchildren(tmp_path):
         "if __name__ == '__main__':\n"
         "    with ProcessPoolExecutor(1) as p: print(list(p.map(f, [64])))\n"
     )
-    r = bench.timed_run([sys.executable, "-c", code], interval=0.01)
+    r = timing.timed_run([sys.executable, "-c", code], interval=0.01)
     assert r.returncode == 0
-    assert r.maxrss_bytes >= 64 * bench.MIB
+    assert r.maxrss_bytes >= 64 * bench_corpus.MIB
     assert r.samples >= 1
 
 
@@ -207,63 +208,63 @@ def test_ensure_corpus_generates_once_and_reuses(tmp_path, monkeypatch):
     # `from measure import synth` reads the package attribute once the real module was imported
     monkeypatch.setattr(measure, "synth", fake, raising=False)
     corpus = tmp_path / "bench-corpus"
-    root = bench.ensure_corpus(corpus, 3, 7, log=lambda m: None)
+    root = bench_corpus.ensure_corpus(corpus, 3, 7, log=lambda m: None)
     assert root == corpus / "projects"
     assert calls == [(7, 3, "bench")]
-    assert (corpus / bench.MARKER).exists()
+    assert (corpus / bench_corpus.MARKER).exists()
     assert (root / "-p" / "s.jsonl").exists()
     assert not (corpus / "projects.partial").exists()
-    assert bench.ensure_corpus(corpus, 3, 7, log=lambda m: None) == root
+    assert bench_corpus.ensure_corpus(corpus, 3, 7, log=lambda m: None) == root
     assert len(calls) == 1
-    bench.ensure_corpus(corpus, 3, 7, regenerate=True, log=lambda m: None)
+    bench_corpus.ensure_corpus(corpus, 3, 7, regenerate=True, log=lambda m: None)
     assert len(calls) == 2
-    bench.ensure_corpus(corpus, 3, 8, log=lambda m: None)  # another seed: rebuilt
+    bench_corpus.ensure_corpus(corpus, 3, 8, log=lambda m: None)  # another seed: rebuilt
     assert calls[-1] == (8, 3, "bench")
 
 
 def test_ensure_corpus_uses_a_foreign_corpus_as_is(corpus, monkeypatch):
     monkeypatch.setitem(sys.modules, "measure.synth", None)  # importing it would fail
-    assert bench.ensure_corpus(corpus, 500, 0, regenerate=True, log=lambda m: None) == corpus
+    assert bench_corpus.ensure_corpus(corpus, 500, 0, regenerate=True, log=lambda m: None) == corpus
     assert any(corpus.rglob("*.jsonl"))  # never removed: no marker
 
 
 def test_time_sessions_returns_every_repeat(corpus):
     parents = [str(corpus / FOLD_SMALL), str(corpus / FOLD_LAYOUTS)]
-    times = bench.time_sessions(str(corpus), parents, repeat=2)
+    times = timing.time_sessions(str(corpus), parents, repeat=2)
     assert [len(t) for t in times] == [2, 2]
     import gc
 
-    assert [len(t) for t in bench.time_sessions(str(corpus), parents, repeat=1, collect=False)] == [1, 1]
+    assert [len(t) for t in timing.time_sessions(str(corpus), parents, repeat=1, collect=False)] == [1, 1]
     assert gc.isenabled()
 
 
 def test_augment_root_adds_one_big_session_by_hard_links(corpus, tmp_path):
-    sizes = dict(bench.session_sizes(corpus))
+    sizes = dict(bench_corpus.session_sizes(corpus))
     biggest = max(sizes.values())
     want_mb = 2.5 * biggest / 1e6
-    root, added = bench.augment_root(corpus, tmp_path / "work", want_mb, log=lambda m: None)
+    root, added = bench_corpus.augment_root(corpus, tmp_path / "work", want_mb, log=lambda m: None)
     assert root == tmp_path / "work" / "root"
     assert added["bytes"] >= want_mb * 1e6
-    new_sizes = dict(bench.session_sizes(root))
+    new_sizes = dict(bench_corpus.session_sizes(root))
     assert len(new_sizes) == len(sizes) + 1
     assert max(new_sizes.values()) == added["bytes"]
     some = next(iter(sizes))
     mirrored = root / Path(some).relative_to(corpus)
     assert mirrored.stat().st_ino == Path(some).stat().st_ino  # a hard link, not a copy
     # Nothing to add when the corpus already holds a session that big.
-    assert bench.augment_root(corpus, tmp_path / "w2", biggest / 1e6, log=lambda m: None) == (corpus, None)
+    assert bench_corpus.augment_root(corpus, tmp_path / "w2", biggest / 1e6, log=lambda m: None) == (corpus, None)
 
 
 def test_other_load_is_measured():
-    with bench.OtherLoad() as load:
+    with timing.OtherLoad() as load:
         sum(range(10_000))
     assert load.cores is None or load.cores >= 0
 
 
 def test_linearity_builds_exact_doublings(corpus, tmp_path):
     src = str(corpus / FOLD_SMALL)
-    base = bench.folded_events(src, str(corpus))
-    lin = bench.linearity(str(corpus), tmp_path, 2 * base, repeat=1, steps=3, source=src)
+    base = bench_corpus.folded_events(src, str(corpus))
+    lin = timing.linearity(str(corpus), tmp_path, 2 * base, repeat=1, steps=3, source=src)
     assert [z["events"] for z in lin["sizes"]] == [2 * base, 4 * base, 8 * base]
     assert lin["exact"] and len(lin["ratios"]) == 2
     assert len(lin["call_ratios"]) == 2 and all(z["calls"] > 0 for z in lin["sizes"])
@@ -272,14 +273,14 @@ def test_linearity_builds_exact_doublings(corpus, tmp_path):
 def test_superlinear_names_functions_whose_calls_more_than_double():
     small = {"a": 10, "b": 10, "c": 0}
     big = {"a": 20, "b": 40, "c": 1, "d": 9}
-    assert bench.superlinear(small, big) == [("b", 10, 40), ("d", 0, 9)]
+    assert timing.superlinear(small, big) == [("b", 10, 40), ("d", 0, 9)]
 
 
 def test_clear_caches_empties_measure_caches():
-    from measure import jscompat
+    from measure.akm import jscompat
 
     jscompat.to_iso(0.0)
     jscompat.date_parse("2026-01-01T00:00:00Z")
     assert jscompat._DATES and jscompat._MINUTES
-    bench.clear_caches()
+    timing.clear_caches()
     assert not jscompat._DATES and not jscompat._MINUTES

@@ -15,15 +15,17 @@ import jupytext
 import nbformat
 import pytest
 
-from measure import paths, reports
+from measure import paths
+from measure.report import build as report_build
+from measure.report import notebooks
 
-GOLDEN = paths.root() / reports.GOLDEN_DIR
-SOURCES = reports.notebook_sources()
-PARAMETER_NAMES = set(reports.golden_parameters())
+GOLDEN = paths.root() / report_build.GOLDEN_DIR
+SOURCES = notebooks.notebook_sources()
+PARAMETER_NAMES = set(report_build.golden_parameters())
 # (golden path, sessions root, notebook source) for every golden notebook `make golden` writes.
 CASES = [
     (folder / f"{source.stem}.ipynb", root_dir, source)
-    for folder, root_dir, sources in reports.golden_plan()
+    for folder, root_dir, sources in report_build.golden_plan()
     for source in sources
 ]
 
@@ -46,7 +48,7 @@ def test_goldens_are_exactly_the_planned_set():
     assert SOURCES, "no notebooks/*.py"
     on_disk = sorted(p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*.ipynb"))
     assert on_disk == sorted(_case_id(case) for case in CASES)
-    assert all(path.parent == GOLDEN for path, root_dir, _ in CASES if root_dir == reports.FIXTURE_ROOT)
+    assert all(path.parent == GOLDEN for path, root_dir, _ in CASES if root_dir == report_build.FIXTURE_ROOT)
     assert {source.stem for path, _, source in CASES if path.parent == GOLDEN} == {s.stem for s in SOURCES}
 
 
@@ -84,7 +86,7 @@ def test_golden_ran_with_the_fixture_parameters(case):
     for node in ast.parse(injected[0].source).body:
         assert isinstance(node, ast.Assign) and len(node.targets) == 1
         values[node.targets[0].id] = ast.literal_eval(node.value)
-    assert values == reports.golden_parameters(root_dir)
+    assert values == report_build.golden_parameters(root_dir)
     assert values["out_dir"] is None, "goldens must measure inside the notebook, so nbval checks fresh numbers"
     # It sits right after the parameters cell.
     index = nb.cells.index(injected[0])

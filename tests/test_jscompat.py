@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from measure import jscompat as js
+from measure.akm import jscompat as js
 
 
 @pytest.mark.parametrize(

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from measure.hashing import content_hash
-from measure.jscompat import to_utf8, utf16_len
-from measure.prefilter import prefilter
-from measure.prompt import build_prompt
-from measure.read import list_sessions, read_session
-from measure.strategies import Params, SessionContext, run_all
+from measure.akm.hashing import content_hash
+from measure.akm.jscompat import to_utf8, utf16_len
+from measure.akm.prefilter import prefilter
+from measure.akm.prompt import build_prompt
+from measure.akm.read import list_sessions, read_session
+from measure.measurements.strategies import Params, SessionContext, run_all
 
 HERE = Path(__file__).parent / "parity"
 TEMPLATE = (HERE / "template.md").read_text(encoding="utf-8")

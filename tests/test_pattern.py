@@ -7,7 +7,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from measure.run import RunParams, run_measurement
+from measure.runner.job import RunParams
+from measure.runner.run import run_measurement
 
 S840 = Path(__file__).parent.parent / "fixtures" / "s840"
 PIN = 1_780_000_000_000

@@ -1,14 +1,14 @@
-"""measure.plots: each figure from small hand-made tables, and PNG bytes that depend only on the data."""
+"""measure.report.plots: each figure from small hand-made tables, and PNG bytes that depend only on the data."""
 
 from __future__ import annotations
 
 import pytest
 from matplotlib.figure import Figure
 
-from measure import plots
-from measure import report_views as rv
+from measure.report import plots
+from measure.report.views import common, eviction
 from measure.schema import TABLES
-from measure.tables import frame
+from measure.runner.tables import frame
 
 S1 = ("11111111-aaaa-4000-8000-000000000001", "-home-dev-a/11111111-aaaa-4000-8000-000000000001.jsonl")
 S2 = ("22222222-bbbb-4000-8000-000000000002", "-home-dev-b/22222222-bbbb-4000-8000-000000000002.jsonl")
@@ -88,7 +88,7 @@ def test_registry_names_schema_tables():
 
 
 def test_every_strategy_has_a_color():
-    assert set(rv.STRATEGY_ORDER) <= set(plots.COLORS)
+    assert set(common.STRATEGY_ORDER) <= set(plots.COLORS)
     assert len(set(plots.COLORS.values())) == len(plots.COLORS)
 
 
@@ -115,7 +115,7 @@ def test_budget_sweep_marks_the_budget_where_fold_evicts_nothing(tables):
     vlines = [line for line in ax.get_lines() if list(line.get_xdata()) == [160_000, 160_000]]
     assert len(vlines) == 1
     assert any("fold evicts nothing from 160k" in t.get_text() for t in ax.texts)
-    assert rv.fold_zero_budget(tables["budget_sweep"]) == 160_000
+    assert eviction.fold_zero_budget(tables["budget_sweep"]) == 160_000
 
 
 def test_overlap_histogram_one_panel_per_pairing(tables):
@@ -136,7 +136,7 @@ def test_llm_calls_bars_log_scale(tables):
     (ax,) = fig.axes
     assert ax.get_yscale() == "log"
     assert ax.get_ylabel() == "calls (log scale)"
-    assert _legend(ax) == [rv.STRATEGY_LABELS[s] for s in STRATEGIES]
+    assert _legend(ax) == [common.STRATEGY_LABELS[s] for s in STRATEGIES]
     assert max(p.get_height() for p in ax.patches) == 12
 
 
@@ -144,7 +144,7 @@ def test_run_cost_bars_show_the_cap(tables):
     fig = plots.run_cost_bars(tables["run_cost"])
     (ax,) = fig.axes
     assert "25 sessions per run" in ax.get_title()
-    assert [t.get_text() for t in ax.get_xticklabels()] == [rv.STRATEGY_LABELS[s] for s in STRATEGIES]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [common.STRATEGY_LABELS[s] for s in STRATEGIES]
     assert any(list(line.get_ydata()) == [25, 25] for line in ax.get_lines())
     assert [p.get_height() for p in ax.patches] == [2, 2, 2, 2, 2, 15]
 

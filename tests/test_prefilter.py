@@ -1,8 +1,8 @@
 """The pre-filter's rules, budget pass and #839 dedupe, on hand-made events."""
 
-from measure.jscompat import utf16_len
-from measure.prefilter import classify, dedupe_notifications, dice, prefilter, stub_description, truncate
-from measure.records import Event
+from measure.akm.jscompat import utf16_len
+from measure.akm.prefilter import classify, dedupe_notifications, dice, prefilter, stub_description, truncate
+from measure.akm.records import Event
 
 
 def ev(text, ts=1.0, role="user", file="p/s.jsonl"):

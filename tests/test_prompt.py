@@ -1,7 +1,7 @@
 """Prompt building: placeholders, formatting and the quirk counters."""
 
-from measure.prompt import build_prompt, format_refs, format_transcript, load_template
-from measure.records import Event, InlineRef, SessionRef
+from measure.akm.prompt import build_prompt, format_refs, format_transcript, load_template
+from measure.akm.records import Event, InlineRef, SessionRef
 
 REF = SessionRef("claude", "s", "p/s.jsonl", 1780000000000, 0, "proj", "T")
 

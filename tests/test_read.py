@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from measure.read import ReadError, flatten_content, inline_refs, list_sessions, read_session, resolve_root
-from measure.run import RunParams, run_measurement
-from measure.strategies import STRATEGIES
+from measure.akm.read import ReadError, flatten_content, inline_refs, list_sessions, read_session, resolve_root
+from measure.runner.job import RunParams
+from measure.runner.run import run_measurement
+from measure.measurements.strategies import STRATEGIES
 
 PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
 
@@ -225,8 +226,8 @@ def test_odd_shapes_never_crash_the_reader(tmp_path):
 
 def test_non_string_record_types_as_roles(tmp_path):
     """role = record type when message.role is not a string: String() in the hash, `||` in the prompt."""
-    from measure.hashing import canonical
-    from measure.prompt import format_transcript
+    from measure.akm.hashing import canonical
+    from measure.akm.prompt import format_transcript
 
     write(
         tmp_path / "p" / "s.jsonl",

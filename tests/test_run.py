@@ -10,7 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from measure.run import RunParams, run_measurement
+from measure.runner.job import RunParams
+from measure.runner.run import run_measurement
 from measure.schema import TABLES
 
 PARITY = Path(__file__).parent / "parity"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from measure.hashing import content_hash
-from measure.prefilter import prefilter
-from measure.prompt import load_template
-from measure.read import list_sessions, read_session
-from measure.strategies import STRATEGIES, Params, SessionContext, run_all
+from measure.akm.hashing import content_hash
+from measure.akm.prefilter import prefilter
+from measure.akm.prompt import load_template
+from measure.akm.read import list_sessions, read_session
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext, run_all
 
 
 def _sessions(root):

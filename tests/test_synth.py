@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from measure.pairs import jaccard
+from measure.measurements.pairs import jaccard
 from measure import synth
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,12 +16,18 @@
 from measure.synth.build import DEFAULT_REAL_SUBSET, SynthSummary, copy_real, generate
 from measure.synth.cli import add_arguments, main, run
 from measure.synth.lines import flat_text, iso
-from measure.synth.shapes import S840_SESSIONS, SHAPES
-from measure.synth.stats import corpus_stats, stats_markdown
 
 # Private names the tests (synth._layout_of) and fixtures/README.md (synth._mixed_fixed) point at.
-from measure.synth.shapes import _mixed_fixed  # noqa: F401
-from measure.synth.stats import _layout_of  # noqa: F401
+from measure.synth.shapes import (
+    S840_SESSIONS,
+    SHAPES,
+    _mixed_fixed,  # noqa: F401
+)
+from measure.synth.stats import (
+    _layout_of,  # noqa: F401
+    corpus_stats,
+    stats_markdown,
+)
 
 __all__ = [
     "DEFAULT_REAL_SUBSET", "S840_SESSIONS", "SHAPES", "SynthSummary", "add_arguments", "copy_real", "corpus_stats",

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import orjson
 
-from measure.synth.actor import Actor, EXPLORE_TOOLS, IMPLEMENT_TOOLS, REVIEW_TOOLS, total_tokens
+from measure.synth.actor import (
+    EXPLORE_TOOLS,
+    IMPLEMENT_TOOLS,
+    REVIEW_TOOLS,
+    Actor,
+    total_tokens,
+)
 from measure.synth.lines import Envelope, Transcript, iso, write_json_file
 from measure.synth.plans import AgentPlan
 from measure.synth.vocab import ADJS, LOWER_ALNUM, NOUNS, VERBS

@@ -11,7 +11,6 @@ from measure.synth.build import DEFAULT_REAL_SUBSET, copy_real, generate
 from measure.synth.shapes import SHAPES
 from measure.synth.stats import corpus_stats, stats_markdown
 
-
 # ============================================================================================
 # CLI: `measure synth ...` (wired by measure/cli.py) and `python -m measure.synth`.
 # ============================================================================================

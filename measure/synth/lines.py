@@ -11,7 +11,6 @@ import orjson
 
 from measure.synth.vocab import BASE62, HEX, LOWER_ALNUM
 
-
 # ============================================================================================
 # Claude Code versions ("eras"): layout, key order and notification shape differ per era.
 # ============================================================================================

@@ -8,9 +8,18 @@ from pathlib import Path
 
 import orjson
 
-from measure.synth.actor import Actor, PARENT_TOOLS, _weighted
+from measure.synth.actor import PARENT_TOOLS, Actor, _weighted
 from measure.synth.agents import Running, SubagentsMixin
-from measure.synth.lines import ERAS, Envelope, Ids, Tally, Transcript, iso, write_json_file, xml_escape
+from measure.synth.lines import (
+    ERAS,
+    Envelope,
+    Ids,
+    Tally,
+    Transcript,
+    iso,
+    write_json_file,
+    xml_escape,
+)
 from measure.synth.plans import SessionRecipe
 from measure.synth.text import Project, TextForge
 from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, MODERN_NOTE, USERS

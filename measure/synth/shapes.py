@@ -12,7 +12,6 @@ from measure.synth.plans import AgentPlan, SessionRecipe
 from measure.synth.text import Project, make_project
 from measure.synth.vocab import LANGS, PROJECT_NAMES
 
-
 # ============================================================================================
 # Shapes: named recipes for whole roots.
 # ============================================================================================

@@ -9,7 +9,6 @@ import orjson
 
 from measure.synth.lines import flat_text
 
-
 # ============================================================================================
 # Corpus statistics (used by the tests and by fixtures/README.md).
 # ============================================================================================

@@ -7,10 +7,26 @@ import re
 from dataclasses import dataclass
 
 from measure.synth.vocab import (
-    ADJS, CODE_TEMPLATES, DESCRIPTIONS, DIRS, EXT, HEADINGS, HEX, HUMAN_PROMPTS, LANGS, NON_ASCII, NOUNS, OPENERS,
-    PAST, PROJECT_NAMES, SENTENCES, SEVERITY, TYPE_NAMES, USERS, VERBS,
+    ADJS,
+    CODE_TEMPLATES,
+    DESCRIPTIONS,
+    DIRS,
+    EXT,
+    HEADINGS,
+    HEX,
+    HUMAN_PROMPTS,
+    LANGS,
+    NON_ASCII,
+    NOUNS,
+    OPENERS,
+    PAST,
+    PROJECT_NAMES,
+    SENTENCES,
+    SEVERITY,
+    TYPE_NAMES,
+    USERS,
+    VERBS,
 )
-
 
 _SLOT = re.compile(r"\{([A-Za-z0-9]+)\}")
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 # ============================================================================================
 # Word pools. Text is assembled from these so that unrelated events share few words (the
 # #840 duplicate study measures word-set Jaccard; real unrelated pairs sit near 0.03).

@@ -5,8 +5,17 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from measure.jscompat import LT, WS, js_regex, js_trim, utf16_head_tail, utf16_len, utf16_slice, utf16_units
-from measure.records import Event, Prefiltered, PrefilterStats
+from measure.akm.jscompat import (
+    LT,
+    WS,
+    js_regex,
+    js_trim,
+    utf16_head_tail,
+    utf16_len,
+    utf16_slice,
+    utf16_units,
+)
+from measure.akm.records import Event, Prefiltered, PrefilterStats
 
 DEFAULT_MAX_TOTAL_CHARS = 80_000
 DEFAULT_MAX_EVENT_TEXT_LENGTH = 2_000

@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from measure.records import Event, Session, TranscriptFile
-from measure.strategies import DuplicatePair
+from measure.akm.records import Event, Session, TranscriptFile
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _AGENT_STEM = re.compile(r"^agent-(.+)$")
 _TASK_ID = re.compile(r"<task-id>([^<]*)</task-id>")
 _AGENT_ID = re.compile(r"agentId: ([^\s(]+)")
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    """A parent notification and the subagent final report it copies (#840 definition)."""
+
+    agent_id: str  # sidecar file stem, `agent-` included
+    subagent_path: str
+    description: str
+    tool_use_id: str | None
+    pairing: str  # "sidecar_tool_use_id" or "agent_id"
+    parent_index: int  # index of the notification in the folded stream
+    notification: Event
+    final: Event
+    overlap: float
 
 
 def word_set(text: str) -> set[str]:

@@ -7,10 +7,17 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
 
-from measure.jscompat import utf16_len
-from measure.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, READONLY_OPS, dedupe_notifications, prefilter, truncate
-from measure.prompt import Prompt, build_prompt
-from measure.records import Event, InlineRef, Prefiltered, Session, SessionRef
+from measure.akm.jscompat import utf16_len
+from measure.akm.prefilter import (
+    DEFAULT_MAX_EVENT_TEXT_LENGTH,
+    READONLY_OPS,
+    dedupe_notifications,
+    prefilter,
+    truncate,
+)
+from measure.akm.prompt import Prompt, build_prompt
+from measure.akm.records import Event, InlineRef, Prefiltered, Session, SessionRef
+from measure.measurements.pairs import DuplicatePair, find_pairs
 
 
 @dataclass(frozen=True)
@@ -80,21 +87,6 @@ class StrategyResult:
         return hashlib.sha256("".join(c.prompt.sha256 for c in self.calls).encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class DuplicatePair:
-    """A parent notification and the subagent final report it copies (#840 definition)."""
-
-    agent_id: str  # sidecar file stem, `agent-` included
-    subagent_path: str
-    description: str
-    tool_use_id: str | None
-    pairing: str  # "sidecar_tool_use_id" or "agent_id"
-    parent_index: int  # index of the notification in the folded stream
-    notification: Event
-    final: Event
-    overlap: float
-
-
 class SessionContext:
     """One session plus the pieces several strategies share, each computed once."""
 
@@ -146,8 +138,6 @@ class SessionContext:
 
     @cached_property
     def pairs(self) -> tuple[DuplicatePair, ...]:
-        from measure.pairs import find_pairs
-
         return find_pairs(self.session)
 
 

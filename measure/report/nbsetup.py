@@ -9,7 +9,7 @@ import matplotlib as mpl
 import matplotlib.style
 import polars as pl
 
-from measure.plots import STYLE
+from measure.report.plots import STYLE
 
 __all__ = ["configure", "POLARS_DISPLAY"]
 

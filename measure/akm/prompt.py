@@ -8,8 +8,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from measure.jscompat import js_replace, js_trim, to_iso, to_utf8, utf16_len, utf16_slice
-from measure.records import Event, InlineRef, SessionRef
+from measure.akm.jscompat import (
+    js_replace,
+    js_trim,
+    to_iso,
+    to_utf8,
+    utf16_len,
+    utf16_slice,
+)
+from measure.akm.records import Event, InlineRef, SessionRef
 
 DEFAULT_TEMPLATE = Path(__file__).with_name("templates") / "extract-session.md"
 BEGIN = "=== BEGIN UNTRUSTED SESSION TRANSCRIPT ==="

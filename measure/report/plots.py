@@ -18,7 +18,9 @@ import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from measure import report_views as rv
+from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, short_ids
+from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
+from measure.report.views.eviction import fold_zero_budget, sweep_curve
 
 __all__ = [
     "STYLE",
@@ -74,7 +76,7 @@ def _color(strategy: str) -> str:
 
 
 def _label(strategy: str) -> str:
-    return rv.STRATEGY_LABELS.get(strategy, strategy)
+    return STRATEGY_LABELS.get(strategy, strategy)
 
 
 def _sessions(df: pl.DataFrame) -> list[str]:
@@ -124,7 +126,7 @@ def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label
     with the largest values are drawn.
     """
     sessions = _top_sessions(df, value)
-    short = rv.short_ids(_sessions(df))
+    short = short_ids(_sessions(df))
     width = 0.8 / max(1, len(strategies))
     labelled = len(sessions) * len(strategies) <= 48
     for j, s in enumerate(strategies):
@@ -162,7 +164,7 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
     if eviction.height == 0:
         _empty(ax, "no eviction rows")
         return fig
-    strategies = rv.ordered_strategies(eviction["strategy"].to_list())
+    strategies = ordered_strategies(eviction["strategy"].to_list())
     drawn = _grouped_bars(ax, eviction, "evicted_chars_pct", strategies, lambda y: f"{y:.1f}" if y else "0")
     ax.set_xlabel(_session_axis_label(drawn, len(_sessions(eviction)), "eviction"))
     ax.set_ylabel("parent chars evicted (% of parent alone)")
@@ -182,13 +184,13 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     fig = Figure(figsize=FIGSIZE)
     ax = fig.subplots()
     ax.set_title("Budget sweep: parent-origin content evicted, all sessions pooled")
-    curve = rv.sweep_curve(budget_sweep)
+    curve = sweep_curve(budget_sweep)
     if curve.height == 0:
         _empty(ax, "no budget sweep rows")
         return fig
     markers = "osD^vP*X"
     styles = ("-", "--", ":", "-.")
-    for k, s in enumerate(rv.ordered_strategies(curve["strategy"].to_list())):
+    for k, s in enumerate(ordered_strategies(curve["strategy"].to_list())):
         part = curve.filter(pl.col("strategy") == s).sort("budget")
         ax.plot(
             part["budget"].to_list(),
@@ -205,7 +207,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("maxTotalChars (budget)")
     ax.set_ylabel("parent chars evicted (% of parent alone)")
-    zero = rv.fold_zero_budget(budget_sweep)
+    zero = fold_zero_budget(budget_sweep)
     if zero is not None:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
         last = zero == budgets[-1]
@@ -248,8 +250,8 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
     if not pairings:
         _empty(axes[0], "no notification / subagent pairs")
         return fig
-    bins = rv.overlap_bins(duplicates)
-    width = rv.OVERLAP_BINS[1] - rv.OVERLAP_BINS[0]
+    bins = overlap_bins(duplicates)
+    width = OVERLAP_BINS[1] - OVERLAP_BINS[0]
     for ax, pairing in zip(axes, pairings, strict=True):
         part = bins.filter(pl.col("pairing") == pairing).sort("both_in_prompt", "bin_start")
         lower = part.filter(~pl.col("both_in_prompt"))
@@ -279,7 +281,7 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     if llm_calls.height == 0:
         _empty(ax, "no llm_calls rows")
         return fig
-    strategies = rv.ordered_strategies(llm_calls["strategy"].to_list())
+    strategies = ordered_strategies(llm_calls["strategy"].to_list())
     drawn = _grouped_bars(ax, llm_calls, "llm_calls", strategies, lambda y: f"{y:,}")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
@@ -302,7 +304,7 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
         return fig
     caps = sorted(set(run_cost["session_cap"].to_list()))
     ax.set_title(f"Run cost with at most {', '.join(map(str, caps))} sessions per run (maxSessionsPerRun)")
-    strategies = rv.ordered_strategies(run_cost["strategy"].to_list())
+    strategies = ordered_strategies(run_cost["strategy"].to_list())
     rows = {r["strategy"]: r for r in run_cost.iter_rows(named=True)}
     xs = list(range(len(strategies)))
     maxes = [rows[s]["calls_per_run_max"] for s in strategies]

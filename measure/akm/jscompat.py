@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import datetime, timedelta, timezone
 
 import orjson
-from datetime import datetime, timedelta, timezone
 
 # --- strings: UTF-16 code units ----------------------------------------------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from measure.jscompat import to_utf8
-from measure.records import Event
+from measure.akm.jscompat import to_utf8
+from measure.akm.records import Event
 
 
 def canonical(events: tuple[Event, ...] | list[Event]) -> str:

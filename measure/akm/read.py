@@ -5,13 +5,23 @@ from __future__ import annotations
 import math
 import os
 import stat as stat_mod
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 
-from measure import jscompat
-from measure.jscompat import js_regex, utf16_len
-from measure.records import Event, InlineRef, Listing, Session, SessionRef, Sidecar, TranscriptFile, by_ts
+from measure.akm import jscompat
+from measure.akm.jscompat import js_regex, utf16_len
+from measure.akm.records import (
+    Event,
+    InlineRef,
+    Listing,
+    Session,
+    SessionRef,
+    Sidecar,
+    TranscriptFile,
+    by_ts,
+)
 
 HARNESS = "claude"
 SUBAGENTS_DIR = "subagents"
@@ -318,7 +328,9 @@ def _launch(obj: dict) -> tuple[str, str, str | None] | None:
     return agent, mode, tool_use_id
 
 
-def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[TranscriptFile, bool]:
+def read_transcript(
+    path: str, fallback_ts: float, label: str, observe: Callable[[dict, int], None] | None = None
+) -> tuple[TranscriptFile, bool]:
     """Parse one `.jsonl` once, line by line. Returns the file and whether it was valid UTF-8.
 
     Each line becomes an event as akm's `parseClaudeEvent` makes one (pipeline-spec §6.3):
@@ -326,6 +338,9 @@ def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[Transcri
     a string through Date.parse (NaN or 0 → the parent's mtime), else the parent's mtime;
     role from `message.role` if a string, else the record's `type`, else "unknown".
     Raises OSError when the file cannot be read, as akm's unguarded read does.
+
+    `observe(record, line_number)`, when given, sees every line that parsed to a JSON object, in
+    file order, so the suite's own tables share this single read; it never changes what akm sees.
     """
     events: list[Event] = []
     refs: list[InlineRef] = []
@@ -360,6 +375,8 @@ def read_transcript(path: str, fallback_ts: float, label: str) -> tuple[Transcri
                     continue
             if type(obj) is not dict:
                 continue  # null, numbers, strings, arrays: no event (arrays end with empty text)
+            if observe is not None:
+                observe(obj, n)
             if obj.get("type") == "custom-title" and type(obj.get("customTitle")) is str:
                 title = obj["customTitle"]
                 continue
@@ -451,6 +468,7 @@ def read_session(
     parent_path: str,
     root: str,
     file_time_ms: float | None = None,
+    observe: Callable[[str], Callable[[dict, int], None] | None] | None = None,
 ) -> tuple[Session, list[tuple[str, str, str]]]:
     """akm's folding `readSession`, plus the per-file view `measure` needs.
 
@@ -462,6 +480,9 @@ def read_session(
     session without events starts at its ctime). Git keeps neither, so bundled fixtures are
     read with `file_time_ms` standing in for both, which makes their results the same in
     every clone; analysts' own sessions are read with their real times.
+
+    `observe(label)`, when given, is asked once per transcript (parent first, then subagents in
+    walk order) for a per-line observer of that file (see `read_transcript`).
     """
     problems: list[tuple[str, str, str]] = []
     try:
@@ -474,7 +495,7 @@ def read_session(
 
     def load(path: str, label: str) -> TranscriptFile:
         try:
-            tf, valid = read_transcript(path, mtime, label)
+            tf, valid = read_transcript(path, mtime, label, observe(label) if observe else None)
         except OSError as exc:
             raise ReadError(f"readSession failed: {label}: {exc.strerror or exc}") from exc
         if not valid:

@@ -1,0 +1,163 @@
+"""Benchmark `measure run` against the Performance targets: parse floor, cold/warm runs, peak memory, linearity."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from measure.bench.corpus import (
+    DEFAULT_CORPUS,
+    REPO,
+    augment_root,
+    ensure_corpus,
+    jsonl_files,
+    session_sizes,
+)
+from measure.bench.results import (
+    DEFAULT_OUT,
+    PEAK_SESSION_MB,
+    _fmt,
+    build_rows,
+    machine_info,
+    render,
+    write_csv,
+)
+from measure.bench.timing import (
+    OtherLoad,
+    best_of,
+    linearity,
+    measure_cmd,
+    parse_floor,
+    run_events,
+    same_tables,
+    timed_run,
+    warm_page_cache,
+)
+
+
+def run_bench(args, log=print) -> tuple[dict, list[dict]]:
+    corpus = Path(args.corpus).resolve()
+    corpus_dir = ensure_corpus(corpus, args.size_mb, args.seed, args.regenerate, log=log)
+    jobs = args.jobs or os.cpu_count() or 1
+    work = Path(tempfile.mkdtemp(prefix="measure-bench-"))
+    try:
+        root, added = augment_root(corpus_dir, work, args.big_session_mb, log=log)
+        files = jsonl_files(root)
+        log(f"bench: {len(files)} .jsonl files under {root}; warming the page cache ...")
+        warm_page_cache(files)
+        sizes = session_sizes(root)
+        runs: dict[str, list[dict]] = {"floor_1p": [], "floor_np": [], "cold": [], "warm": []}
+        identical = None
+        for i in range(max(1, args.rounds)):
+            log(f"bench: round {i + 1}/{args.rounds}: parse floor (1 and {jobs} processes), measure run cold and warm ...")
+            for key, procs in (("floor_1p", 1), ("floor_np", jobs)):
+                with OtherLoad() as load:
+                    fl = parse_floor(files, procs)
+                runs[key].append({**fl, "cpu_s": load.own_cpu, "other_load": load.cores})
+            cache, out_cold, out_warm = work / f"cache{i}", work / f"out-cold{i}", work / f"out-warm{i}"
+            for key, out in (("cold", out_cold), ("warm", out_warm)):
+                with OtherLoad() as load:
+                    t = timed_run(measure_cmd(root, out, cache, jobs), args.interval, cwd=os.fspath(REPO))
+                if t.returncode != 0:
+                    raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
+                runs[key].append({**vars(t), "cpu_s": load.own_cpu, "other_load": load.cores})
+            if identical is None:
+                n_sessions, events = run_events(out_cold)
+                identical = same_tables(out_cold, out_warm)
+            shutil.rmtree(cache, ignore_errors=True)
+        fl1, fln, cold, warm = (best_of(runs[k]) for k in ("floor_1p", "floor_np", "cold", "warm"))
+        log(f"bench: linearity, ~{args.linear_events} events doubled {args.linear_steps - 1} time(s) ...")
+        with OtherLoad() as load:
+            lin = linearity(os.fspath(root), work, args.linear_events, repeat=args.linear_repeat, steps=args.linear_steps)
+        lin["other_load"] = load.cores
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    corpus_stats = {
+        "root": os.path.relpath(corpus_dir, REPO) if corpus_dir.is_relative_to(REPO) else os.fspath(corpus_dir),
+        "added_session": added,
+        "files": len(files),
+        "sessions": len(sizes),
+        "sessions_measured": n_sessions,
+        "bytes": fl1["bytes"],
+        "lines": fl1["lines"],
+        "malformed_lines": fl1["bad_lines"],
+        "events": events,
+        "largest_session_bytes": max((s for _, s in sizes), default=0),
+        "largest_session": os.path.relpath(max(sizes, key=lambda s: s[1])[0], root) if sizes else None,
+    }
+    res = {
+        "interval": args.interval,
+        "corpus": corpus_stats,
+        "floor_1p": fl1,
+        "floor_np": fln,
+        "cold": cold,
+        "warm": warm,
+        "warm_tables_identical": identical,
+        "linear": lin,
+        "jobs": jobs,
+    }
+    return res, build_rows(res)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m measure.bench", description=__doc__)
+    p.add_argument("--corpus", default=os.fspath(DEFAULT_CORPUS), help="benchmark corpus directory (generated once if absent; default bench-corpus/)")
+    p.add_argument("--size-mb", type=float, default=500, help="size of a generated corpus (default 500)")
+    p.add_argument("--seed", type=int, default=0, help="seed of a generated corpus (default 0)")
+    p.add_argument("--regenerate", action="store_true", help="rebuild a corpus this benchmark generated")
+    p.add_argument("--jobs", type=int, help="worker processes for measure run and the parallel floor (default: CPU count)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of floor + cold + warm runs; the fastest of each is kept (default 3)")
+    p.add_argument("--linear-events", type=int, default=20_000, help="N of the linearity check (default 20000)")
+    p.add_argument("--linear-steps", type=int, default=3, help="session sizes N, 2N, 4N, ... of the linearity check (default 3)")
+    p.add_argument("--linear-repeat", type=int, default=7, help="timings of each linearity session, best kept (default 7)")
+    p.add_argument("--big-session-mb", type=float, default=PEAK_SESSION_MB,
+                   help="if the corpus has no session this big, benchmark it plus one scaled-up session of that size (0: never; default 90)")
+    p.add_argument("--interval", type=float, default=0.05, help="process-tree memory sampling interval in s (default 0.05)")
+    p.add_argument("--out", default=os.fspath(DEFAULT_OUT), help="where bench.csv and machine.json go (default reports/bench/)")
+    p.add_argument("--check", action="store_true", help="exit 1 unless every target (the 3.5x aim excepted) passes; an untested target fails")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    res, rows = run_bench(args, log=log)
+    out = Path(args.out)
+    write_csv(rows, out / "bench.csv")
+    info = {**machine_info(), "jobs": res["jobs"], "corpus": res["corpus"], "linear": res["linear"]}
+    (out / "machine.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    m = info
+    print(f"machine: {m['cpu_model']}, {m['cpus_usable']} cpu(s), {(m['memory_bytes'] or 0) / 2**30:.1f} GiB, "
+          f"Python {m['python']}, orjson {m['packages']['orjson']}, polars {m['packages']['polars']}")
+    c = res["corpus"]
+    print(f"corpus: {c['root']}: {c['sessions']} sessions, {c['files']} .jsonl files, {c['bytes'] / 1e6:.0f} MB, "
+          f"{c['lines']} lines, {c['events']} events; largest session {c['largest_session_bytes'] / 1e6:.1f} MB ({c['largest_session']})")
+    if c.get("added_session"):
+        a = c["added_session"]
+        print(f"  (the corpus had no {args.big_session_mb:g} MB session: all figures are over a hard-linked mirror of it plus "
+              f"{a['path']}, {a['copies']} copies of {a['source']}: {a['bytes'] / 1e6:.1f} MB, {a['events']} events)")
+    print(f"measure run with --jobs {res['jobs']}; the cold/floor target ratio uses the {res['floor_np']['procs']}-process floor "
+          f"(same parallelism); warm-run tables identical to cold: {res['warm_tables_identical']}")
+    print()
+    print(render(rows))
+    print()
+    busy = [r for r in rows if r["name"] == "other_load" and (r["value"] or 0) > 0.25]
+    if busy:
+        print("WARNING: other processes used CPU during " + ", ".join(f"{r['section']} ({r['value']:.2f} cores)" for r in busy)
+              + f" of {os.cpu_count()}: those timings are pessimistic; re-run on a quiet machine\n")
+    verdicts = [r for r in rows if r["section"] == "target"]
+    for r in verdicts:
+        print(f"{r['status']:8} {r['name']}: {_fmt(r['value'])} {r['unit']} (threshold {_fmt(r['threshold'])})")
+    print(f"\nwrote {out / 'bench.csv'} and {out / 'machine.json'}")
+    if args.check and any(r["status"] != "PASS" for r in verdicts if r["name"] != "cold_over_floor_aim"):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""Bench results: thresholds, the machine, rows for bench.csv and the printed table."""
+
+from __future__ import annotations
+
+import csv
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+from measure.bench.corpus import MIB, REPO
+
+DEFAULT_OUT = REPO / "reports" / "bench"
+
+
+# The Performance targets (issue "Performance"); never asserted in tests, only reported.
+COLD_OVER_FLOOR_MAX = 7.0
+
+
+COLD_OVER_FLOOR_AIM = 3.5
+
+
+WARM_OVER_COLD_MAX = 0.2
+
+
+PEAK_MIB_MAX = 300.0
+
+
+PEAK_SESSION_MB = 90.0  # the memory target is stated for a corpus holding a session this big
+
+
+CORPUS_MB_MIN = 500.0  # the wall-clock target is stated for a corpus at least this big
+
+
+LINEAR_MAX = 2.0
+
+
+LOAD_NOTE = "CPU used by other processes meanwhile (0 = quiet machine)"
+
+
+CSV_COLUMNS = ("section", "name", "value", "unit", "threshold", "status", "note")
+
+
+def machine_info() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    cpu = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = None
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    mem = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    packages = {}
+    for dist in ("measure", "orjson", "polars", "matplotlib"):
+        try:
+            packages[dist] = version(dist)
+        except PackageNotFoundError:
+            packages[dist] = None
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = None, None
+    return {
+        "cpu_model": cpu,
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "memory_bytes": mem,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "packages": packages,
+        "git_commit": commit,
+        "git_dirty": dirty,
+    }
+
+
+def status(value: float, threshold: float, tested: bool = True) -> str:
+    if not tested:
+        return "UNTESTED"
+    return "PASS" if value <= threshold else "FAIL"
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _fmt(r.get(k)) for k in CSV_COLUMNS})
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
+    return str(v)
+
+
+def build_rows(res: dict) -> list[dict]:
+    """The CSV rows (one number each) and the target verdicts, from a finished benchmark."""
+    c, fl1, fl2, cold, warm, lin = (res[k] for k in ("corpus", "floor_1p", "floor_np", "cold", "warm", "linear"))
+    mb = c["bytes"] / 1e6
+    np_ = fl2["procs"]
+    rows: list[dict] = []
+
+    def add(section, name, value, unit, threshold=None, st=None, note=None):
+        rows.append({"section": section, "name": name, "value": value, "unit": unit, "threshold": threshold, "status": st, "note": note})
+
+    add("corpus", "jsonl_files", c["files"], "files")
+    add("corpus", "sessions", c["sessions"], "sessions")
+    add("corpus", "bytes", c["bytes"], "B")
+    add("corpus", "lines", c["lines"], "lines")
+    add("corpus", "events", c["events"], "events", note="folded events (sessions table, fold raw_events)")
+    add("corpus", "largest_session_bytes", c["largest_session_bytes"], "B", note="parent plus its subagents/")
+    if c.get("added_session"):
+        a = c["added_session"]
+        add("corpus", "added_session_bytes", a["bytes"], "B",
+            note=f"benchmarked: the corpus plus {a['copies']} copies of {a['source']} (no session of {PEAK_SESSION_MB:g} MB in it)")
+    for key, fl in (("floor_1p", fl1), (f"floor_{np_}p", fl2)):
+        add(key, "wall", fl["wall_s"], "s", note=f"best of {len(fl['runs'])} rounds; orjson.loads over every line, {fl['procs']} process(es)")
+        add(key, "cpu", fl.get("cpu_s"), "s", note="CPU time of that run, all processes")
+        add(key, "throughput", mb / fl["wall_s"], "MB/s")
+        add(key, "lines_per_s", c["lines"] / fl["wall_s"], "lines/s")
+        add(key, "other_load", fl.get("other_load"), "cores", note=LOAD_NOTE)
+    for key, r in (("run_cold", cold), ("run_warm", warm)):
+        add(key, "wall", r["wall_s"], "s", note=f"best of {len(r.get('runs', [0]))} rounds; "
+            + ("empty cache dir" if key == "run_cold" else "same cache dir, unchanged inputs"))
+        add(key, "cpu", r.get("cpu_s"), "s", note="CPU time of that run, all processes")
+        add(key, "throughput", mb / r["wall_s"], "MB/s")
+        add(key, "events_per_s", c["events"] / r["wall_s"], "events/s")
+        add(key, "lines_per_s", c["lines"] / r["wall_s"], "lines/s")
+        add(key, "peak_rss_process", r["maxrss_bytes"] / MIB, "MiB", note="largest single process (wait4 ru_maxrss, exact); max over rounds")
+        add(key, "peak_rss_tree", r["tree_rss_bytes"] / MIB, "MiB", note=f"sum over the live process tree, sampled every {res['interval']:g} s")
+        add(key, "peak_pss_tree", r["tree_pss_bytes"] / MIB, "MiB", note="sampled; shared pages split between processes")
+        add(key, "other_load", r.get("other_load"), "cores", note=LOAD_NOTE)
+    for z in lin["sizes"]:
+        k = f"{z['scale']}N" if z["scale"] > 1 else "N"
+        first = z["scale"] == 1
+        add("linear", f"events_{k}", z["events"], "events",
+            note=(f"{lin['copies']} copies of {lin['source']}" if first else ("exact" if lin.get("exact") else "NOT an exact multiple")))
+        add("linear", f"time_{k}", z["time_s"], "s",
+            note=f"measure_session in-process, CPU time, best of {lin.get('repeat', 3)} (sizes interleaved)" if first else None)
+    add("linear", "other_load", lin.get("other_load"), "cores", note=LOAD_NOTE)
+    if lin.get("call_ratio") is not None:
+        grew = [g for step in lin.get("superlinear_calls", []) for g in step]
+        note = "Python calls per doubling (cProfile, deterministic): " + ", ".join(f"{r:.3f}" for r in lin["call_ratios"])
+        if grew:
+            note += "; more than doubled: " + "; ".join(f"{name} {a}->{b}" for name, a, b in grew[:4])
+        add("info", "linearity_calls", lin["call_ratio"], "x", note=note)
+    if lin.get("ratios_nogc"):
+        add("info", "linearity_gc_off", max(lin["ratios_nogc"]), "x",
+            note="the same doublings with the cyclic GC disabled (diagnosis of the failure): "
+            + ", ".join(f"{r:.3f}" for r in lin["ratios_nogc"]))
+
+    big_enough = mb >= CORPUS_MB_MIN
+    r_np = cold["wall_s"] / fl2["wall_s"]
+    r_1p = cold["wall_s"] / fl1["wall_s"]
+    note = f"vs the {np_}-process floor (same parallelism as measure run)"
+    if not big_enough:
+        note += f"; corpus {mb:.0f} MB < {CORPUS_MB_MIN:.0f} MB"
+    add("target", "cold_over_floor", r_np, "x", COLD_OVER_FLOOR_MAX, status(r_np, COLD_OVER_FLOOR_MAX, big_enough), note)
+    add("target", "cold_over_floor_aim", r_np, "x", COLD_OVER_FLOOR_AIM, status(r_np, COLD_OVER_FLOOR_AIM, big_enough), "aim")
+    add("info", "cold_over_floor_1p", r_1p, "x", note="wall vs the single-process floor (informational)")
+    if cold.get("cpu_s") and fl1.get("cpu_s"):
+        add("info", "cold_over_floor_cpu", cold["cpu_s"] / fl1["cpu_s"], "x",
+            note="CPU time vs the 1-process floor's: the work ratio, little affected by other load")
+    w = warm["wall_s"] / cold["wall_s"]
+    add("target", "warm_over_cold", w, "x", WARM_OVER_COLD_MAX, status(w, WARM_OVER_COLD_MAX))
+    big_session = c["largest_session_bytes"] / 1e6 >= PEAK_SESSION_MB
+    peak = cold["tree_rss_bytes"] / MIB
+    note = "cold run, summed RSS of the process tree"
+    if not big_session:
+        note += f"; largest session {c['largest_session_bytes'] / 1e6:.0f} MB < {PEAK_SESSION_MB:.0f} MB"
+    add("target", "peak_memory", peak, "MiB", PEAK_MIB_MAX, status(peak, PEAK_MIB_MAX, big_session), note)
+    note = "worst doubling, best-of times: " + ", ".join(f"{r:.3f}" for r in lin["ratios"])
+    if lin.get("ratios_median"):
+        note += " (medians: " + ", ".join(f"{r:.3f}" for r in lin["ratios_median"]) + ")"
+    if "spread" in lin:
+        note += f"; repeats vary by up to {lin['spread'] * 100:.0f}%"
+    add("target", "linearity", lin["ratio"], "x", LINEAR_MAX, status(lin["ratio"], LINEAR_MAX), note)
+    return rows
+
+
+def render(rows: list[dict]) -> str:
+    """A plain-text table of the rows, grouped by section."""
+    out = []
+    widths = (16, 24, 14, 9, 9, 9)
+    head = ("section", "name", "value", "unit", "threshold", "status")
+    out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  note")
+    out.append("-" * 120)
+    last = None
+    for r in rows:
+        if last is not None and r["section"] != last:
+            out.append("")
+        last = r["section"]
+        cells = [_fmt(r.get(k)) for k in head]
+        out.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + (r.get("note") or ""))
+    return "\n".join(out)

@@ -1,0 +1,30 @@
+"""The `budget_sweep` table: eviction, kept and prompt chars at every budget of the sweep."""
+
+from __future__ import annotations
+
+from measure.measurements.eviction import pct
+from measure.measurements.strategies import StrategyResult
+
+
+def sweep_rows(by_budget: dict[int, dict[str, StrategyResult]]) -> list[dict]:
+    rows = []
+    for budget, results in sorted(by_budget.items()):
+        if "link" not in results:
+            continue  # the baseline could not be built at this budget (an errors row says why)
+        _, apc, _, _ = results["link"].kept_by_origin()
+        for name, r in results.items():
+            pe, pc, se, sc = r.kept_by_origin()
+            rows.append(
+                {
+                    "strategy": name,
+                    "budget": budget,
+                    "alone_parent_kept_chars": apc,
+                    "parent_kept_chars": pc,
+                    "evicted_chars": apc - pc,
+                    "evicted_chars_pct": pct(apc - pc, apc),
+                    "kept_chars": pc + sc,
+                    "prompt_chars": r.prompt_chars,
+                    "llm_calls": len(r.calls),
+                }
+            )
+    return rows

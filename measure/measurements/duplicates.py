@@ -1,0 +1,40 @@
+"""The `duplicates` table: notification ↔ subagent pairs and the copies that reach the prompt."""
+
+from __future__ import annotations
+
+from measure.akm.records import Session
+from measure.measurements.strategies import SessionContext, StrategyResult, stub_text
+
+
+def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult]) -> list[dict]:
+    fold = results.get("fold")
+    kept = {(e.ts, e.file) for e in fold.calls[0].kept.events} if fold else set()
+    rows = []
+    for p in ctx.pairs:
+        n_in = (p.notification.ts, p.notification.file) in kept
+        f_in = (p.final.ts, p.final.file) in kept
+        rows.append(
+            {
+                "agent_id": p.agent_id,
+                "subagent_path": p.subagent_path,
+                "tool_use_id": p.tool_use_id or _launch_tool_use(ctx.session, p.agent_id),
+                "pairing": p.pairing,
+                "description": p.description,
+                "overlap": p.overlap,
+                "notification_chars": p.notification.chars,
+                "final_chars": p.final.chars,
+                "notification_in_prompt": n_in,
+                "final_in_prompt": f_in,
+                "both_in_prompt": n_in and f_in,
+                "stub_saved_chars": p.notification.chars - len(stub_text(p)),
+            }
+        )
+    return rows
+
+
+def _launch_tool_use(session: Session, agent_id: str) -> str | None:
+    aid = agent_id[len("agent-") :] if agent_id.startswith("agent-") else agent_id
+    for a, _, tool_use in session.parent.launches:
+        if a == aid and tool_use:
+            return tool_use
+    return None

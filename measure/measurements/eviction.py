@@ -1,0 +1,46 @@
+"""The `eviction` table: parent-origin content each strategy keeps and evicts at the budget."""
+
+from __future__ import annotations
+
+import math
+
+from measure.measurements.strategies import StrategyResult
+
+#: Strategies whose parent-origin content is compared with the parent read alone.
+EVICTION_STRATEGIES = ("fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid")
+
+
+def pct(part: int, whole: int) -> float:
+    """Percent of max(1, whole), one decimal, rounded half away from zero as JS toFixed does."""
+    v = part * 100 / max(1, whole)
+    return math.copysign(math.floor(abs(v) * 10 + 0.5) / 10, v)
+
+
+def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:
+    link = results["link"]
+    ape, apc, _, _ = link.kept_by_origin()
+    rows = []
+    for name in EVICTION_STRATEGIES:
+        if name not in results:
+            continue
+        r = results[name]
+        pe, pc, _, _ = r.kept_by_origin()
+        budget_evicted = apc - pc - r.stub_saved_chars
+        rows.append(
+            {
+                "strategy": name,
+                "budget": link.budget,
+                "alone_parent_kept_chars": apc,
+                "parent_kept_chars": pc,
+                "evicted_chars": apc - pc,
+                "evicted_chars_pct": pct(apc - pc, apc),
+                "stub_saved_chars": r.stub_saved_chars,
+                "budget_evicted_chars": budget_evicted,
+                "budget_evicted_pct": pct(budget_evicted, apc),
+                "alone_parent_kept_events": ape,
+                "parent_kept_events": pe,
+                "evicted_events": ape - pe,
+                "evicted_events_pct": pct(ape - pe, ape),
+            }
+        )
+    return rows

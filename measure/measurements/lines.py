@@ -1,0 +1,66 @@
+"""Raw-line collectors: what the suite's own tables need from transcript lines akm's events drop.
+
+akm's reader keeps only (role, ts, text) per line. Tables such as tokens, wake-ups or background
+tasks need fields it passes over (`message.id`, `usage`, `queue-operation`, `toolUseResult`, ...).
+They must not read the files a second time: each table family registers a collector here, the
+per-session job hands `SessionLines.observe` to `read_session`, and the reader shows every parsed
+JSON object to every collector in the same pass.
+
+A collector is a class registered with `@collector("name")`: one instance per transcript file,
+called as `instance(record, line_number)` for each object line, and asked for `result()` once
+the file is read. Keep what it stores small (numbers, ids, short strings): it lives as long
+as the session is being measured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+
+class Collector(Protocol):
+    def __init__(self, label: str) -> None: ...
+
+    def __call__(self, record: dict, line: int) -> None: ...
+
+    def result(self) -> Any: ...
+
+
+COLLECTORS: dict[str, type[Collector]] = {}
+
+
+def collector(name: str) -> Callable[[type[Collector]], type[Collector]]:
+    """Register a per-file line collector under `name`."""
+
+    def register(cls: type[Collector]) -> type[Collector]:
+        COLLECTORS[name] = cls
+        return cls
+
+    return register
+
+
+class SessionLines:
+    """The collectors of one session's files; `observe` is what `read_session` takes."""
+
+    def __init__(self, names: tuple[str, ...] | None = None):
+        self.names = tuple(COLLECTORS) if names is None else names
+        self._files: dict[str, dict[str, Collector]] = {}
+
+    def observe(self, label: str) -> Callable[[dict, int], None] | None:
+        if not self.names:
+            return None
+        instances = {name: COLLECTORS[name](label) for name in self.names}
+        self._files[label] = instances
+        calls = tuple(instances.values())
+        if len(calls) == 1:
+            return calls[0]
+
+        def each(record: dict, line: int) -> None:
+            for call in calls:
+                call(record, line)
+
+        return each
+
+    def get(self, name: str) -> dict[str, Any]:
+        """Collector `name`'s result per file label, in read order (parent first)."""
+        return {label: found[name].result() for label, found in self._files.items() if name in found}

@@ -1,0 +1,36 @@
+"""The `sessions` table: what one extraction of a session would send, per strategy."""
+
+from __future__ import annotations
+
+from measure.measurements.strategies import SessionContext, StrategyResult
+
+
+def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str) -> list[dict]:
+    s = ctx.session
+    rows = []
+    for name, r in results.items():
+        pe, pc, se, sc = r.kept_by_origin()
+        rows.append(
+            {
+                "strategy": name,
+                "budget": r.budget,
+                "llm_calls": len(r.calls),
+                "prompt_chars": r.prompt_chars,
+                "prompt_sha256": r.prompt_sha256,
+                "kept_events": pe + se,
+                "kept_chars": pc + sc,
+                "parent_kept_events": pe,
+                "parent_kept_chars": pc,
+                "subagent_kept_events": se,
+                "subagent_kept_chars": sc,
+                "truncated": sum(c.kept.stats.truncatedCount for c in r.calls),
+                "budget_dropped": sum(c.kept.stats.budgetDroppedCount for c in r.calls),
+                "stubbed": r.stubbed,
+                "inline_refs": r.inline_refs,
+                "content_hash": content_hash,
+                "raw_events": r.raw_events,
+                "raw_chars": r.raw_chars,
+                "subagent_files": len(s.subagents),
+            }
+        )
+    return rows

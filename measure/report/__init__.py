@@ -1,0 +1,1 @@
+"""Presentation: notebook views (one module per notebook), figures, and the report runner."""

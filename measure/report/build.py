@@ -1,0 +1,359 @@
+"""Run every notebook with papermill into a report: executed notebooks, HTML, figures, tables, parameters.
+
+`measure report --root DIR` (and `python -m measure.report.build`) measures the root once with
+`measure run`, then executes `notebooks/*.py` (jupytext py:percent) one after the other in this
+process, each in a fresh `python3` kernel, and writes::
+
+    reports/<root-name>/
+      00-overview.ipynb  00-overview.html  ...   executed notebooks (normalized) + HTML without code
+      figures/<name>.png                         every figure of measure.report.plots.FIGURES
+      tables/<name>.csv                          every table of the run
+      params/<notebook>.yaml                     the parameters each notebook ran with
+      run.json                                   the run's parameters, versions and input fingerprint
+
+`--golden` instead executes the notebooks on the bundled fixtures (GOLDEN_SETS: every notebook on
+`fixtures/default`, 00-overview also on `fixtures/s840`) with `golden_parameters(root)` and writes
+the normalized notebooks to `tests/golden/`, where nbval re-executes and compares them.
+Outputs carry no timestamps and no absolute paths of this machine, so two runs on the same root
+give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from measure import paths
+from measure.report.notebooks import (
+    BUILD_DIR,
+    EXECUTION_TIMEOUT,
+    NotebookFailure,
+    ReportError,
+    notebook_sources,
+    run_notebooks,
+)
+
+FIXTURE_ROOT = "fixtures/default"
+"""The bundled sessions root (repo-relative): `make report`'s default and the goldens' input."""
+
+
+GOLDEN_DIR = "tests/golden"
+"""Where `--golden` writes the normalized executed notebooks (repo-relative)."""
+
+
+S840_ROOT = "fixtures/s840"
+"""The #840-shaped fixture: the four sessions of the #840 study, for the published comparison."""
+
+
+GOLDEN_SETS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    ".": (FIXTURE_ROOT, None),
+    "s840": (S840_ROOT, ("00-overview",)),
+}
+"""Golden notebooks: sub-folder of GOLDEN_DIR -> (sessions root, notebook stems or None for all).
+
+Every notebook runs on the bundled default fixtures; 00-overview also runs on the #840-shaped
+fixture, so nbval checks the side-by-side with the published #840 figures too.
+"""
+
+
+DEFAULT_MAX_TOTAL_CHARS = 80_000
+"""akm's default `maxTotalChars`."""
+
+
+DEFAULT_BUDGETS: tuple[int, ...] = (20_000, 40_000, 80_000, 160_000, 320_000, 640_000)
+"""Budget sweep of a report unless --budgets is given (the 01-eviction curve needs several)."""
+
+
+def golden_parameters(sessions_root: str = FIXTURE_ROOT) -> dict[str, Any]:
+    """Parameters of the golden notebooks: a bundled fixture root, measured inside each notebook.
+
+    `out_dir` is None so every execution (make golden, nbval under make test) recomputes the
+    numbers with the current code: a changed number in measure fails nbval.
+    """
+    return {
+        "sessions_root": sessions_root,
+        "out_dir": None,
+        "max_total_chars": DEFAULT_MAX_TOTAL_CHARS,
+        "budgets": list(DEFAULT_BUDGETS),
+        "template_path": None,
+        "sessions": [],
+        "show_excerpts": False,
+    }
+
+
+def report_parameters(
+    sessions_root: str | os.PathLike,
+    run_dir: str | os.PathLike,
+    *,
+    max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
+    budgets: list[int] | None = None,
+    template_path: str | os.PathLike | None = None,
+    sessions: list[str] | None = None,
+    show_excerpts: bool = False,
+) -> dict[str, Any]:
+    """Plain-JSON parameters of a report's notebooks; paths repo-relative (or `~/...`) when possible."""
+    return {
+        "sessions_root": paths.portable(sessions_root),
+        "out_dir": paths.portable(run_dir),
+        "max_total_chars": int(max_total_chars),
+        "budgets": [int(b) for b in budgets] if budgets else None,
+        "template_path": paths.portable(template_path) if template_path else None,
+        "sessions": [str(s) for s in sessions or []],
+        "show_excerpts": bool(show_excerpts),
+    }
+
+
+def _clean_report_dir(out: Path) -> None:
+    """Remove what a previous report wrote here (only files this module writes)."""
+    for sub in ("figures", "tables", "params"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+    for pattern in ("*.ipynb", "*.html", "run.json"):
+        for p in out.glob(pattern):
+            if p.is_file():
+                p.unlink()
+
+
+def report(
+    sessions_root: str | os.PathLike = FIXTURE_ROOT,
+    out: str | os.PathLike | None = None,
+    *,
+    max_total_chars: int | None = None,
+    budgets: list[int] | None = None,
+    template_path: str | os.PathLike | None = None,
+    sessions: list[str] | None = None,
+    jobs: int | None = None,
+    redact: bool = False,
+    cache: bool = True,
+    file_time_ms: int | None = None,
+    show_excerpts: bool = False,
+    notebooks_dir: str | os.PathLike | None = None,
+    build_dir: str | os.PathLike | None = None,
+    timeout: int = EXECUTION_TIMEOUT,
+    log=print,
+) -> Path:
+    """Measure `sessions_root` once, run every notebook on the result, and write the report.
+
+    Parameters
+    ----------
+    sessions_root : a sessions root (`~/.claude/projects`-shaped); repo-relative, `~/...` or absolute.
+    out : report directory; default `reports/<last component of sessions_root>`.
+    max_total_chars, budgets, template_path, sessions, jobs, redact : passed to `measure run`
+        (budgets default to DEFAULT_BUDGETS).
+    cache : False passes `--no-cache` to `measure run`.
+    file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
+        (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
+    show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
+    notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
+    timeout : seconds per cell.
+
+    Returns the report directory. Raises ReportError naming each failed notebook and cell.
+    """
+    from measure.report import plots  # noqa: PLC0415
+    from measure.report.views import common as report_views  # noqa: PLC0415
+    from measure.runner.tables import read_tables  # noqa: PLC0415
+
+    root_path = paths.resolve(sessions_root)
+    name = paths.report_name(root_path)
+    out_path = paths.resolve(out) if out else paths.root() / "reports" / name
+    build = paths.resolve(build_dir) if build_dir else paths.root() / BUILD_DIR
+    run_dir = build / "runs" / name
+    max_chars = DEFAULT_MAX_TOTAL_CHARS if max_total_chars is None else int(max_total_chars)
+    budgets = sorted(set(budgets)) if budgets else list(DEFAULT_BUDGETS)
+    sources = notebook_sources(notebooks_dir)
+
+    out_path.mkdir(parents=True, exist_ok=True)
+    _clean_report_dir(out_path)
+    shutil.rmtree(run_dir, ignore_errors=True)
+
+    log(f"measure run --root {paths.portable(root_path)} --out {paths.portable(run_dir)}")
+    report_views.run_measure(
+        root_path,
+        run_dir,
+        max_total_chars=max_chars,
+        budgets=budgets,
+        template_path=template_path,
+        sessions=sessions,
+        jobs=jobs,
+        redact=redact,
+        cache=cache,
+        file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+    )
+
+    tables_dir = out_path / "tables"
+    tables_dir.mkdir(parents=True, exist_ok=True)
+    for csv in sorted(run_dir.glob("*.csv")):
+        shutil.copyfile(csv, tables_dir / csv.name)
+    if (run_dir / "run.json").is_file():
+        shutil.copyfile(run_dir / "run.json", out_path / "run.json")
+
+    tables = read_tables(run_dir)
+    for fig_name, (table, fn) in plots.FIGURES.items():
+        plots.save(fn(tables[table]), out_path / "figures" / f"{fig_name}.png")
+
+    params = report_parameters(
+        root_path,
+        run_dir,
+        max_total_chars=max_chars,
+        budgets=budgets,
+        template_path=template_path,
+        sessions=sessions,
+        show_excerpts=show_excerpts,
+    )
+    run_notebooks(
+        sources,
+        params,
+        out_path,
+        build_dir=build,
+        html=True,
+        params_dir=out_path / "params",
+        timeout=timeout,
+        log=log,
+    )
+    return out_path
+
+
+def golden_plan(notebooks_dir: str | os.PathLike | None = None) -> list[tuple[Path, str, list[Path]]]:
+    """The golden notebooks to make: (output folder, sessions root, sources) per GOLDEN_SETS entry."""
+    base = paths.root() / GOLDEN_DIR
+    sources = notebook_sources(notebooks_dir)
+    plan = []
+    for sub, (root_dir, stems) in GOLDEN_SETS.items():
+        chosen = [s for s in sources if stems is None or s.stem in stems]
+        plan.append((base / sub if sub != "." else base, root_dir, chosen))
+    return plan
+
+
+def golden(
+    *,
+    notebooks_dir: str | os.PathLike | None = None,
+    build_dir: str | os.PathLike | None = None,
+    timeout: int = EXECUTION_TIMEOUT,
+    log=print,
+) -> list[Path]:
+    """Execute the notebooks of GOLDEN_SETS with `golden_parameters(root)` into tests/golden (normalized).
+
+    Goldens whose source no longer exists are removed. Review the diff, then commit.
+    """
+    build = paths.resolve(build_dir) if build_dir else paths.root() / BUILD_DIR / "golden"
+    written: list[Path] = []
+    failures: list[NotebookFailure] = []
+    for out_path, root_dir, sources in golden_plan(notebooks_dir):
+        stems = {s.stem for s in sources}
+        out_path.mkdir(parents=True, exist_ok=True)
+        for stale in out_path.glob("*.ipynb"):
+            if stale.stem not in stems:
+                stale.unlink()
+        log(f"golden notebooks on {root_dir} -> {paths.portable(out_path)}/")
+        try:
+            written += run_notebooks(
+                sources, golden_parameters(root_dir), out_path, build_dir=build / out_path.name,
+                html=False, timeout=timeout, log=log,
+            )
+        except ReportError as exc:
+            failures += exc.failures
+    if failures:
+        raise ReportError(failures)
+    return written
+
+
+def _budgets(text: str) -> list[int]:
+    """Parse `20000,40000` (or one number) into positive ints."""
+    try:
+        values = [int(v) for v in text.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers, got {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError("budgets must be positive integers")
+    return values
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the `measure report` options to `parser`."""
+    parser.add_argument("--root", default=FIXTURE_ROOT, help=f"sessions root to measure (default: {FIXTURE_ROOT})")
+    parser.add_argument("--out", default=None, help="report directory (default: reports/<name of the root>)")
+    parser.add_argument(
+        "--max-total-chars", type=int, default=None, metavar="N",
+        help=f"akm's maxTotalChars for the run (default: {DEFAULT_MAX_TOTAL_CHARS})",
+    )
+    parser.add_argument(
+        "--budgets", type=_budgets, nargs="+", default=None, metavar="N",
+        help="budgets of the budget sweep, as N,N,... or N N ... (default: 20000,40000,80000,160000,320000,640000)",
+    )
+    parser.add_argument("--template", default=None, metavar="PATH", help="extraction prompt template (default: the bundled one)")
+    parser.add_argument("--session", dest="sessions", action="append", default=None, metavar="ID",
+                        help="measure only this session id (repeatable)")
+    parser.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes for measure run")
+    parser.add_argument("--redact", action="store_true", help="hash session ids and descriptions in the tables")
+    parser.add_argument("--no-cache", action="store_true", help="measure every session again (measure run --no-cache)")
+    parser.add_argument(
+        "--pin-file-times", type=int, default=None, metavar="MS",
+        help="use MS (epoch ms) as every file's mtime/ctime (default: pinned for roots under fixtures/, real times otherwise)",
+    )
+    parser.add_argument("--show-excerpts", action="store_true",
+                        help="allow transcript-derived text (subagent descriptions) in the notebooks")
+    parser.add_argument("--timeout", type=int, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
+    parser.add_argument("--golden", action="store_true",
+                        help=f"regenerate the golden notebooks under {GOLDEN_DIR}/ from the bundled fixtures instead of writing a report")
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `measure report` with parsed arguments; return the exit code."""
+
+    def log(message: str) -> None:
+        print(message, flush=True)
+
+    def from_cwd(path: str | None) -> str | None:
+        # Paths on the command line are relative to where the command runs; the library's to the repo.
+        return os.path.abspath(os.path.expanduser(path)) if path else None
+
+    try:
+        if args.golden:
+            written = golden(timeout=args.timeout, log=log)
+            log(f"golden notebooks written: {', '.join(paths.portable(p) for p in written)}")
+            return 0
+        budgets = sorted({b for group in args.budgets for b in group}) if args.budgets else None
+        out = report(
+            from_cwd(args.root),
+            from_cwd(args.out),
+            max_total_chars=args.max_total_chars,
+            budgets=budgets,
+            template_path=from_cwd(args.template),
+            sessions=args.sessions,
+            jobs=args.jobs,
+            redact=args.redact,
+            cache=not args.no_cache,
+            file_time_ms=args.pin_file_times,
+            show_excerpts=args.show_excerpts,
+            timeout=args.timeout,
+            log=log,
+        )
+    except ReportError as exc:
+        print(f"measure report: {len(exc.failures)} notebook(s) failed:", file=sys.stderr)
+        for failure in exc.failures:
+            print(f"  {failure}", file=sys.stderr)
+        return 1
+    except RuntimeError as exc:  # measure run failed
+        print(f"measure report: {exc}", file=sys.stderr)
+        return 1
+    where = paths.portable(out)
+    log(f"Report written to {where}/ — open {where}/00-overview.html")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `python -m measure.report.build`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m measure.report.build",
+        description="Measure a sessions root once and run every notebook on it into reports/<root-name>/.",
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

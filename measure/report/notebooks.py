@@ -1,0 +1,359 @@
+"""Execute one notebook with papermill, normalise it, render it as HTML; failures name the cell."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from measure import paths
+
+NOTEBOOKS_DIR = "notebooks"
+"""Where the notebook sources live (repo-relative)."""
+
+
+BUILD_DIR = "build"
+"""Scratch space: converted notebooks, raw papermill outputs, measure-run tables (repo-relative)."""
+
+
+EXECUTION_TIMEOUT = 1200
+"""Seconds one cell may run before the notebook fails (CellTimeoutError)."""
+
+
+KERNEL_NAME = "python3"
+
+
+PAPERMILL_OPTIONS: dict[str, Any] = {
+    "kernel_name": KERNEL_NAME,
+    "language": "python",
+    "progress_bar": False,
+    "log_output": False,
+    "start_timeout": 120,
+    "request_save_on_cell_execute": True,
+}
+"""papermill options of every execution (besides paths, parameters and the timeout)."""
+
+
+NBCLIENT_OPTIONS: dict[str, Any] = {"record_timing": False, "coalesce_streams": True}
+"""nbclient traits forwarded by papermill; checked against NotebookClient (typos are silent)."""
+
+
+KERNEL_ENV: dict[str, str] = {
+    "PYTHONHASHSEED": "0",
+    "TQDM_DISABLE": "1",
+    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    "TZ": "UTC",
+}
+"""Environment every kernel inherits (set when missing; MPLBACKEND is removed: it drops inline figures)."""
+
+
+@dataclass(frozen=True)
+class NotebookFailure:
+    """One notebook that did not run to the end.
+
+    notebook: source path (repo-relative); cell: index of the failing cell in the source
+    notebook (0-based, markdown cells included) or None; line: its `# %%` line in the source;
+    kind: error, timeout or dead_kernel; message: what happened; output: the saved notebook.
+    """
+
+    notebook: str
+    cell: int | None
+    line: int | None
+    kind: str
+    message: str
+    output: str | None = None
+
+    def __str__(self) -> str:
+        where = self.notebook + (f":{self.line}" if self.line else "")
+        cell = f"cell {self.cell}" if self.cell is not None else "an unknown cell"
+        text = f"{where}: {cell} failed ({self.kind}): {self.message}"
+        if self.output:
+            text += f"\n    executed notebook: {self.output}"
+        return text
+
+
+class ReportError(RuntimeError):
+    """Raised when one or more notebooks fail; `failures` names each notebook and cell."""
+
+    def __init__(self, failures: list[NotebookFailure]):
+        self.failures = failures
+        super().__init__("\n".join(str(f) for f in failures))
+
+
+def notebook_sources(notebooks_dir: str | os.PathLike | None = None) -> list[Path]:
+    """Return the notebook sources (`NN-name.py`, jupytext py:percent), sorted by name."""
+    directory = paths.resolve(notebooks_dir or NOTEBOOKS_DIR)
+    return sorted(p for p in directory.glob("*.py") if not p.name.startswith(("_", ".")))
+
+
+def build_notebook(source: Path, build_dir: Path):
+    """Convert a py:percent source to `build_dir/<stem>.ipynb` with stable cell ids; return (path, notebook).
+
+    Only the kernelspec is kept from the notebook metadata (jupytext's pairing info would make
+    Jupyter pair the executed copies), and ids are `cell-<n>` so the build is byte-stable.
+    """
+    import jupytext  # noqa: PLC0415
+    import nbformat  # noqa: PLC0415
+
+    nb = jupytext.read(source)
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    nb.metadata = nbformat.NotebookNode({"kernelspec": nb.metadata.get("kernelspec", _kernelspec())})
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"cell-{i}"
+    out = build_dir / f"{source.stem}.ipynb"
+    write_notebook(nb, out)
+    return out, nb
+
+
+def _kernelspec() -> dict[str, str]:
+    return {"display_name": "Python 3 (ipykernel)", "language": "python", "name": KERNEL_NAME}
+
+
+def _check_nbclient_options() -> None:
+    """Fail loudly on a misspelt nbclient option (nbclient would only warn and ignore it)."""
+    from nbclient import NotebookClient  # noqa: PLC0415
+
+    unknown = set(NBCLIENT_OPTIONS) - set(NotebookClient.class_trait_names())
+    if unknown:
+        raise ValueError(f"not nbclient options: {sorted(unknown)}")
+
+
+def _kernel_env() -> None:
+    """Set the environment the kernels inherit (see KERNEL_ENV)."""
+    for key, value in KERNEL_ENV.items():
+        os.environ.setdefault(key, value)
+    os.environ.pop("MPLBACKEND", None)
+
+
+def execute_notebook(
+    built: Path,
+    output: Path,
+    params: dict[str, Any],
+    *,
+    source: Path,
+    timeout: int = EXECUTION_TIMEOUT,
+):
+    """Execute `built` with papermill into `output`; return the executed notebook.
+
+    Raises ReportError naming the source notebook and the failing cell on a cell error
+    (PapermillExecutionError), a cell timeout (CellTimeoutError) or a dead kernel (DeadKernelError).
+    """
+    import papermill as pm  # noqa: PLC0415
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError  # noqa: PLC0415
+    from papermill.exceptions import PapermillExecutionError  # noqa: PLC0415
+
+    _check_nbclient_options()
+    _kernel_env()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return pm.execute_notebook(
+            str(built),
+            str(output),
+            parameters=params,
+            execution_timeout=timeout,
+            cwd=str(paths.root()),
+            **PAPERMILL_OPTIONS,
+            **NBCLIENT_OPTIONS,
+        )
+    except PapermillExecutionError as exc:
+        cell = _source_cell(built, exc.cell_index, injected=bool(params))
+        message = f"{exc.ename}: {exc.evalue}".strip()
+        raise ReportError([_failure(source, cell, "error", message, output)]) from exc
+    except CellTimeoutError as exc:
+        cell = _cell_from_preview(built, str(exc))
+        if cell is None:
+            cell = _running_cell(built, output, injected=bool(params))
+        raise ReportError([_failure(source, cell, "timeout", f"no result after {timeout} s", output)]) from exc
+    except DeadKernelError as exc:
+        cell = _running_cell(built, output, injected=bool(params))
+        raise ReportError([_failure(source, cell, "dead_kernel", f"the kernel died ({exc})", output)]) from exc
+
+
+def _failure(source: Path, cell: int | None, kind: str, message: str, output: Path | None) -> NotebookFailure:
+    return NotebookFailure(
+        notebook=paths.portable(source),
+        cell=cell,
+        line=_cell_line(source, cell),
+        kind=kind,
+        message=message,
+        output=paths.portable(output) if output and output.exists() else None,
+    )
+
+
+def _parameters_index(built: Path) -> int | None:
+    import nbformat  # noqa: PLC0415
+
+    nb = nbformat.read(built, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            return i
+    return None
+
+
+def _source_cell(built: Path, executed_index: int | None, *, injected: bool) -> int | None:
+    """Map a cell index of the executed notebook to the source notebook.
+
+    papermill inserts an `injected-parameters` cell after the `parameters` cell (or first, when
+    there is none) whenever parameters are passed; cells after it shift by one.
+    """
+    if executed_index is None:
+        return None
+    if not injected:
+        return executed_index
+    p = _parameters_index(built)
+    position = p + 1 if p is not None else 0
+    if executed_index == position:
+        return p  # the injected parameters themselves failed: blame the parameters cell
+    return executed_index - 1 if executed_index > position else executed_index
+
+
+def _cell_from_preview(built: Path, message: str) -> int | None:
+    """Find the cell whose source starts like the preview nbclient puts in a timeout message."""
+    import nbformat  # noqa: PLC0415
+
+    match = re.search(r"-{5,}\n(.*?)\n-{5,}", message, re.S)
+    if not match:
+        return None
+    preview = match.group(1).strip()
+    if not preview:
+        return None
+    nb = nbformat.read(built, as_version=4)
+    hits = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip().startswith(preview[:200])]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _running_cell(built: Path, output: Path, *, injected: bool) -> int | None:
+    """The cell that was running when execution stopped, from the output papermill saved.
+
+    papermill stamps `metadata.papermill.start_time` on each cell it starts (cells never
+    started keep None, although their status may read "completed"), so the last stamped cell
+    is the one that was running. Falls back to the last cell with an execution count.
+    """
+    import nbformat  # noqa: PLC0415
+
+    if not output.exists():
+        return None
+    nb = nbformat.read(output, as_version=4)
+    started = [
+        i for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and (c.metadata.get("papermill") or {}).get("start_time") is not None
+    ]
+    if not started:
+        started = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.get("execution_count") is not None]
+    return _source_cell(built, started[-1], injected=injected) if started else None
+
+
+def _cell_line(source: Path, cell: int | None) -> int | None:
+    """Line (1-based) of the `# %%` marker of source cell `cell`, when markers and cells agree."""
+    if cell is None:
+        return None
+    lines = source.read_text(encoding="utf-8").splitlines()
+    markers = [n + 1 for n, line in enumerate(lines) if line.startswith("# %%")]
+    import jupytext  # noqa: PLC0415
+
+    if len(markers) != len(jupytext.read(source).cells) or cell >= len(markers):
+        return None
+    return markers[cell]
+
+
+def normalize(nb):
+    """Strip what changes from run to run and keep outputs and execution counts.
+
+    Drops notebook `metadata.papermill`, `metadata.widgets`, `metadata.jupytext` and
+    `language_info.version`; drops each cell's `metadata.papermill` and `metadata.execution`;
+    renumbers cell ids "0".."n-1". Returns the same notebook, changed in place.
+    """
+    for key in ("papermill", "widgets", "jupytext"):
+        nb.metadata.pop(key, None)
+    info = nb.metadata.get("language_info")
+    if info is not None:
+        info.pop("version", None)
+    for i, cell in enumerate(nb.cells):
+        cell.id = str(i)
+        for key in ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled"):
+            cell.metadata.pop(key, None)
+    return nb
+
+
+def write_notebook(nb, path: Path) -> Path:
+    """Write a notebook as nbformat JSON (sorted keys, indent 1, trailing newline)."""
+    import nbformat  # noqa: PLC0415
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = nbformat.writes(nb)
+    if not text.endswith("\n"):
+        text += "\n"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def render_html(nb, path: Path, title: str) -> Path:
+    """Render a notebook to HTML without code cells or prompts (nbconvert --no-input)."""
+    from nbconvert import HTMLExporter  # noqa: PLC0415
+
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+def run_notebooks(
+    sources: list[Path],
+    params: dict[str, Any],
+    out_dir: Path,
+    *,
+    build_dir: Path,
+    html: bool = True,
+    params_dir: Path | None = None,
+    timeout: int = EXECUTION_TIMEOUT,
+    log=print,
+) -> list[Path]:
+    """Execute each source with `params` (one kernel each, one after the other) into `out_dir`.
+
+    Writes `<stem>.ipynb` (normalized) and, with `html`, `<stem>.html`; with `params_dir`, the
+    parameters as `<params_dir>/<stem>.yaml` first (and papermill gets the dict read back from it).
+    Every notebook is tried; raises ReportError listing every failure at the end.
+    """
+    import nbformat  # noqa: PLC0415
+
+    failures: list[NotebookFailure] = []
+    written: list[Path] = []
+    for k, source in enumerate(sources, 1):
+        nb_params = dict(params)
+        if params_dir is not None:
+            nb_params = _write_params(params, params_dir / f"{source.stem}.yaml")
+        built, _ = build_notebook(source, build_dir / "nb")
+        raw = build_dir / "executed" / f"{source.stem}.ipynb"
+        target = out_dir / f"{source.stem}.ipynb"
+        started = time.perf_counter()
+        try:
+            executed = execute_notebook(built, raw, nb_params, source=source, timeout=timeout)
+        except ReportError as exc:
+            if raw.exists():  # keep the partial notebook where the reader looks, error banner included
+                write_notebook(normalize(nbformat.read(raw, as_version=4)), target)
+                failures.extend(replace(f, output=paths.portable(target)) for f in exc.failures)
+            else:
+                failures.extend(exc.failures)
+            log(f"[{k}/{len(sources)}] {source.name}: FAILED")
+            continue
+        write_notebook(normalize(executed), target)
+        written.append(target)
+        if html:
+            written.append(render_html(nbformat.read(target, as_version=4), target.with_suffix(".html"), source.stem))
+        log(f"[{k}/{len(sources)}] {source.name}: ok ({time.perf_counter() - started:.1f} s)")
+    if failures:
+        raise ReportError(failures)
+    return written
+
+
+def _write_params(params: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Write `params` as YAML and return what reading it back gives (the dict papermill gets)."""
+    import yaml  # noqa: PLC0415
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(params, sort_keys=True, default_flow_style=False, allow_unicode=True), encoding="utf-8")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))

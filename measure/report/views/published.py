@@ -1,0 +1,149 @@
+"""The published #840 figures (data, not code) and the side-by-side comparison with a run."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from measure.report.views.common import Report, _markdown
+from measure.report.views.duplication import pair_summary
+from measure.report.views.llm_calls import chunking_table
+from measure.report.views.overview import headline
+
+PUBLISHED_840_SOURCE = (
+    "akm #840 design determination (document in PR #841, implemented by #843), "
+    "as transcribed in pipeline-spec §12.2"
+)
+"""Where the PUBLISHED_840_* tables come from."""
+
+
+PUBLISHED_840_HEADLINE = pl.DataFrame(
+    {
+        "session": ["4f7f80f8", "578b2d47", "f798f45f", "393273fd"],
+        "subagent files": [28, 4, 1, 74],
+        "link": [92_678, 92_044, 93_395, 91_573],
+        "fold": [97_529, 93_781, 93_395, 92_342],
+        "fold+dedupe": [97_529, 93_781, 93_395, 92_342],
+        "hybrid": [97_529, 94_160, 93_395, 91_573],
+        "fold evicted": [0, 21_974, 0, 22_864],
+        "fold evicted %": [0.0, 27.5, 0.0, 28.6],
+        "refs link": [2, 4, 1, 8],
+        "refs fold": [162, 38, 1, 8],
+        "refs hybrid": [162, 38, 1, 8],
+    }
+)
+"""#840 headline table: prompt chars per candidate, fold eviction, inline refs.
+
+"subagent files" counts only the top level of subagents/ (the #840 script read it
+non-recursively); the other columns are `buildExtractPrompt(...).length` and friends.
+"""
+
+
+PUBLISHED_840_DUPLICATES = pl.DataFrame(
+    {
+        "session": ["4f7f80f8", "578b2d47", "f798f45f", "393273fd"],
+        "pairs": [19, 3, 0, 55],
+        "min overlap %": [81.0, 84.0, None, 5.0],
+        "max overlap %": [97.0, 94.0, None, 96.0],
+        "mean overlap %": [89.0, 89.0, None, 75.0],
+        "both in prompt": [0, 0, 0, 0],
+        "stub saved chars": [207_000, 31_000, 0, 375_000],
+    }
+)
+"""#840 raw duplicate pairs (sidecar toolUseId pairing); stub savings were published rounded to 1K."""
+
+
+PUBLISHED_840_CHUNKING = pl.DataFrame(
+    {
+        "session": ["4f7f80f8", "578b2d47", "f798f45f", "393273fd"],
+        "parent windows": [17, 15, 8, 100],
+        "subagent chunks": [50, 32, 1, 129],
+        "calls": [67, 47, 9, 229],
+        "parent chars across chunks": [637_296, 820_953, 227_198, 4_944_133],
+        "baseline parent chars": [79_995, 79_984, 79_992, 79_997],
+        "recovered ×": [8.0, 10.3, 2.8, 61.8],
+    }
+)
+"""#840 chunking table: windows, chunks, calls, parent-origin chars kept across chunks vs one call."""
+
+
+_840_PREFIXES = tuple(PUBLISHED_840_HEADLINE["session"].to_list())
+
+
+def is_840_fixture(r: Report) -> bool:
+    """True when every #840 session id prefix (4f7f80f8, 578b2d47, f798f45f, 393273fd) is present."""
+    ids = r.tables["sessions"]["session_id"].to_list()
+    return all(any(i.startswith(p) for i in ids) for p in _840_PREFIXES)
+
+
+def _side_by_side(measured: pl.DataFrame, published: pl.DataFrame) -> pl.DataFrame:
+    """Interleave rows: for each published session, `here`, `#840` and `Δ` (here - #840)."""
+    cols = [c for c in published.columns if c != "session"]
+    rows = []
+    for pub in published.iter_rows(named=True):
+        prefix = pub["session"]
+        match = measured.filter(pl.col("session").str.starts_with(prefix))
+        here = match.row(0, named=True) if match.height else {}
+        rows.append({"session": prefix, "source": "here", **{c: here.get(c) for c in cols}})
+        rows.append({"session": prefix, "source": "#840", **{c: pub[c] for c in cols}})
+        delta = {}
+        for c in cols:
+            a, b = here.get(c), pub[c]
+            delta[c] = None if a is None or b is None else a - b
+        rows.append({"session": prefix, "source": "Δ", **delta})
+    schema = {"session": pl.String, "source": pl.String}
+    for c in cols:
+        dtype = published.schema[c]
+        if c in measured.columns and measured.schema[c] == pl.Float64:
+            dtype = pl.Float64
+        schema[c] = dtype
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def published_comparison(r: Report, which: str = "headline"):
+    """The recomputed table next to the published #840 one (rows: here / #840 / Δ per session).
+
+    `which` is "headline", "duplicates" or "chunking". When the root is not the #840-shaped
+    fixture, returns a one-line Markdown note instead.
+    """
+    if not is_840_fixture(r):
+        return _markdown(
+            "_This root is not the #840-shaped fixture (sessions 4f7f80f8…, 578b2d47…, f798f45f…, "
+            "393273fd…), so there are no published figures to set beside it._"
+        )
+    if which == "headline":
+        measured, published = headline(r), PUBLISHED_840_HEADLINE
+    elif which == "duplicates":
+        measured, published = pair_summary(r, pairing="sidecar_tool_use_id"), PUBLISHED_840_DUPLICATES
+    elif which == "chunking":
+        measured, published = chunking_table(r), PUBLISHED_840_CHUNKING
+    else:
+        raise ValueError(f"unknown published table {which!r}: use headline, duplicates or chunking")
+    return _side_by_side(measured, published)
+
+
+def published_note(r: Report, which: str = "headline"):
+    """Markdown: how many recomputed figures equal the published ones, and the source."""
+    if not is_840_fixture(r):
+        return _markdown("")
+    table = published_comparison(r, which)
+    delta = table.filter(pl.col("source") == "Δ").drop("session", "source")
+    values = [v for col in delta.columns for v in delta[col].to_list()]
+    known = [v for v in values if v is not None]
+    exact = sum(1 for v in known if v == 0)
+    worst = max((abs(v) for v in known), default=0)
+    worst_text = f"{worst:,.0f}" if float(worst).is_integer() else f"{worst:,.1f}"
+    text = (
+        f"{exact} of {len(known)} comparable figures equal the published ones exactly"
+        + (f"; the largest difference is {worst_text}." if worst else ".")
+        + f" Published figures: {PUBLISHED_840_SOURCE}. The fixture is shaped like the #840"
+        " sessions (ids, subagent counts, sizes) but its transcripts are synthetic, so only the shape"
+        " of the result, not each figure, is expected to match."
+    )
+    if which == "headline":
+        text += (
+            " `subagent files`: #840 counted only the top level of `subagents/`; this report counts"
+            " every transcript the fold reads, nested workflow agents included."
+        )
+    elif which == "duplicates":
+        text += " #840 published the stub savings rounded to thousands."
+    return _markdown(text)

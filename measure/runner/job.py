@@ -1,0 +1,114 @@
+"""The per-session job: read once, run every strategy, return the rows of every table."""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+
+from measure.akm.hashing import content_hash
+from measure.akm.read import ReadError, read_session, rel
+from measure.measurements.budget_sweep import sweep_rows
+from measure.measurements.duplicates import duplicate_rows
+from measure.measurements.eviction import eviction_rows
+from measure.measurements.lines import SessionLines
+from measure.measurements.llm_calls import llm_rows
+from measure.measurements.quirks import quirk_rows
+from measure.measurements.sessions import session_rows
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.measurements.subagents import subagent_rows
+
+
+@dataclass(frozen=True)
+class RunParams:
+    """What a run measures; everything here is recorded in run.json."""
+
+    budget: int = 80_000
+    budgets: tuple[int, ...] = ()
+    max_event_text_length: int = 2_000
+    template_path: str | None = None
+    session_cap: int = 25
+    redact: bool = False
+    sessions: tuple[str, ...] = ()
+    since_ms: float = 0
+    strategies: tuple[str, ...] = tuple(STRATEGIES)
+    file_time_ms: float | None = None  # stand-in for file mtimes/ctimes (bundled fixtures)
+
+
+@dataclass
+class SessionOutcome:
+    """Rows of every table for one session (or the reason it could not be measured)."""
+
+    session_path: str
+    tables: dict[str, list[dict]] = field(default_factory=dict)
+    errors: list[dict] = field(default_factory=list)
+
+
+def _error(path: str, session_path: str | None, kind: str, reason: str, count: int = 1) -> dict:
+    return {"path": path, "session_path": session_path, "kind": kind, "count": count, "reason": reason}
+
+
+def measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
+    """Read one session once and measure every strategy on it. Pure: no writes."""
+    # A session's objects hold no cycles worth collecting, and the cyclic GC would rescan the
+    # growing heap again and again (a cost that grows faster than the session). Reference
+    # counting frees everything when the session is done.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _measure_session(root, path, params, template)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
+    session_path = rel(path, root)
+    out = SessionOutcome(session_path)
+    try:
+        lines = SessionLines()
+        session, problems = read_session(path, root, file_time_ms=params.file_time_ms, observe=lines.observe)
+    except ReadError as exc:
+        out.errors.append(_error(session_path, session_path, "unreadable", str(exc)))
+        return out
+    for p, kind, reason in problems:
+        count = int(reason.split(" ", 1)[0]) if kind == "malformed_lines" else 1
+        out.errors.append(_error(p, session_path, kind, reason, count))
+    for tf in (session.parent, *session.subagents):
+        if tf.lines == 0:
+            out.errors.append(_error(tf.path, session_path, "empty", "no lines: nothing to read"))
+    memo: dict = {}  # pre-filter verdicts do not depend on the budget: share them
+    by_budget = {}
+    failed: dict[str, str] = {}
+    for budget in sorted({params.budget, *params.budgets}):
+        ctx = SessionContext(
+            session,
+            Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length, keep_prompts=False),
+        )
+        ctx.memo = memo
+        results = {}
+        for name in params.strategies:
+            try:
+                results[name] = STRATEGIES[name](ctx)
+            except ValueError as exc:  # a timestamp JS's Date cannot render: akm's build throws
+                failed.setdefault(name, str(exc))
+        by_budget[budget] = (ctx, results)
+    for name, reason in failed.items():
+        out.errors.append(
+            _error(session_path, session_path, "render_error", f"{name}: buildExtractPrompt would throw: {reason}")
+        )
+    ctx, results = by_budget[params.budget]
+    digest = content_hash(session.folded)
+    keyed = {"session_id": session.ref.session_id, "session_path": session_path}
+
+    def add(table: str, rows: list[dict]) -> None:
+        out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
+
+    add("sessions", session_rows(ctx, results, digest))
+    if "link" in results:
+        add("eviction", eviction_rows(results))
+    add("duplicates", duplicate_rows(ctx, results))
+    add("llm_calls", llm_rows(results))
+    add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
+    add("subagents", subagent_rows(session))
+    add("quirks", quirk_rows(session, results))
+    return out
