@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from measure.akm.hashing import content_hash
 from measure.akm.read import ReadError, read_session, rel
+from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.budget_sweep import sweep_rows
 from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.eviction import eviction_rows
