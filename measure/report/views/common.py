@@ -144,11 +144,13 @@ def run_measure(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    replay: str | None = "turn_end",
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
     `cache=False` measures without the incremental cache: every number is computed by the
     code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
+    `replay` is `--replay-at` (reports always replay; None leaves the replay table empty).
     Raises RuntimeError when the sessions root does not exist.
     """
     from measure.runner.cache import default_cache_dir
@@ -162,6 +164,7 @@ def run_measure(
         redact=redact,
         sessions=tuple(sessions or ()),
         file_time_ms=file_time_ms,
+        replay=replay,
     )
     out = Path(out_dir)
     try:
