@@ -93,7 +93,7 @@ def test_turn_end_moments_are_the_last_parent_event_before_each_human_prompt(tmp
     parent = [human(0), say(5), human(100, "next"), say(120), say(130)]
     session, timelines = read(tmp_path, parent, {"a1": sub_lines(6, 50, 140)})
     points, dropped = moments(Replayer(session), timelines[session.ref.path], Schedule("turn_end"))
-    assert points == [1_767_225_605_000, 1_767_225_740_000] and dropped == 0
+    assert points == [1_767_225_605_000, 1_767_225_730_000, 1_767_225_740_000] and dropped == 0  # + the last turn, + final
 
 
 def test_moments_are_capped(tmp_path):
@@ -112,3 +112,29 @@ def test_schedules(text, name):
 def test_bad_schedules(text):
     with pytest.raises(ValueError):
         parse_schedule(text)
+
+
+def test_measure_run_writes_the_replay_table_only_with_replay(tmp_path):
+    import polars as pl
+
+    from measure.cli import main
+
+    root = tmp_path / "root"
+    from tests.test_background import write_session
+
+    write_session(root, *LATE)
+    for flags, expected in (([], 0), (["--replay", "--replay-at", "every:1"], len(STRATEGIES))):
+        out = tmp_path / f"o{len(flags)}"
+        assert main(["run", "--root", str(root), "--out", str(out), "--no-cache", "--jobs", "1", "--pin-file-times", "1767225600000", *flags]) == 0
+        replay_df = pl.read_csv(out / "replay.csv")
+        assert replay_df.height == expected
+        assert pl.read_csv(out / "background.csv").height == 1
+    assert replay_df.filter(pl.col("strategy") == "hybrid")["wasted_extractions"].to_list() == [1]
+
+
+@pytest.mark.parametrize("bad", ["--replay-at=hourly", "--replay-at=every:0"])
+def test_run_rejects_bad_schedules(bad, tmp_path):
+    from measure.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--out", str(tmp_path), "--replay", bad])

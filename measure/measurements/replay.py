@@ -119,11 +119,9 @@ class Replayer:
 
 
 def turn_ends(parent_written: list[float], timeline: Timeline | None) -> list[float]:
-    """The last parent event before each human prompt (after the first)."""
-    if timeline is None:
-        return []
-    out = []
-    for turn in timeline.turns:
+    """The end of each parent turn: its last event before the next human prompt, and its last event."""
+    out = parent_written[-1:]
+    for turn in timeline.turns if timeline is not None else ():
         if turn.source == "human" and turn.ts is not None:
             i = bisect_left(parent_written, turn.ts)
             if i:
