@@ -248,7 +248,7 @@ REPLAY = Table(
         ("re_extractions", Int, "extractions after the first"),
         ("distinct_prompts", Int, "distinct prompts those extractions send (kept events and preserved refs; Started/Ended header excluded)"),
         ("wasted_extractions", Int, "extractions whose prompt equals the previous extraction's: the hash moved, the prompt did not"),
-        ("late_extractions", Int, "extractions at moments after the parent's last turn ended"),
+        ("late_extractions", Int, "extractions at moments after the parent's last event: triggered only by other files' later lines"),
         ("late_results", Int, "background results completed after the parent's last turn (background.completed_after_parent_end)"),
         ("llm_calls", Int, "LLM calls the extractions imply (calls per extraction, summed)"),
         ("wasted_llm_calls", Int, "LLM calls of the wasted extractions"),

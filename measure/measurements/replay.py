@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from measure.akm.hashing import content_hash
 from measure.akm.read import inline_refs
 from measure.akm.records import Session, TranscriptFile
-from measure.measurements.background import parent_end
 from measure.measurements.strategies import STRATEGIES, SessionContext, StrategyResult
 from measure.measurements.tasks import Timeline
 
@@ -192,9 +191,10 @@ def replay_rows(
     """
     session, params, memo, lines = plain.session, plain.params, plain.memo, plain.lines
     schedule = parse_schedule(schedule) if isinstance(schedule, str) else schedule
-    end = parent_end(session)
     late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
     replayer = Replayer(session)
+    # Moments after the parent's last event see only what other files wrote after it.
+    end = replayer.written[0][-1] if replayer.written[0] else None
     points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
     tallies = {name: _Tally(prompts=set()) for name in strategies}
     alive = []  # results (and their stub events) stay alive while `memo` may hold their ids
