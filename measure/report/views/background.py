@@ -111,16 +111,18 @@ def delivery_summary(r: Report):
         f"{_fmt_int(bg.filter(pl.col('delivery') == 'turn').height)} of {_fmt_int(bg.height)} background results reached"
         f" the parent as a turn. {_fmt_int(removed.height)} were enqueued and removed without a user line"
         f" ({_fmt_int(removed.filter(pl.col('killed')).height)} of them killed; {_fmt_int(killed)} killed in all):"
-        " removal is not delivery, so the parent's own stream never holds their result."
+        " removal is not delivery: no user turn carries their notification (a parent may still have read the"
+        " result with TaskOutput, as CC 2.0.x parents did)."
         f" {_fmt_int(never.height)} never reached a turn nor were removed ({_fmt_int(never_notified)} with a"
         " notification still in the queue, the rest with none at all)."
         f" {_fmt_int(late.height)} completed after the parent's last turn"
     )
     if late.height:
         text += (
-            f"; {_fmt_int(late_transcripts)} of those have a subagent transcript, which akm's content hash covers,"
-            " so their late lines change the hash after the parent is done and reach a prompt only through a"
-            " re-extraction (hybrid's prompt holds only the parent's events, and those did not change)."
+            f"; {_fmt_int(late_transcripts)} of those have a subagent transcript. akm's content hash covers it, so its"
+            " late lines move the hash after the parent is done: the fold strategies send them only if akm extracts"
+            " again, and hybrid extracts again without sending them, since its prompt is built from the parent's"
+            " events (true by construction)."
         )
     else:
         text += "."
@@ -183,8 +185,8 @@ def replay_summary(r: Report):
         )
         if row["wasted"]:
             line += (
-                f"; {_fmt_int(row['sessions with waste'])} sessions {_fmt_int(row['wasted'])} times with an unchanged"
-                f" prompt, {_fmt_int(row['wasted LLM calls'])} LLM calls that can teach the LLM nothing new"
+                f"; it would re-extract {_fmt_int(row['sessions with waste'])} sessions {_fmt_int(row['wasted'])} times"
+                f" with an unchanged prompt: {_fmt_int(row['wasted LLM calls'])} LLM calls that show the LLM nothing new"
             )
         else:
             line += "; no re-extraction repeats its prompt"
