@@ -45,6 +45,7 @@ r = common.load(
     template_path=template_path,
     sessions=sessions,
     show_excerpts=show_excerpts,
+    replay="turn_end",  # used when measuring now; a report's run replays with its --replay-at
 )
 common.run_summary(r)
 
