@@ -138,3 +138,14 @@ def test_run_rejects_bad_schedules(bad, tmp_path):
 
     with pytest.raises(SystemExit):
         main(["run", "--out", str(tmp_path), "--replay", bad])
+
+
+def test_hostile_timestamps_do_not_crash(tmp_path):
+    weird = say(5, "far future")
+    weird["timestamp"] = 1e20  # beyond JS Date: akm's prompt build throws, the replay skips that strategy
+    nan = say(6, "not a date")
+    nan["timestamp"] = "yesterday"
+    session, timelines = read(tmp_path, [human(0), weird, nan, say(9)], {"a1": sub_lines(1, 2)})
+    rows = replay_rows(context(session), timelines, tuple(STRATEGIES), "every:0.01", background_rows(session, timelines))
+    assert len(rows) == len(STRATEGIES)
+    assert all(r["extraction_points"] <= MAX_MOMENTS for r in rows)
