@@ -244,7 +244,7 @@ REPLAY = Table(
         ("schedule", Str, "turn_end, final or every:<minutes> (--replay-at)"),
         ("extraction_points", Int, "moments at which the session had content and the strategy ran"),
         ("moments_dropped", Int, "moments the per-session cap (replay.MAX_MOMENTS) thinned out"),
-        ("extractions", Int, "moments whose content hash differs from the previous extraction's: akm extracts (the first counts)"),
+        ("extractions", Int, "moments whose content hash differs from the previous extraction's: akm extracts (the first counts); link hashes the parent alone, as akm did before folding, the others the folded stream"),
         ("re_extractions", Int, "extractions after the first"),
         ("distinct_prompts", Int, "distinct prompts those extractions send (kept events and preserved refs; Started/Ended header excluded)"),
         ("wasted_extractions", Int, "extractions whose prompt equals the previous extraction's: the hash moved, the prompt did not"),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import orjson
 
+from measure.akm.jscompat import to_iso
 from measure.akm.read import read_session
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" collector)
 from measure.measurements.background import background_rows
@@ -16,10 +17,7 @@ SID = "11111111-2222-3333-4444-555555555555"
 
 
 def ts(seconds: float) -> str:
-    ms = T0 + int(seconds * 1000)
-    from measure.akm.jscompat import to_iso
-
-    return to_iso(ms)
+    return to_iso(T0 + int(seconds * 1000))
 
 
 def human(s: float, text: str = "please review", version: str = "2.1.219") -> dict:

@@ -67,3 +67,15 @@ def test_figures(report, name, tmp_path):
     assert isinstance(fig, Figure) and fig.axes[0].get_title()
     a, b = plots.save(fig, tmp_path / "a.png").read_bytes(), plots.save(fn(report[table]), tmp_path / "b.png").read_bytes()
     assert a == b
+
+
+def test_report_parser_takes_the_replay_schedule():
+    import argparse
+
+    from measure.report import build
+
+    parser = build.add_arguments(argparse.ArgumentParser())
+    assert parser.parse_args([]).replay_at == "turn_end"
+    assert parser.parse_args(["--replay-at", "every:5"]).replay_at == "every:5"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--replay-at", "hourly"])
