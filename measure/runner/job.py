@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from measure.akm.hashing import content_hash
 from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
+from measure.measurements.cost import cost_tables  # its modules register the "usage" and "reads" collectors
 from measure.measurements.budget_sweep import sweep_rows
 from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.eviction import eviction_rows
@@ -112,4 +113,9 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
     add("subagents", subagent_rows(session))
     add("quirks", quirk_rows(session, results))
+    cost = cost_tables(session, lines)
+    add("tokens", cost["tokens"])
+    add("wakeups", cost["wakeups"])
+    add("repeat_reads", cost["repeat_reads"])
+    add("cost_sessions", cost["cost_sessions"])
     return out
