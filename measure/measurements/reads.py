@@ -6,7 +6,8 @@ with `resume`), or a second delivered notification of a task that already notifi
 agent's). Each is keyed by the task it reads.
 
 Rule for `repeated_chars`: the result is split into lines; a line is repeated when the same
-line (whitespace-trimmed, `Read`'s `   N→` line-number prefix removed) was already in something
+line (whitespace-trimmed, `Read`'s `   N→` line-number prefix removed, a notification's
+`<result>` tags split off) was already in something
 the parent received for the same task before this read: an earlier read's result or a delivered
 notification's text. A repeated line counts its UTF-16 length plus its newline; blank lines
 count as neither. This covers both shapes seen in practice: a growing output read again (the
@@ -129,7 +130,8 @@ class ReadCollector:
         note = parse_notification(text)
         if note is None or not note.task_id:
             return
-        repeated = self._score(note.task_id, text, False)
+        # <result> opens and closes on the result's own first and last lines: split them off
+        repeated = self._score(note.task_id, text.replace("<result>", "\n").replace("</result>", "\n"), False)
         if note.task_id in self.notified:
             chars = utf16_len(text)
             self.reads.append(BackgroundRead(line, timestamp(record), "notification", note.task_id, chars, min(repeated, chars)))
