@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from measure.akm.records import Session
 from measure.measurements.lines import collector
 from measure.measurements.subagents import subagent_kind
-from measure.measurements.tasks import timestamp
 
 #: usage fields in the order of `Call.usage` / `Usage.fields`.
 FIELDS = ("input_tokens", "cache_creation_tokens", "cache_creation_5m_tokens", "cache_creation_1h_tokens",
@@ -30,7 +29,6 @@ class Call:
     """One API call: the line its first block was written on, and the last line's usage."""
 
     line: int  # first line of the message id (where the response starts, for turn attribution)
-    ts: float | None
     usage: tuple[int, int, int, int, int, int]  # FIELDS
     model: str | None
     placeholder_output: bool  # written by CC >= 2.1 (or no version): output_tokens is a streaming placeholder
@@ -79,14 +77,15 @@ def placeholder_version(version) -> bool:
 class UsageCollector:
     """Per file: the last usage of each message id, and the naive per-line sums."""
 
-    __slots__ = ("calls", "naive", "naive_lines", "progress_lines", "_anon")
+    __slots__ = ("calls", "naive", "naive_lines", "progress_lines", "_version", "_placeholder")
 
     def __init__(self, label: str):
-        self.calls: dict[str, list] = {}  # id -> [first line, ts, usage, model, placeholder]
+        self.calls: dict[str, list] = {}  # id -> [first line, usage, model, placeholder]
         self.naive = [0] * 6
         self.naive_lines = 0
         self.progress_lines = 0
-        self._anon = 0
+        self._version: object = None  # the last line's `version` and its verdict: lines repeat it
+        self._placeholder = True
 
     def __call__(self, record: dict, line: int) -> None:
         kind = record.get("type")
@@ -108,28 +107,31 @@ class UsageCollector:
             self.naive[i] += v
         mid = msg.get("id")
         if type(mid) is not str or not mid:
-            self._anon += 1
             mid = f"\0line{line}"  # no id: a call of its own
-        model = msg.get("model") if type(msg.get("model")) is str else None
-        placeholder = placeholder_version(record.get("version"))
+        model = msg.get("model")
+        if type(model) is not str:
+            model = None
+        version = record.get("version")
+        if version != self._version:
+            self._version, self._placeholder = version, placeholder_version(version)
         found = self.calls.get(mid)
         if found is None:
-            self.calls[mid] = [line, timestamp(record), u, model, placeholder]
+            self.calls[mid] = [line, u, model, self._placeholder]
         else:  # the last line of an id wins (its usage is final); the first line keeps the position
-            found[2], found[3], found[4] = u, model or found[3], placeholder
+            found[1], found[2], found[3] = u, model or found[2], self._placeholder
 
     def result(self) -> Usage:
-        calls = tuple(Call(c[0], c[1], c[2], c[3], c[4]) for c in self.calls.values())
+        calls = tuple(Call(c[0], c[1], c[2], c[3]) for c in self.calls.values())
         return Usage(calls, self.naive_lines, tuple(self.naive), self.progress_lines)
 
 
-def file_origin(path: str, session: Session) -> str:
-    """parent, or the subagent kind of a subagent transcript."""
-    if path == session.parent.path:
-        return "parent"
-    tf = next((t for t in session.subagents if t.path == path), None)
-    kind = subagent_kind(tf, session) if tf is not None else "other"
-    return kind if kind in ORIGINS else "other"
+def file_origins(session: Session) -> dict[str, str]:
+    """Each transcript's origin: parent, or the subagent kind of a subagent transcript."""
+    out = {session.parent.path: "parent"}
+    for tf in session.subagents:
+        kind = subagent_kind(tf, session)
+        out[tf.path] = kind if kind in ORIGINS else "other"
+    return out
 
 
 def _sum(calls) -> list[int]:
@@ -142,9 +144,10 @@ def _sum(calls) -> list[int]:
 
 def token_rows(session: Session, usage: dict[str, Usage]) -> list[dict]:
     """One row per origin with API calls (parent always), then the session's total."""
+    origins = file_origins(session)
     groups: dict[str, list[tuple[str, Usage]]] = {}
     for path, u in usage.items():
-        groups.setdefault(file_origin(path, session), []).append((path, u))
+        groups.setdefault(origins.get(path, "other"), []).append((path, u))
     groups.setdefault("parent", [])
     rows = []
     everything: list[tuple[str, Usage]] = []
