@@ -216,7 +216,7 @@ TOKENS = Table(
     "One row per session x origin: the session's own API usage, one call per message.id (format §6).",
     _SESSION
     + (
-        ("origin", Str, "parent, task_agent, workflow_agent, compaction_helper, other (subagent files by kind), or total"),
+        ("origin", Str, "parent, task_agent, workflow_agent, compaction_helper, other (subagent files by kind), or total; inline sidechain lines of CC 1.x parents count as parent"),
         ("origin_order", Int, "row order of the origin within a session (parent first, total last)"),
         ("files", Int, "transcripts of this origin with at least one API call"),
         ("api_calls", Int, "distinct message.id of assistant lines carrying usage (a line without an id is one call); progress lines never count"),
