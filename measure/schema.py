@@ -283,7 +283,7 @@ COST_SESSIONS = Table(
         ("total_api_calls", Int, "API calls of every origin (tokens, origin total)"),
         ("total_cache_read_tokens", Int, "cache_read_tokens of every origin"),
         ("notifications_enqueued", Int, "queue enqueue lines holding a notification"),
-        ("notifications_removed", Int, "queue remove lines holding a notification (no turn; not a delivery)"),
+        ("notifications_undelivered", Int, "enqueued notifications matched to no delivered turn (enqueue + remove, or never delivered)"),
         ("wakeup_turns", Int, "rows of wakeups"),
         ("wakeup_calls", Int, "API calls of those turns"),
         ("wakeup_input_tokens", Int, "their input_tokens"),

@@ -52,7 +52,7 @@ def test_three_queued_notifications_two_batchable_and_a_removed_one(tmp_path):
         queue(3, "enqueue", note("a2")),
         queue(4, "enqueue", note("a3")),
         queue(5, "enqueue", note("a4")),
-        queue(5, "remove", note("a4")),  # enqueue + remove: no turn, not a wake-up
+        queue(5, "remove"),  # enqueue + remove (2.0.76 writes no content on remove): no turn, not a wake-up
         call(6, "m2", 200),  # the parent's own turn goes on: notifications wait for its end
         queue(10, "dequeue"),
         user(10, note("a1")),
@@ -77,7 +77,7 @@ def test_three_queued_notifications_two_batchable_and_a_removed_one(tmp_path):
     assert rows[0]["enqueued_at"] == "2026-01-01T00:02:00.000Z" and rows[0]["delivered_at"] == "2026-01-01T00:10:00.000Z"
     assert [r["waited_seconds"] for r in rows] == [480.0, 660.0, 720.0]
     s = out["cost_sessions"][0]
-    assert (s["notifications_enqueued"], s["notifications_removed"], s["wakeup_turns"]) == (4, 1, 3)
+    assert (s["notifications_enqueued"], s["notifications_undelivered"], s["wakeup_turns"]) == (4, 1, 3)
     assert (s["wakeup_calls"], s["wakeup_cache_read_tokens"]) == (5, 6000)
     assert (s["batchable_wakeups"], s["batched_turns"]) == (2, 1)
     # assumption: the batch turn costs what its head's turn cost, so the two later turns are saved

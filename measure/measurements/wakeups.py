@@ -4,7 +4,8 @@ A wake-up is a `task_notification` turn of the parent's task timeline (a `queue-
 enqueue, a dequeue, then the user line carrying the same string; claude-code-format.md §9.1).
 Its cost is the API calls of the turn it opened: every call whose first line lies after the
 notification's user line and before the next turn that is not `meta`. A notification that ended
-as enqueue + remove opened no turn and is no wake-up (it is counted per session).
+as enqueue + remove (the remove line may carry no content) opened no turn and is no wake-up; per
+session, enqueued notifications matched to no delivered turn are counted as undelivered.
 
 Batching (seed 003's rule: batch only what is already queued at the boundary, no waiting window):
 `batchable_with_previous` says whether a notification was enqueued before the previous
@@ -123,7 +124,7 @@ def wakeup_summary(timeline: Timeline | None, found: list[Wakeup]) -> dict:
     enqueued = sum(1 for q in queue if q.operation == "enqueue" and q.notification is not None)
     return {
         "notifications_enqueued": enqueued,
-        "notifications_removed": sum(1 for q in queue if q.operation == "remove" and q.notification is not None),
+        "notifications_undelivered": enqueued - sum(1 for w in found if w.enqueue is not None),
         "wakeup_turns": len(rows),
         "wakeup_calls": sum(r["api_calls"] for r in rows),
         **{f"wakeup_{name}": sum(r[name] for r in rows) for name, _ in TURN_FIELDS},

@@ -94,7 +94,7 @@ def wakeups_table(r: Report) -> pl.DataFrame:
     out = c.select(
         "session_id",
         pl.col("notifications_enqueued").alias("notifications queued"),
-        pl.col("notifications_removed").alias("removed (no turn)"),
+        pl.col("notifications_undelivered").alias("undelivered (no turn)"),
         pl.col("wakeup_turns").alias("wake-up turns"),
         pl.col("wakeup_calls").alias("calls"),
         pl.col("wakeup_cache_read_tokens").alias("cache read"),
@@ -125,8 +125,8 @@ def wakeups_summary(r: Report):
         f"**{turns} notifications** woke a parent in {sessions} sessions. The turns they opened made "
         f"{_fmt_int(c['wakeup_calls'].sum())} API calls that read {_fmt_int(cr)} tokens from the cache, "
         f"{_fmt_pct(100 * share) if share is not None else 'n/a'} of those parents' cache reads: each wake-up re-reads "
-        f"the whole context. {_fmt_int(c['notifications_removed'].sum())} queued notifications were removed "
-        "instead of delivered and opened no turn."
+        f"the whole context. {_fmt_int(c['notifications_undelivered'].sum())} queued notifications were never "
+        "delivered as a turn (removed from the queue, or still queued when the transcript ends)."
     )
 
 
