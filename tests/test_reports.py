@@ -72,6 +72,8 @@ def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
     expected |= {f"params/{s}.yaml" for s in stems} | {"run.json"}
     expected |= {f"figures/{name}.png" for name in ("budget_sweep", "eviction_by_strategy", "llm_calls", "overlap_distribution", "run_cost")}
     expected |= {f"tables/{name}.csv" for name in ("budget_sweep", "duplicates", "errors", "eviction", "llm_calls", "quirks", "run_cost", "sessions", "subagents")}
+    expected |= {f"figures/{name}.png" for name in ("tokens_by_origin", "naive_overcount", "wakeup_cost", "repeat_reads")}  # #12
+    expected |= {f"tables/{name}.csv" for name in ("tokens", "wakeups", "repeat_reads", "cost_sessions")}  # #12
     assert set(first) == expected
     assert first.keys() == second.keys()
     different = sorted(k for k in first if first[k] != second[k])
