@@ -20,7 +20,7 @@ import yaml
 from measure import paths
 from measure.report import build as report_build
 from measure.report import notebooks
-from measure.report.views import common, duplication, eviction, llm_calls, overview, published
+from measure.report.views import common, cost, duplication, eviction, llm_calls, overview, published
 from measure.runner.tables import write_tables
 
 try:
@@ -358,6 +358,20 @@ def test_duplication_and_call_views(small_report):
     chunk = llm_calls.chunking_table(small_report)
     assert chunk["recovered ×"].to_list() == [3.8, 3.8]  # 300,000 across chunks vs 80,000 in one call
     assert llm_calls.run_cost_table(small_report)["strategy"].to_list() == list(common.STRATEGY_ORDER)
+
+
+def test_cost_views(small_report):
+    t = cost.tokens_table(small_report)
+    assert t["origin"].to_list() == ["parent", "task agents", "total", "parent", "total"]
+    assert t["per-line ÷ deduplicated tokens"].to_list() == [2.0] * 5
+    assert "790,240 tokens" in cost.tokens_summary(small_report).data  # 700,000 + 16 x 12 + 90,000 + 4 x 12
+    assert "(2.0×)" in cost.overcount_summary(small_report).data
+    w = cost.wakeups_table(small_report)
+    assert w["session"].to_list() == ["11111111"] and w["% of parent cache read"].to_list() == [30.0]
+    assert "**3 notifications** woke a parent in 1 sessions" in cost.wakeups_summary(small_report).data
+    assert "need 2 turns instead of 3 and save **1 calls** and 40,000" in cost.batching_summary(small_report).data
+    assert cost.repeat_table(small_report)["% repeated"].to_list() == [40.0]
+    assert "**40.0% of those chars** (4,000)" in cost.repeat_summary(small_report).data
 
 
 def test_sessions_filter_keeps_prefix_matches(tmp_path):

@@ -10,6 +10,9 @@ from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.background import background_rows
 from measure.measurements.budget_sweep import sweep_rows
+from measure.measurements.cost import (
+    cost_tables,  # its modules register the "usage" and "reads" collectors
+)
 from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
@@ -117,4 +120,9 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("quirks", quirk_rows(session, results))
     add("background", background := background_rows(session, lines.get("tasks")))
     add("replay", replay_rows(ctx, lines.get("tasks"), tuple(results), params.replay, background) if params.replay else [])
+    cost = cost_tables(session, lines)
+    add("tokens", cost["tokens"])
+    add("wakeups", cost["wakeups"])
+    add("repeat_reads", cost["repeat_reads"])
+    add("cost_sessions", cost["cost_sessions"])
     return out
