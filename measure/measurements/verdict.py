@@ -20,6 +20,7 @@ CRITERIA: tuple[tuple[str, str], ...] = (
 #: akm's shipped path (#843): when strategies tie on every criterion, the incumbent is named.
 INCUMBENT = "hybrid"
 
+#: Values true by construction, each labelled only where it holds (a failure would be a finding).
 IDENTITIES = {
     ("parent_chars_evicted", "link"): "link is the reference (the parent read alone): 0 by definition",
     ("parent_chars_evicted", "hybrid"): "hybrid's prompt events are link's kept set: 0 by construction",
@@ -39,6 +40,13 @@ def _eviction(row: dict) -> int:
     if v is None:
         v = (row.get("evicted_chars") or 0) - (row.get("stub_saved_chars") or 0)
     return max(0, int(v))
+
+
+def _holds(c: str, n: str, totals: dict[str, dict[str, float]]) -> bool:
+    """Whether the identity stated for (criterion, strategy) holds on these totals."""
+    if (c, n) == ("inline_refs", "hybrid"):
+        return "fold" in totals and totals[n][c] == totals["fold"][c]
+    return totals[n][c] == 0
 
 
 def per_session_values(sessions: list[dict], eviction: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
@@ -135,7 +143,7 @@ def verdict_rows(sessions: list[dict], eviction: list[dict], run_cost: list[dict
                     "best": totals[n][c] == best,
                     "pareto_front": n in front_names if front else None,
                     "dominated_by": ",".join(dominated_by[n]),
-                    "identity": IDENTITIES.get((c, n)),
+                    "identity": IDENTITIES.get((c, n)) if _holds(c, n, totals) else None,
                     "decision": None,
                 }
             )
