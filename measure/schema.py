@@ -288,11 +288,12 @@ DELEGATION = Table(
          "(a task/agent notification consumed as a turn; a queue `remove` is not delivery), launch_ack_only (background launch "
          "acknowledged, no result delivered), none (the parent never acknowledges the agent)"),
         ("completed_after_parent", Bool, "the subagent's last timestamped line is later than the parent's last (null when either has none)"),
-        ("result_in_prompt", Bool, "a copy of the result (a parent event naming the agent, or a subagent event of this file) reaches one of the strategy's prompts"),
+        ("result_in_prompt", Bool, "a copy of the result reaches one of the strategy's prompts: the subagent's own final event, or a parent "
+         "event naming the agent (task-id/agent-id/agentId) that copies it"),
         ("result_chars_in_prompt", Int, "kept UTF-16 chars of those copies, summed (both copies count when both are kept)"),
         ("subagent_chars_in_prompt", Int, "kept chars of this transcript's own events (fold's provenance line excluded)"),
-        ("unique_chars_in_prompt", Int, "of those, chars of events that copy no parent content naming the agent or launching it "
-         "(tool calls, tool output, reasoning only the subagent transcript holds)"),
+        ("unique_chars_in_prompt", Int, "of those, subagent-only chars: tool calls, tool output and reasoning, plus the prompt (the "
+         "first other event) and the report when they copy no parent event naming or launching the agent"),
     ),
     ("session_path", "subagent_path", "strategy"),
 )

@@ -126,7 +126,7 @@ def undelivered_root(root: Path) -> Path:
         async_ack(4, "toolu_2", a2),
         assistant(5, text("Meanwhile I am rewording the changelog entry for the release notes.")),
     ]
-    subs = {f"agent-{a1}": subagent(a1, 2, 30), f"agent-{a2}": subagent(a2, 4, 3, with_tools=False)}
+    subs = {f"agent-{a1}": subagent(a1, 2, 30), f"agent-{a2}": subagent(a2, 4, 5, with_tools=False)}
     write_session(root, "33333333-cccc-4000-8000-000000000003", parent, subs)
     return root
 

@@ -7,7 +7,9 @@ reading subagent transcripts can carry. How the result reached the parent comes 
 timeline (`tasks` collector, claude-code-format.md §8–9), never from a second parse.
 
 "Copy" is defined once, here: text B is a copy of text A when the #840 word-set Jaccard of the two
-(`pairs.word_set`, after JSON escapes are undone) is at least `COPY_JACCARD`.
+(`pairs.word_set`, after JSON escapes are undone) is at least `COPY_JACCARD`. Only two events of a
+subagent can copy what its parent holds, its prompt and its report, so only those are compared (with
+the parent events naming or launching the agent); cost stays linear in events.
 """
 
 from __future__ import annotations
@@ -80,10 +82,10 @@ class _Words:
     def __init__(self) -> None:
         self._sets: dict[int, tuple[Event, frozenset[str]]] = {}
 
-    def __call__(self, e: Event, skip: int = 0) -> frozenset[str]:
+    def __call__(self, e: Event) -> frozenset[str]:
         hit = self._sets.get(id(e))
         if hit is None or hit[0] is not e:
-            hit = (e, copy_words(e.text[skip:] if skip else e.text))
+            hit = (e, copy_words(e.text))
             self._sets[id(e)] = hit
         return hit[1]
 
@@ -124,20 +126,31 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
     for i, tf in enumerate(s.subagents):
         agent_id = stem(tf.path)
         bare = agent_id[len("agent-") :] if agent_id.startswith("agent-") else agent_id
-        final = final_report(tf.alone())
+        alone = tf.alone()
+        final = final_report(alone)
         result_words = words(final) if final is not None else frozenset()
         parent_refs = list(naming.get(bare, ()))
         ts = launch_ts.get(bare)
         if ts is not None:
-            parent_refs += [e for e in calls_at.get(ts, ()) if e not in parent_refs]
+            parent_refs += [e for e in calls_at.get(ts, ()) if all(e is not p for p in parent_refs)]
         for e in naming.get(bare, ()):
             if result_words and is_copy(words(e), result_words):
                 result_copy_of.setdefault(id(e), []).append(i)
+        parent_words = [words(e) for e in parent_refs]
+        # Only a subagent's prompt (its first event) and its report (the final) can copy what the
+        # parent holds; every other event (tool calls, tool output, reasoning) is its own.
+        keys = []
+        if final is not None:
+            keys.append((final, True, not any(is_copy(result_words, w) for w in parent_words)))
+        first = next((e for e in alone if e is not final), None)
+        if first is not None:
+            keys.append((first, False, not (parent_words and any(is_copy(words(first), w) for w in parent_words))))
         sub_tl = timelines.get(tf.path)
         how, launch = delivery(bare, parent_tl)
         after = None
         if sub_tl is not None and parent_tl is not None and sub_tl.last_ts is not None and parent_tl.last_ts is not None:
             after = sub_tl.last_ts > parent_tl.last_ts
+        prefix = provenance(tf.sidecar) + "\n" if tf.sidecar is not None else "\0"
         agents.append(
             {
                 "tf": tf,
@@ -147,9 +160,9 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
                 "delivery": how,
                 "completed_after_parent": after,
                 "result_chars": final.chars if final is not None else 0,
-                "result_words": result_words,
-                "parent_words": [words(e) for e in parent_refs],
-                "prefix": provenance(tf.sidecar) + "\n" if tf.sidecar is not None else "\0",
+                "keys": keys,
+                "prefix": prefix,
+                "prefix_chars": utf16_len(prefix),
             }
         )
         by_file[tf.path] = i
@@ -177,13 +190,17 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
                 # the fold stamps a provenance line on each subagent event: akm's, not subagent content
                 prefix = a["prefix"]
                 skip = len(prefix) if src.text.startswith(prefix) else 0
-                chars = max(0, e.chars - utf16_len(prefix)) if skip and e.text.startswith(prefix) else e.chars
-                w = words(src, skip)
+                chars = max(0, e.chars - a["prefix_chars"]) if skip and e.text.startswith(prefix) else e.chars
                 kept_chars[i] += chars
-                if a["result_words"] and is_copy(w, a["result_words"]):
-                    in_prompt[i] = 1
-                    result_kept[i] += chars
-                if not any(is_copy(w, p) for p in a["parent_words"]):
+                own = True
+                for k, is_result, k_unique in a["keys"]:
+                    if k.role == src.role and len(src.text) - skip == len(k.text) and src.text.endswith(k.text):
+                        if is_result:
+                            in_prompt[i] = 1
+                            result_kept[i] += chars
+                        own = k_unique
+                        break
+                if own:
                     unique[i] += chars
         for i, a in enumerate(agents):
             rows.append(
