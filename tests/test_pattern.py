@@ -9,6 +9,7 @@ import pytest
 
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement
+from measure.runner.tables import read_tables
 
 S840 = Path(__file__).parent.parent / "fixtures" / "s840"
 PIN = 1_780_000_000_000
@@ -20,7 +21,7 @@ def tables(tmp_path_factory):
         pytest.fail("fixtures/s840 is missing: run `make fixtures` (measure synth --shape s840)")
     out = tmp_path_factory.mktemp("s840")
     run_measurement(S840, out, RunParams(file_time_ms=PIN), jobs=2, cache_dir=None)
-    return {n: pl.read_parquet(out / f"{n}.parquet") for n in ("sessions", "eviction", "duplicates", "llm_calls", "verdict", "delegation")}
+    return read_tables(out)
 
 
 def test_four_sessions_with_the_published_subagent_counts(tables):
@@ -71,3 +72,8 @@ def test_the_840_determination_recomputed_as_a_dominance_analysis(tables):
     assert val["parent_chars_evicted", "fold"] > 0 == val["parent_chars_evicted", "hybrid"]
     # what #840 did find holds: hybrid lists fold's refs and evicts nothing
     assert val["inline_refs", "hybrid"] == val["inline_refs", "fold"]
+    # and the overview says so beside the published figures
+    from measure.report.views import common, published
+
+    note = published.published_note(common.Report(tables=tables, sessions_root="fixtures/s840")).data
+    assert "#840 determined **hybrid** (C3)" in note and "decides **trade_off**." in note
