@@ -398,6 +398,9 @@ def test_sessions_filter_keeps_prefix_matches(tmp_path):
     r = common.load("fixtures/default", run_dir, sessions=["2222"])
     assert set(r["sessions"]["session_id"].to_list()) == {"22222222-bbbb-4000-8000-000000000002"}
     assert r["run_cost"].height == 6  # run-level tables are kept as measured
+    assert r["verdict"].height == 0  # ... except the verdict, which depends on the sessions shown
+    decision = overview.verdict_table(r).filter(pl.col("criterion") == "decision")
+    assert decision["decision"].to_list() == ["no_delegated_work"]
 
 
 def test_readme_documents_every_table_notebook_figure_and_report_option():

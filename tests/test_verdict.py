@@ -61,6 +61,9 @@ def test_verdict_rows_from_rows():
     ev = {r["strategy"]: r for r in rows if r["criterion"] == "parent_chars_evicted"}
     assert ev["fold"]["value"] == 30 and ev["fold"]["sessions"] == 1 and not ev["fold"]["best"]
     assert "by construction" in ev["hybrid"]["identity"]
+    # an identity is labelled only where it holds: a hybrid that evicted would be a finding
+    odd = verdict_rows(sessions, eviction[:1] + [{**eviction[1], "budget_evicted_chars": 5}], cost)
+    assert next(r for r in odd if r["criterion"] == "parent_chars_evicted" and r["strategy"] == "hybrid")["identity"] is None
     no_work = verdict_rows([_row("s", "link", delegated_transcripts=0)], [], [])
     assert no_work[-1]["decision"] == "no_delegated_work"
 
