@@ -56,24 +56,40 @@ def final_report(events: tuple[Event, ...]) -> Event | None:
     return None
 
 
-def delivery(bare_id: str, timeline: Timeline | None) -> tuple[str, str]:
-    """(delivery, launch) of one agent id from the parent's task timeline.
+class Deliveries:
+    """How each agent id's result reached the parent, indexed once from the parent's task timeline."""
 
-    delivery: tool_result (a foreground Task result), notification (a notification the parent
-    consumed as a turn; `remove` is not delivery, §9.1), launch_ack_only (a background launch was
-    acknowledged and nothing came back), none (the parent never names the agent).
-    """
-    if timeline is None:
-        return "none", "unknown"
-    kinds = {a.kind for a in timeline.acks if a.task_id == bare_id}
-    launch = "sync" if "sync_result" in kinds else "background" if kinds & _BACKGROUND_ACKS else "unknown"
-    if "sync_result" in kinds:
-        return "tool_result", launch
-    if any(t.notification is not None and t.notification.task_id == bare_id for t in timeline.turns):
-        return "notification", launch
-    if kinds & _BACKGROUND_ACKS:
-        return "launch_ack_only", launch
-    return "none", launch
+    def __init__(self, timeline: Timeline | None):
+        self.acks: dict[str, set[str]] = {}
+        self.notified: set[str] = set()
+        if timeline is not None:
+            for a in timeline.acks:
+                if a.task_id:
+                    self.acks.setdefault(a.task_id, set()).add(a.kind)
+            self.notified = {t.notification.task_id for t in timeline.turns if t.notification is not None}
+
+    def of(self, bare_id: str) -> tuple[str, str]:
+        """(delivery, launch) of one agent id.
+
+        delivery: tool_result (a foreground Task result), notification (a notification the parent
+        consumed as a turn; `remove` is not delivery, §9.1), launch_ack_only (a background launch
+        was acknowledged and nothing came back), none (the parent never acknowledges the agent).
+        launch: sync, background or unknown, from the launch acknowledgement.
+        """
+        kinds = self.acks.get(bare_id, set())
+        launch = "sync" if "sync_result" in kinds else "background" if kinds & _BACKGROUND_ACKS else "unknown"
+        if "sync_result" in kinds:
+            return "tool_result", launch
+        if bare_id in self.notified:
+            return "notification", launch
+        if kinds & _BACKGROUND_ACKS:
+            return "launch_ack_only", launch
+        return "none", launch
+
+
+def delivery(bare_id: str, timeline: Timeline | None) -> tuple[str, str]:
+    """(delivery, launch) of one agent id from the parent's task timeline (see `Deliveries.of`)."""
+    return Deliveries(timeline).of(bare_id)
 
 
 class _Words:
@@ -98,6 +114,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
     timelines = timelines or {}
     parent_tl: Timeline | None = timelines.get(s.ref.path)
     words = _Words()
+    deliveries = Deliveries(parent_tl)
 
     # One pass over the parent: the events naming each agent id, and Task/Agent calls by time.
     naming: dict[str, list[Event]] = {}
@@ -146,7 +163,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
         if first is not None:
             keys.append((first, False, not (parent_words and any(is_copy(words(first), w) for w in parent_words))))
         sub_tl = timelines.get(tf.path)
-        how, launch = delivery(bare, parent_tl)
+        how, launch = deliveries.of(bare)
         after = None
         if sub_tl is not None and parent_tl is not None and sub_tl.last_ts is not None and parent_tl.last_ts is not None:
             after = sub_tl.last_ts > parent_tl.last_ts
