@@ -56,6 +56,11 @@ SESSIONS = Table(
         ("raw_events", Int, "events the strategy starts from"),
         ("raw_chars", Int, "UTF-16 chars the strategy starts from"),
         ("subagent_files", Int, "subagent transcripts folded (recursive under subagents/)"),
+        # issue #9: the delegation table summed per session (delegated = task and workflow agents)
+        ("delegated_transcripts", Int, "task and workflow agent transcripts (compaction helpers and journals excluded)"),
+        ("delegated_results", Int, "of those, transcripts with a final report (a last assistant event)"),
+        ("delegated_results_in_prompt", Int, "delegated transcripts whose result reaches this strategy's prompt(s) (delegation.result_in_prompt)"),
+        ("subagent_unique_chars_in_prompt", Int, "delegated subagent-origin kept chars that copy no parent content (delegation.unique_chars_in_prompt)"),
     ),
     ("session_path", "strategy"),
 )
@@ -360,11 +365,69 @@ COST_SESSIONS = Table(
     ("session_path",),
 )
 
+# --- issue #9: what link and hybrid lose, and the verdict as a dominance analysis ---------------
+
+COPY_RULE = (
+    "copy: text B copies text A when the word-set Jaccard of the two (#840's word set: lowercase, runs "
+    "outside a-z0-9 as one space, words over 3 chars; JSON escapes \\n \\t \\\" undone first) is >= 0.5 "
+    "(measure.measurements.delegation.COPY_JACCARD)"
+)
+"""The one definition of "copy" the delegation columns use."""
+
+DELEGATION = Table(
+    "delegation",
+    "One row per subagent transcript x strategy: how its result reached the parent, and what of it reaches the prompt. "
+    + COPY_RULE + ".",
+    _SESSION
+    + (
+        ("subagent_path", Str, "subagent transcript relative to the root"),
+        ("agent_id", Str, "file stem (agent-<id>, or journal)"),
+        ("kind", Str, "task_agent, workflow_agent (delegated work), compaction_helper, workflow_journal or other (listed, not counted)"),
+        ("delegated", Bool, "kind is task_agent or workflow_agent: counted as delegated work in sessions and verdict"),
+        ("launch", Str, "sync, background or unknown: the parent's launch acknowledgement (toolUseResult) naming the agent"),
+        ("strategy", Str, "strategy"),
+        ("budget", Int, "maxTotalChars"),
+        ("result_chars", Int, "UTF-16 chars of the subagent's final report (its last assistant event in time order; 0 if none)"),
+        ("delivery", Str, "how the result reached the parent transcript: tool_result (foreground Task result), notification "
+         "(a task/agent notification consumed as a turn; a queue `remove` is not delivery), launch_ack_only (background launch "
+         "acknowledged, no result delivered), none (the parent never acknowledges the agent)"),
+        ("completed_after_parent", Bool, "the subagent's last timestamped line is later than the parent's last (null when either has none)"),
+        ("result_in_prompt", Bool, "a copy of the result reaches one of the strategy's prompts: the subagent's own final event, or a parent "
+         "event naming the agent (task-id/agent-id/agentId) that copies it"),
+        ("result_chars_in_prompt", Int, "kept UTF-16 chars of those copies, summed (both copies count when both are kept)"),
+        ("subagent_chars_in_prompt", Int, "kept chars of this transcript's own events (fold's provenance line excluded)"),
+        ("unique_chars_in_prompt", Int, "of those, subagent-only chars: tool calls, tool output and reasoning, plus the prompt (the "
+         "first other event) and the report when they copy no parent event naming or launching the agent"),
+    ),
+    ("session_path", "subagent_path", "strategy"),
+)
+
+VERDICT = Table(
+    "verdict",
+    "Run-level dominance (Pareto) analysis: one row per criterion x strategy, plus one decision row (criterion = decision).",
+    (
+        ("criterion", Str, "parent_chars_evicted (budget eviction), delegated_results_in_prompt, subagent_unique_chars_in_prompt, "
+         "inline_refs, llm_calls, calls_per_run_max, prompt_chars; or decision"),
+        ("strategy", Str, "strategy; on the decision row the Pareto front, comma-separated in registry order (tied strategies joined by =)"),
+        ("better", Str, "lower or higher (null on the decision row)"),
+        ("value", Float, "the criterion summed over the run's sessions (calls_per_run_max: from run_cost)"),
+        ("sessions", Int, "sessions where the per-session value is non-zero (null for calls_per_run_max and the decision row)"),
+        ("best", Bool, "this strategy's value is the best of all strategies on this criterion"),
+        ("pareto_front", Bool, "no other strategy is at least as good on every criterion and better on one"),
+        ("dominated_by", Str, "strategies that dominate this one, comma-separated (empty when none)"),
+        ("identity", Str, "why the value holds by construction, when it does (an identity, not a finding)"),
+        ("decision", Str, "decision row only: the strategy that dominates every other (ties go to hybrid, akm's shipped path, "
+         "then registry order), trade_off, no_delegated_work (no task/workflow agent transcripts) or no_sessions"),
+    ),
+    ("criterion", "strategy"),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
         SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS,
         BACKGROUND, REPLAY,  # issue #11
         TOKENS, WAKEUPS, REPEAT_READS, COST_SESSIONS,  # issue #12
+        DELEGATION, VERDICT,  # issue #9
     )
 }

@@ -13,6 +13,7 @@ from measure.measurements.budget_sweep import sweep_rows
 from measure.measurements.cost import (
     cost_tables,  # its modules register the "usage" and "reads" collectors
 )
+from measure.measurements.delegation import delegation_rows, delegation_totals
 from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
@@ -110,7 +111,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     def add(table: str, rows: list[dict]) -> None:
         out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
 
-    add("sessions", session_rows(ctx, results, digest))
+    delegation = delegation_rows(ctx, results, lines.get("tasks"))
+    add("sessions", session_rows(ctx, results, digest, delegation_totals(delegation)))
     if "link" in results:
         add("eviction", eviction_rows(results))
     add("duplicates", duplicate_rows(ctx, results))
@@ -125,4 +127,5 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("wakeups", cost["wakeups"])
     add("repeat_reads", cost["repeat_reads"])
     add("cost_sessions", cost["cost_sessions"])
+    add("delegation", delegation)
     return out
