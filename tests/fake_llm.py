@@ -41,6 +41,7 @@ class FakeLLM:
         self.replies = replies or {}
         self.lifetime = lifetime
         self.requests: list[str] = []  # paths of the requests served
+        self.bodies: list[dict] = []  # their JSON bodies
 
     def __enter__(self) -> "FakeLLM":
         owner = self
@@ -53,6 +54,7 @@ class FakeLLM:
                 n = int(self.headers.get("content-length") or 0)
                 req = json.loads(self.rfile.read(n) or b"{}")
                 owner.requests.append(self.path)
+                owner.bodies.append(req)
                 content = req["messages"][-1]["content"]
                 prompt = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
                 answer = owner.replies.get(hashlib.sha256(prompt.encode()).hexdigest(), None)

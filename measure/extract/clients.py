@@ -10,7 +10,7 @@ from typing import Protocol
 
 CLIENTS = ("anthropic", "openai", "command")
 
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o-mini", "command": "command"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-5", "openai": "gpt-4o-mini", "command": "command"}
 """Model when --model is not given (for `command`, the model name is only a label in the store)."""
 
 
@@ -35,7 +35,7 @@ class Client(Protocol):
     name: str
     model: str
 
-    def complete(self, prompt: str, *, temperature: float, max_tokens: int) -> Reply: ...
+    def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply: ...
 
 
 class AnthropicClient:
@@ -55,15 +55,15 @@ class AnthropicClient:
         self.model = model
         self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
-    def complete(self, prompt: str, *, temperature: float, max_tokens: int) -> Reply:
+    def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
         sdk = self._sdk
         try:
             msg = self._client.messages.create(
                 model=self.model,
                 max_tokens=max_tokens,
                 messages=[{"role": "user", "content": prompt}],
-                # This SDK's create() has no temperature argument; the Messages API takes it in the body.
-                extra_body={"temperature": temperature},
+                # This SDK's create() has no temperature argument: sent in the body only when asked for.
+                extra_body=None if temperature is None else {"temperature": temperature},
             )
         except sdk.APIConnectionError as exc:  # includes timeouts, after the SDK's retries
             raise ClientUnavailable(f"cannot reach the Anthropic API: {exc}") from None
@@ -97,14 +97,14 @@ class OpenAIClient:
         self.model = model
         self._client = openai.OpenAI(api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout)
 
-    def complete(self, prompt: str, *, temperature: float, max_tokens: int) -> Reply:
+    def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
         sdk = self._sdk
         try:
             resp = self._client.chat.completions.create(
                 model=self.model,
                 max_tokens=max_tokens,
-                temperature=temperature,
                 messages=[{"role": "user", "content": prompt}],
+                **({} if temperature is None else {"temperature": temperature}),
             )
         except sdk.APIConnectionError as exc:
             raise ClientUnavailable(f"cannot reach the server: {exc}") from None
@@ -131,8 +131,8 @@ class CommandClient:
         self.model = model
         self.timeout = timeout
 
-    def complete(self, prompt: str, *, temperature: float, max_tokens: int) -> Reply:
-        env = dict(os.environ, MEASURE_TEMPERATURE=str(temperature), MEASURE_MAX_TOKENS=str(max_tokens), MEASURE_MODEL=self.model)
+    def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
+        env = dict(os.environ, MEASURE_TEMPERATURE="" if temperature is None else str(temperature), MEASURE_MAX_TOKENS=str(max_tokens), MEASURE_MODEL=self.model)
         try:
             done = subprocess.run(
                 self.command, shell=True, input=prompt.encode(), capture_output=True, timeout=self.timeout, env=env
@@ -165,7 +165,7 @@ def make_client(name: str, model: str | None, base_url: str | None = None, comma
     raise ClientUnavailable(f"unknown client {name!r}; choose from {', '.join(CLIENTS)}")
 
 
-def timed(client: Client, prompt: str, *, temperature: float, max_tokens: int) -> tuple[Reply, int]:
+def timed(client: Client, prompt: str, *, temperature: float | None, max_tokens: int) -> tuple[Reply, int]:
     """The reply and the call's wall time in ms."""
     started = time.perf_counter()
     reply = client.complete(prompt, temperature=temperature, max_tokens=max_tokens)

@@ -44,7 +44,7 @@ class ExtractParams:
     base_url: str | None = None
     command: str | None = None
     template_path: str | None = None
-    temperature: float = 0.0
+    temperature: float | None = None  # None: the server's default (not sent)
     max_tokens: int = 4096
     samples: int = 1
     budget: int = 80_000
@@ -144,13 +144,14 @@ def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None
 
 def dry_run_text(pl_: Plan, p: ExtractParams) -> str:
     """What would be sent: one line per session and strategy, then totals and a cost estimate."""
-    lines = [f"{'session':<44}{'strategy':<20}{'calls':>6}{'prompt chars':>14}{'~input tokens':>15}"]
+    w = max([len(c.session_path) for c in pl_.calls] + [7]) + 2
+    lines = [f"{'session':<{w}}{'strategy':<20}{'calls':>6}{'prompt chars':>14}{'~input tokens':>15}"]
     total_chars = 0
     for (path, strategy), group in itertools.groupby(pl_.calls, key=lambda c: (c.session_path, c.strategy)):
         group = list(group)
         chars = sum(c.prompt_chars for c in group)
         total_chars += chars * p.samples
-        lines.append(f"{path[-43:]:<44}{strategy:<20}{len(group) * p.samples:>6}{chars * p.samples:>14}{chars * p.samples // CHARS_PER_TOKEN:>15}")
+        lines.append(f"{path:<{w}}{strategy:<20}{len(group) * p.samples:>6}{chars * p.samples:>14}{chars * p.samples // CHARS_PER_TOKEN:>15}")
     calls = len(pl_.calls) * p.samples
     tokens = total_chars // CHARS_PER_TOKEN
     lines.append(
@@ -309,13 +310,13 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, pl_: Plan, calls: 
 
 def run_extract(
     root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractParams, *, dry_run: bool = False,
-    offline: bool = False, cache_dir: str | None = None, stdout=sys.stdout, log=None,
+    offline: bool = False, cache_dir: str | None = None, stdout=None, log=None,
 ) -> ExtractSummary:
     """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending."""
     pl_ = plan(root, p, cache_dir)
     contract = contract_from_template(load_template(p.template_path))
     if dry_run:
-        stdout.write(dry_run_text(pl_, p))
+        (stdout or sys.stdout).write(dry_run_text(pl_, p))
         return ExtractSummary(len(pl_.sessions), len(pl_.calls) * p.samples, 0, 0, 0, os.fspath(out_dir))
     client = None
     if not offline:
