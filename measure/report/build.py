@@ -94,9 +94,10 @@ def report_parameters(
     template_path: str | os.PathLike | None = None,
     sessions: list[str] | None = None,
     show_excerpts: bool = False,
+    extraction_dir: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
     """Plain-JSON parameters of a report's notebooks; paths repo-relative (or `~/...`) when possible."""
-    return {
+    params = {
         "sessions_root": paths.portable(sessions_root),
         "out_dir": paths.portable(run_dir),
         "max_total_chars": int(max_total_chars),
@@ -105,6 +106,9 @@ def report_parameters(
         "sessions": [str(s) for s in sessions or []],
         "show_excerpts": bool(show_excerpts),
     }
+    if extraction_dir:  # only 06-extraction reads it; absent, it finds a recorded store itself
+        params["extraction_dir"] = paths.portable(extraction_dir)
+    return params
 
 
 def _clean_report_dir(out: Path) -> None:
@@ -130,6 +134,7 @@ def report(
     cache: bool = True,
     file_time_ms: int | None = None,
     show_excerpts: bool = False,
+    extraction_dir: str | os.PathLike | None = None,
     notebooks_dir: str | os.PathLike | None = None,
     build_dir: str | os.PathLike | None = None,
     timeout: int = EXECUTION_TIMEOUT,
@@ -147,6 +152,7 @@ def report(
     file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
         (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
+    extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
     notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
     timeout : seconds per cell.
 
@@ -194,6 +200,8 @@ def report(
     for fig_name, (table, fn) in plots.FIGURES.items():
         plots.save(fn(tables[table]), out_path / "figures" / f"{fig_name}.png")
 
+    if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
+        extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
     params = report_parameters(
         root_path,
         run_dir,
@@ -202,6 +210,7 @@ def report(
         template_path=template_path,
         sessions=sessions,
         show_excerpts=show_excerpts,
+        extraction_dir=extraction_dir,
     )
     run_notebooks(
         sources,
@@ -295,6 +304,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     parser.add_argument("--show-excerpts", action="store_true",
                         help="allow transcript-derived text (subagent descriptions) in the notebooks")
+    parser.add_argument("--extraction", default=None, metavar="DIR",
+                        help="a `measure extract --out` directory for 06-extraction (default: the recorded store of a fixture root)")
     parser.add_argument("--timeout", type=int, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
     parser.add_argument("--golden", action="store_true",
                         help=f"regenerate the golden notebooks under {GOLDEN_DIR}/ from the bundled fixtures instead of writing a report")
@@ -329,6 +340,7 @@ def run(args: argparse.Namespace) -> int:
             cache=not args.no_cache,
             file_time_ms=args.pin_file_times,
             show_excerpts=args.show_excerpts,
+            extraction_dir=from_cwd(args.extraction),
             timeout=args.timeout,
             log=log,
         )
