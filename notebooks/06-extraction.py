@@ -31,20 +31,19 @@
 
 # %% tags=["parameters"]
 sessions_root = "fixtures/default"  # sessions root: repo-relative, ~/..., or absolute
-out_dir = None  # a `measure run --out` directory (an `extraction/` folder in it is used)
+out_dir = None  # a `measure run --out` directory; `measure report --extraction O` copies O to its extraction/
 max_total_chars = 80000  # maxTotalChars of akm's pre-filter (unused here)
 budgets = [20000, 40000, 80000, 160000, 320000, 640000]  # budget sweep (unused here)
 template_path = None  # extraction prompt template (unused here: extract.json records it)
 sessions = []  # session ids (or prefixes) to keep; empty keeps all
 show_excerpts = False  # show transcript-derived text (titles of candidates found by one arm only)
-extraction_dir = None  # a `measure extract --out` directory; None uses a recorded store for fixture roots
 
 # %%
 from measure.report import nbsetup
 from measure.report.views import extraction
 
 nbsetup.configure()
-x = extraction.load(sessions_root, extraction_dir, out_dir, show_excerpts=show_excerpts)
+x = extraction.load(sessions_root, out_dir=out_dir, show_excerpts=show_excerpts)
 extraction.summary(x)
 
 # %% [markdown]

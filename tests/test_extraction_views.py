@@ -1,5 +1,6 @@
 """Views of 06-extraction and the overview's extraction section (measure.report.views.extraction)."""
 
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -56,6 +57,8 @@ def test_a_measure_extract_dir_is_read_as_written(tmp_path, x):
     y = extraction.load("fixtures/default", RECORDED)
     assert not y.recorded and y.ab.equals(x.ab)
     assert extraction.find_results(None, tmp_path) is None
+    shutil.copytree(RECORDED, tmp_path / "run" / "extraction")  # what `measure report --extraction` does
+    assert extraction.find_results(None, out_dir=tmp_path / "run") == (tmp_path / "run" / "extraction", False)
 
 
 def test_sources_bars_draws_with_and_without_results(x):

@@ -94,10 +94,9 @@ def report_parameters(
     template_path: str | os.PathLike | None = None,
     sessions: list[str] | None = None,
     show_excerpts: bool = False,
-    extraction_dir: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
     """Plain-JSON parameters of a report's notebooks; paths repo-relative (or `~/...`) when possible."""
-    params = {
+    return {
         "sessions_root": paths.portable(sessions_root),
         "out_dir": paths.portable(run_dir),
         "max_total_chars": int(max_total_chars),
@@ -106,9 +105,6 @@ def report_parameters(
         "sessions": [str(s) for s in sessions or []],
         "show_excerpts": bool(show_excerpts),
     }
-    if extraction_dir:  # only 06-extraction reads it; absent, it finds a recorded store itself
-        params["extraction_dir"] = paths.portable(extraction_dir)
-    return params
 
 
 def _clean_report_dir(out: Path) -> None:
@@ -202,6 +198,10 @@ def report(
 
     if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
         extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
+    if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
+        if not (paths.resolve(extraction_dir) / "extract.json").is_file():
+            raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
+        shutil.copytree(paths.resolve(extraction_dir), run_dir / "extraction")
     params = report_parameters(
         root_path,
         run_dir,
@@ -210,7 +210,6 @@ def report(
         template_path=template_path,
         sessions=sessions,
         show_excerpts=show_excerpts,
-        extraction_dir=extraction_dir,
     )
     run_notebooks(
         sources,

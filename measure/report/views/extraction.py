@@ -1,7 +1,7 @@
 """Views of 06-extraction: what a real model extracted under each strategy, and how the arms differ.
 
-Results come from a `measure extract --out O` directory (its tables and extract.json). Without
-one, a sessions root that has a recorded store under RECORDED_DIR (fixtures/default does) is
+Results come from a `measure extract --out O` directory (its tables and extract.json), which
+`measure report --extraction O` copies to `<run dir>/extraction`. Without one, a sessions root that has a recorded store under RECORDED_DIR (fixtures/default does) is
 rebuilt from that store now, with no network, so the page always reflects the current code.
 """
 
@@ -72,7 +72,7 @@ def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     return frames[0], frames[1]
 
 
-def load(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathLike | None = None,
+def load(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathLike | None = None, *,
          out_dir: str | os.PathLike | None = None, show_excerpts: bool = False) -> Extraction | None:
     """The extraction results for a report, or None when there are none (see find_results)."""
     found = find_results(sessions_root, extraction_dir, out_dir)
