@@ -76,7 +76,7 @@ extraction.sources_table(x) if x is not None else None
 extraction.calls_table(x) if x is not None else None
 
 # %%
-extraction.errors_table(x) if x is not None else None
+extraction.errors(x) if x is not None else None
 
 # %%
 extraction.excerpts(x) if x is not None else None

@@ -66,6 +66,9 @@ def test_anthropic_sdk_writes_tables_and_store_and_reruns_send_nothing(tmp_path,
     assert '"reply"' in text
     rebuilt = rebuild(out, ROOT, tmp_path / "rebuilt")
     assert _files(rebuilt) == tables
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert _extract(out, "--offline", "--max-sessions", "3") == 0  # no key, no server: the store answers
+    assert _files(out) == tables
 
 
 def test_openai_sdk_against_a_compatible_server(tmp_path, monkeypatch):

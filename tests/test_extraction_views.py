@@ -35,6 +35,7 @@ def test_views_are_counts_and_text_only_with_excerpts(x):
     assert extraction.calls_table(x)["calls"].sum() == x.calls.height
     assert extraction.calls_table(x)["input tokens"].null_count() == 2  # command reports no usage
     assert extraction.errors_table(x).height == 0
+    assert extraction.errors(x).data == "Every one of the 40 calls gave candidates."
     assert "--show-excerpts" in extraction.excerpts(x).data
     shown = extraction.excerpts(replace(x, show_excerpts=True))
     assert shown.height == int(x.ab["unique_a"].sum() + x.ab["unique_b"].sum())

@@ -195,6 +195,12 @@ def errors_table(x: Extraction) -> pl.DataFrame:
     )
 
 
+def errors(x: Extraction):
+    """errors_table, or a line saying every call gave candidates."""
+    t = errors_table(x)
+    return t if t.height else _markdown(f"Every one of the {_fmt_int(x.calls.height)} calls gave candidates.")
+
+
 def verdict_text(x: Extraction | None) -> str:
     """The finding in plain words, computed from extraction_ab ('' when there are no complete pairs)."""
     if x is None:
