@@ -16,7 +16,7 @@ from measure import paths
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
 from measure.extract import compare
-from measure.extract.clients import CallFailed, Client, ClientUnavailable, make_client, timed
+from measure.extract.clients import DEFAULT_MODELS, CallFailed, Client, ClientUnavailable, make_client, timed
 from measure.extract.parse import BadReply, Contract, candidate_text, contract_from_template, parse_candidates
 from measure.extract.select import SELECT_RULE, select_sessions
 from measure.extract.store import ReplyStore, reply_key, write_atomic
@@ -182,7 +182,7 @@ def execute(
     """
     store = ReplyStore(out_dir)
     client_name = client.name if client else p.client
-    model = client.model if client else (p.model or "")
+    model = client.model if client else (p.model or DEFAULT_MODELS.get(p.client, p.client))
     rows: list[dict] = []
     cands: dict[tuple[str, str, int], list[dict] | None] = {}
     sent = reused = 0
