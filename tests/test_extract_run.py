@@ -133,6 +133,10 @@ def test_command_client_and_chunked_calls(tmp_path):
     out = tmp_path / "o"
     assert _extract(out, "--client", "command", "--command", cmd, "--strategies", "fold,hybrid,chunked", "--max-sessions", "1") == 0
     calls = pl.read_parquet(out / "extraction_calls.parquet")
+    assert _extract(tmp_path / "r", "--client", "command", "--command", cmd, "--max-sessions", "1", "--redact") == 0
+    redacted = pl.read_parquet(tmp_path / "r" / "extraction_ab.parquet")
+    assert redacted["session_id"][0].startswith("sha256:") and "sha256:" in redacted["session_path"][0]
+    assert calls["session_id"][0] not in (tmp_path / "r" / "extract.json").read_text()
     chunked = calls.filter(pl.col("strategy") == "chunked")
     assert chunked.height > 1 and chunked["call_index"].to_list() == list(range(chunked.height))
     assert calls["status"].unique().to_list() == ["ok"]

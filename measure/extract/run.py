@@ -23,6 +23,7 @@ from measure.extract.store import ReplyStore, reply_key, write_atomic
 from measure.measurements.pairs import word_set
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
 from measure.runner.job import RunParams
+from measure.runner.redact import _redact_rows, redact, redact_path
 from measure.runner.run import run_measurement
 from measure.runner.tables import frame
 from measure.schema import EXTRACTION_AB, EXTRACTION_CALLS
@@ -53,6 +54,7 @@ class ExtractParams:
     price_per_mtok: float = 3.0  # USD per million input tokens, for the dry-run estimate only
     max_retries: int = 2
     timeout: float = 600.0
+    redact: bool = False  # hash session ids and paths in the tables and extract.json (runner.redact)
 
     def key_params(self) -> dict:
         """The parameters that decide a reply (part of the store key besides client and model)."""
@@ -291,16 +293,22 @@ def _write_frame(df: pl.DataFrame, out: Path, name: str) -> None:
 
 def write_outputs(out_dir: Path, root: str, p: ExtractParams, pl_: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
+    selected = list(pl_.sessions)
+    named = list(p.sessions)
+    if p.redact:
+        _redact_rows({"calls": calls, "ab": ab})
+        selected = [redact_path(s) for s in selected]
+        named = [redact(s) for s in named]
     _write_frame(frame(EXTRACTION_CALLS, calls), out_dir, EXTRACTION_CALLS.name)
     _write_frame(frame(EXTRACTION_AB, ab), out_dir, EXTRACTION_AB.name)
     meta = {
         "sessions_root": paths.portable(root),
         "params": {k: v for k, v in asdict(p).items() if k not in ("max_retries", "timeout")}
-        | {"strategies": list(p.strategies), "sessions": list(p.sessions),
+        | {"strategies": list(p.strategies), "sessions": named,
            "template_path": paths.portable(p.template_path) if p.template_path else None},
         "model": calls[0]["model"] if calls else p.model,
         "selection_rule": SELECT_RULE if not p.sessions and p.select == "most_delegated" else p.select,
-        "selected_sessions": pl_.sessions,
+        "selected_sessions": selected,
         "contract": {"list_key": contract.list_key, "fields": list(contract.fields)},
         "similarity": {"rule": "word-set Jaccard of title+body (#840 words)", "match_threshold": compare.MATCH_THRESHOLD,
                         "restates_threshold": compare.RESTATES_THRESHOLD},
