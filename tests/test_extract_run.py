@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fake_llm import FakeLLM  # noqa: E402
 
 ROOT = str(Path(__file__).resolve().parent.parent / "fixtures" / "default")
-FAST = ["--max-retries", "0", "--timeout", "10"]
+FAST = ["--max-retries", "0", "--timeout", "10", "--jobs", "1"]
 
 
 def _extract(out, *extra) -> int:

@@ -45,6 +45,7 @@ def add_extract_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--price-per-mtok", type=float, default=3.0, metavar="USD", help="input price per million tokens for the --dry-run estimate (default 3.0)")
     p.add_argument("--max-retries", type=int, default=2, metavar="N", help="SDK retries per call (default 2)")
     p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS", help="seconds per call (default 600)")
+    p.add_argument("--jobs", type=_positive, metavar="N", help="worker processes for the selection's measurement (default: CPU count)")
     p.add_argument("--redact", action="store_true", help="hash session ids and paths in the tables and extract.json")
     p.add_argument("--offline", action="store_true", help="send nothing: rebuild the tables from the store (missing replies are error rows)")
     p.add_argument("--dry-run", action="store_true", help="print sessions, calls, prompt chars, estimated tokens and cost; send nothing")
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         redact=args.redact,
     )
     try:
-        summary = run_extract(root, args.out, params, dry_run=args.dry_run, offline=args.offline,
+        summary = run_extract(root, args.out, params, dry_run=args.dry_run, offline=args.offline, jobs=args.jobs,
                               log=lambda m: print(m, file=sys.stderr, flush=True))
     except ClientUnavailable as exc:
         print(f"measure extract: {exc}", file=sys.stderr)

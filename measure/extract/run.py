@@ -113,7 +113,7 @@ def _evidence(ctx: SessionContext) -> compare.Evidence:
     )
 
 
-def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None) -> Plan:
+def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None, jobs: int | None = 1) -> Plan:
     """Select the sessions (a measurement of the root) and build every prompt to send."""
     root = os.path.abspath(os.fspath(root))
     unknown = [s for s in p.strategies if s not in STRATEGIES]
@@ -124,7 +124,7 @@ def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None
             root, tmp,
             RunParams(budget=p.budget, max_event_text_length=p.max_event_text_length, template_path=p.template_path,
                       sessions=p.sessions, strategies=("link", "fold"), file_time_ms=p.file_time_ms),
-            jobs=1, cache_dir=cache_dir, progress=lambda done, total: None,
+            jobs=jobs, cache_dir=cache_dir, progress=lambda done, total: None,
         )
         sessions_table = pl.read_parquet(Path(tmp) / "sessions.parquet")
     chosen = select_sessions(sessions_table, p.select, p.max_sessions, list(p.sessions))
@@ -144,20 +144,20 @@ def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None
     return out
 
 
-def dry_run_text(pl_: Plan, p: ExtractParams) -> str:
+def dry_run_text(planned: Plan, p: ExtractParams) -> str:
     """What would be sent: one line per session and strategy, then totals and a cost estimate."""
-    w = max([len(c.session_path) for c in pl_.calls] + [7]) + 2
+    w = max([len(c.session_path) for c in planned.calls] + [7]) + 2
     lines = [f"{'session':<{w}}{'strategy':<20}{'calls':>6}{'prompt chars':>14}{'~input tokens':>15}"]
     total_chars = 0
-    for (path, strategy), group in itertools.groupby(pl_.calls, key=lambda c: (c.session_path, c.strategy)):
+    for (path, strategy), group in itertools.groupby(planned.calls, key=lambda c: (c.session_path, c.strategy)):
         group = list(group)
         chars = sum(c.prompt_chars for c in group)
         total_chars += chars * p.samples
         lines.append(f"{path:<{w}}{strategy:<20}{len(group) * p.samples:>6}{chars * p.samples:>14}{chars * p.samples // CHARS_PER_TOKEN:>15}")
-    calls = len(pl_.calls) * p.samples
+    calls = len(planned.calls) * p.samples
     tokens = total_chars // CHARS_PER_TOKEN
     lines.append(
-        f"{len(pl_.sessions)} session(s), {calls} call(s), {total_chars} prompt chars, ~{tokens} input tokens "
+        f"{len(planned.sessions)} session(s), {calls} call(s), {total_chars} prompt chars, ~{tokens} input tokens "
         f"(chars/{CHARS_PER_TOKEN}), ~${tokens * p.price_per_mtok / 1e6:.2f} input at ${p.price_per_mtok:g}/Mtok; "
         "nothing sent (--dry-run)"
     )
@@ -175,7 +175,7 @@ def _call_row(c: PlannedCall, sample: int, client: str, model: str, key: str) ->
 
 
 def execute(
-    pl_: Plan, p: ExtractParams, out_dir: str | os.PathLike, client: Client | None, contract: Contract, log=None
+    planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client: Client | None, contract: Contract, log=None
 ) -> tuple[list[dict], dict, int, int]:
     """Send (or reuse) every call; returns call rows, candidates per (session, strategy, sample), sent, reused.
 
@@ -188,7 +188,7 @@ def execute(
     rows: list[dict] = []
     cands: dict[tuple[str, str, int], list[dict] | None] = {}
     sent = reused = 0
-    for c in pl_.calls:
+    for c in planned.calls:
         for sample in range(p.samples):
             key = reply_key(client_name, model, p.key_params(), c.prompt_sha256, sample)
             row = _call_row(c, sample, client_name, model, key)
@@ -244,12 +244,12 @@ def _noise(samples: list[list[dict] | None]) -> float | None:
     return round(sum(_unmatched_pct(a, b) for a, b in pairs) / len(pairs), 1)
 
 
-def ab_rows(pl_: Plan, p: ExtractParams, cands: dict) -> list[dict]:
+def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
     """One row per session x strategy pair: sample 0 matched/unique with sources, noise over samples."""
-    ids = {c.session_path: c.session_id for c in pl_.calls}
+    ids = {c.session_path: c.session_id for c in planned.calls}
     rows = []
-    for path in pl_.sessions:
-        ev = pl_.evidence[path]
+    for path in planned.sessions:
+        ev = planned.evidence[path]
         for sa, sb in itertools.combinations(p.strategies, 2):
             a = cands.get((path, sa, 0))
             b = cands.get((path, sb, 0))
@@ -291,9 +291,9 @@ def _write_frame(df: pl.DataFrame, out: Path, name: str) -> None:
                 os.unlink(tmp)
 
 
-def write_outputs(out_dir: Path, root: str, p: ExtractParams, pl_: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
+def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    selected = list(pl_.sessions)
+    selected = list(planned.sessions)
     named = list(p.sessions)
     if p.redact:
         _redact_rows({"calls": calls, "ab": ab})
@@ -318,25 +318,22 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, pl_: Plan, calls: 
 
 def run_extract(
     root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractParams, *, dry_run: bool = False,
-    offline: bool = False, cache_dir: str | None = None, stdout=None, log=None,
+    offline: bool = False, cache_dir: str | None = None, jobs: int | None = 1, stdout=None, log=None,
 ) -> ExtractSummary:
     """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending."""
-    pl_ = plan(root, p, cache_dir)
+    planned = plan(root, p, cache_dir, jobs)
     contract = contract_from_template(load_template(p.template_path))
     if dry_run:
-        (stdout or sys.stdout).write(dry_run_text(pl_, p))
-        return ExtractSummary(len(pl_.sessions), len(pl_.calls) * p.samples, 0, 0, 0, os.fspath(out_dir))
+        (stdout or sys.stdout).write(dry_run_text(planned, p))
+        return ExtractSummary(len(planned.sessions), len(planned.calls) * p.samples, 0, 0, 0, os.fspath(out_dir))
     client = None
-    if not offline:
-        if not pl_.calls:
-            client = None
-        else:
-            client = make_client(p.client, p.model, p.base_url, p.command, p.max_retries, p.timeout)
-    calls, cands, sent, reused = execute(pl_, p, out_dir, client, contract, log)
-    ab = ab_rows(pl_, p, cands)
-    write_outputs(Path(out_dir), os.fspath(root), p, pl_, calls, ab, contract)
+    if not offline and planned.calls:
+        client = make_client(p.client, p.model, p.base_url, p.command, p.max_retries, p.timeout)
+    calls, cands, sent, reused = execute(planned, p, out_dir, client, contract, log)
+    ab = ab_rows(planned, p, cands)
+    write_outputs(Path(out_dir), os.fspath(root), p, planned, calls, ab, contract)
     errors = sum(1 for r in calls if r["status"] != "ok")
-    return ExtractSummary(len(pl_.sessions), len(calls), sent, reused, errors, os.fspath(out_dir))
+    return ExtractSummary(len(planned.sessions), len(calls), sent, reused, errors, os.fspath(out_dir))
 
 
 def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None = None, target: str | os.PathLike | None = None) -> Path:
@@ -354,11 +351,11 @@ def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None 
     kw["model"] = meta.get("model") or kw.get("model")
     p = ExtractParams(**kw)
     root = paths.resolve(sessions_root or meta["sessions_root"])
-    pl_ = plan(root, p)
+    planned = plan(root, p)
     contract = contract_from_template(load_template(p.template_path))
-    calls, cands, _, _ = execute(pl_, p, src, None, contract)
+    calls, cands, _, _ = execute(planned, p, src, None, contract)
     out = Path(target) if target else src
-    write_outputs(out, os.fspath(root), p, pl_, calls, ab_rows(pl_, p, cands), contract)
+    write_outputs(out, os.fspath(root), p, planned, calls, ab_rows(planned, p, cands), contract)
     return out
 
 
