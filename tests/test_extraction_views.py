@@ -60,6 +60,9 @@ def test_a_measure_extract_dir_is_read_as_written(tmp_path, x):
     assert extraction.find_results(None, tmp_path) is None
     shutil.copytree(RECORDED, tmp_path / "run" / "extraction")  # what `measure report --extraction` does
     assert extraction.find_results(None, out_dir=tmp_path / "run") == (tmp_path / "run" / "extraction", False)
+    report = Report(tables={}, sessions_root="fixtures/s840")
+    assert extraction.verdict_section(report) == ""
+    assert extraction.verdict_section(report, tmp_path / "run").startswith("**What a model extracted**")
 
 
 def test_sources_bars_draws_with_and_without_results(x):
