@@ -150,6 +150,9 @@ BUDGET_SWEEP = Table(
         ("kept_chars", Int, "all kept chars"),
         ("prompt_chars", Int, "prompt chars (summed over calls)"),
         ("llm_calls", Int, "calls"),
+        ("stub_saved_chars", Int, "kept parent chars that stubs replaced at this budget (dedupe by design, not eviction)"),
+        ("budget_evicted_chars", Int, "evicted_chars - stub_saved_chars: parent content that lost its place to subagent text (\"eviction\" in the report)"),
+        ("budget_evicted_pct", Float, "budget_evicted_chars as % of max(1, alone), one decimal"),
     ),
     ("session_path", "strategy", "budget"),
 )

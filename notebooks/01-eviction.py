@@ -21,7 +21,10 @@
 # transcripts into the parent's stream makes them compete for that budget. For each session and
 # strategy this notebook compares the parent-origin characters kept **with the parent read alone**
 # (what `link` sends) against those kept **under the strategy**:
-# evicted = alone − strategy, also as a percentage of `max(1, alone)` (one decimal), as in #840.
+# #840 counted evicted = alone − strategy, as a percentage of `max(1, alone)` (one decimal). The
+# dedupe variants also shorten notifications to stubs on purpose, which that difference counts
+# too; on this page **eviction** means only parent content that lost its place in the budget to
+# subagent text: alone − strategy − stub-shortened chars (the `budget_evicted_chars` column).
 # A negative number means the strategy keeps more parent text than the parent alone does (the
 # budget pass skips what does not fit and keeps trying older events, so this can happen).
 
@@ -63,10 +66,9 @@ eviction.eviction_summary(r)
 eviction.parent_kept(r)
 
 # %% [markdown]
-# Parent-origin characters evicted per session and strategy (`<strategy>`: chars, `<strategy> %`: percent):
-# parent content that lost its place in the budget to subagent text. The dedupe variants also
-# shorten notifications on purpose; where they do, `<strategy> stubs saved` shows those chars,
-# which are not counted as eviction.
+# Parent-origin characters evicted per session and strategy (chars and percent): parent content
+# that lost its place in the budget to subagent text. Where a strategy shortens notifications to
+# stubs, a `stub-shortened (chars)` column shows those chars, which are not counted as eviction.
 
 # %%
 eviction.eviction_table(r)
@@ -77,8 +79,8 @@ plots.eviction_bars(r["eviction"])
 # %% [markdown]
 # ## Budget sweep: which budget would let fold evict nothing?
 #
-# The same comparison at every budget of the sweep, pooled over sessions (evicted chars of all
-# sessions as a percentage of their parent-alone chars; link and chunked are left out, see
+# The same comparison at every budget of the sweep, pooled over sessions (budget-evicted chars of
+# all sessions as a percentage of their parent-alone chars, stub-shortened chars not counted; link and chunked are left out, see
 # 03-llm-calls for what chunking keeps). The dotted line marks the smallest swept
 # budget from which fold evicts nothing in any session. Raising `maxTotalChars` is a config change,
 # but it also makes every prompt larger.

@@ -20,7 +20,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, short_ids
 from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
-from measure.report.views.eviction import fold_zero_budget, sweep_curve
+from measure.report.views.eviction import _budget_evicted, fold_zero_budget, sweep_curve
 
 __all__ = [
     "STYLE",
@@ -109,14 +109,13 @@ MAX_SESSIONS = 20
 
 
 def _top_sessions(df: pl.DataFrame, value: str, limit: int = MAX_SESSIONS) -> list[str]:
-    """Session ids in table order, keeping only the `limit` with the largest `value` (ties: table order)."""
+    """Session ids in table order; with more than `limit`, the `limit` with the largest `value`,
+    largest first (ties: table order), so an axis saying "those with the most …" is ordered so."""
     sessions = _sessions(df)
     if len(sessions) <= limit:
         return sessions
     peak = {sid: v for sid, v in df.group_by("session_id").agg(pl.col(value).max()).iter_rows()}
-    rank = sorted(sessions, key=lambda sid: (-(peak.get(sid) or 0), sessions.index(sid)))[:limit]
-    keep = set(rank)
-    return [sid for sid in sessions if sid in keep]
+    return sorted(sessions, key=lambda sid: (-(peak.get(sid) or 0), sessions.index(sid)))[:limit]
 
 
 def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label_fmt) -> int:
@@ -165,11 +164,12 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
         _empty(ax, "no eviction rows")
         return fig
     strategies = ordered_strategies(eviction["strategy"].to_list())
-    drawn = _grouped_bars(ax, eviction, "evicted_chars_pct", strategies, lambda y: f"{y:.1f}" if y else "0")
+    eviction = _budget_evicted(eviction)
+    drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{y:.1f}" if y else "0")
     ax.set_xlabel(_session_axis_label(drawn, len(_sessions(eviction)), "eviction"))
     ax.set_ylabel("parent chars evicted (% of parent alone)")
-    top = max(1.0, float(eviction["evicted_chars_pct"].max() or 0.0))
-    ax.set_ylim(min(0.0, float(eviction["evicted_chars_pct"].min() or 0.0)) * 1.15, top * 1.15)
+    top = max(1.0, float(eviction["budget_evicted_pct"].max() or 0.0))
+    ax.set_ylim(min(0.0, float(eviction["budget_evicted_pct"].min() or 0.0)) * 1.15, top * 1.15)
     ax.legend(loc="upper left", ncols=min(4, len(strategies)))
     return fig
 
