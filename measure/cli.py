@@ -77,7 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from measure.inspect import inspect_session, render_text
+    from measure.inspect import inspect_session, render_json, render_text
 
     try:
         report = inspect_session(
@@ -92,8 +92,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"measure inspect: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        json.dump(report, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(render_json(report))
     else:
         sys.stdout.write(render_text(report))
     return 0

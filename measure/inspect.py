@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections import Counter
 
 from measure.akm.hashing import content_hash
@@ -75,6 +77,17 @@ def inspect_session(
             entry["prompts"] = [c.prompt.text for c in r.calls]
         report["strategies"][name] = entry
     return report
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def render_json(report: dict) -> str:
+    """The report as indented JSON, text written as JS `JSON.stringify` writes it: non-ASCII as
+    is, a lone surrogate (an emoji cut by truncation) as its escape (`\\ud83d`), so the output
+    encodes as UTF-8."""
+    text = json.dumps(report, indent=1, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 def render_text(report: dict) -> str:
