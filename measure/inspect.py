@@ -10,7 +10,7 @@ from collections import Counter
 from measure.akm.hashing import content_hash
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
-from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext, apply_min_content_gate
 
 
 def inspect_session(
@@ -45,7 +45,7 @@ def inspect_session(
         "strategies": {},
     }
     for name in strategies or list(STRATEGIES):
-        r = STRATEGIES[name](ctx)
+        r = apply_min_content_gate(ctx, {name: STRATEGIES[name](ctx)})[name]
         pe, pc, se, sc = r.kept_by_origin()
         by_origin = Counter()
         for c in r.calls:
@@ -53,6 +53,7 @@ def inspect_session(
                 by_origin[e.file] += 1
         entry = {
             "llm_calls": len(r.calls),
+            "skipped": r.skipped or None,
             "prompt_chars": r.prompt_chars,
             "prompt_sha256": r.prompt_sha256,
             "kept": {"parent_events": pe, "parent_chars": pc, "subagent_events": se, "subagent_chars": sc},
@@ -109,6 +110,7 @@ def render_text(report: dict) -> str:
             f"{name:<20}{s['llm_calls']:>6}{s['prompt_chars']:>10}"
             f"{k['parent_events']:>7} ev {k['parent_chars']:>7}{k['subagent_events']:>7} ev {k['subagent_chars']:>7}"
             f"  {s['prompt_sha256'][:16]}"
+            + (f"  skipped: {s['skipped']} (akm's minContentChars gate)" if s.get("skipped") else "")
         )
     for name, s in report["strategies"].items():
         for i, prompt in enumerate(s.get("prompts", ())):

@@ -28,7 +28,7 @@
 #   also drops a notification when the subagent's own copy is in the same kept set (#842).
 # - **hybrid (C3):** inline refs (`akm remember` / `akm feedback`) are harvested from the folded stream,
 #   but the prompt is built from parent-origin events only (what #843 implemented).
-# - **chunked (C4):** one call per 80,000-char window of the parent and one per subagent transcript.
+# - **chunked (C4):** one call per window of at most `maxTotalChars` raw chars of the parent and one per subagent transcript.
 #
 # This report recomputes that comparison on the sessions root below. Each number comes from running
 # akm's reader, pre-filter and prompt builder (ported to Python) over the transcripts: no LLM is called.

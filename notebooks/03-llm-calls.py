@@ -51,6 +51,13 @@ common.run_summary(r)
 llm_calls.calls_summary(r)
 
 # %% [markdown]
+# Sessions akm's `minContentChars` gate skips (fewer than 10 chars of raw text: the full folded
+# stream, or the parent alone for link): they cost no call and are left out of every call count.
+
+# %%
+llm_calls.skipped_sessions(r)
+
+# %% [markdown]
 # ## Calls per session and strategy
 
 # %%
@@ -78,7 +85,9 @@ published.published_note(r, "chunking")
 # ## Cost under the per-run session cap
 #
 # Sessions are processed newest-ended first in batches of `session_cap`; `calls_per_run_max` is
-# the most expensive batch, `cap_multiplier` its calls over the cap (one call per session = 1.0 at most).
+# the most expensive batch, `cap_multiplier` its calls over the cap, and `x_single_call_run` its
+# calls over the most expensive batch of a single-call strategy (the fairer comparison when the root
+# holds fewer sessions than the cap). Computed over the sessions this page shows.
 
 # %%
 llm_calls.run_cost_table(r)

@@ -61,3 +61,72 @@ def test_defect1_budget_sweep_rows_split_stubs_from_eviction():
     rows = sweep_rows({80_000: {"link": R(1_000, 0), "fold_dedupe_scoped": R(700, 300)}})
     dedupe = next(x for x in rows if x["strategy"] == "fold_dedupe_scoped")
     assert (dedupe["evicted_chars"], dedupe["stub_saved_chars"], dedupe["budget_evicted_chars"]) == (300, 300, 0)
+
+
+def test_defect6_run_cost_follows_the_sessions_filter_and_compares_with_single_call_runs():
+    from measure.report.views import llm_calls
+
+    t = small_tables()
+    t["llm_calls"] = t["llm_calls"].with_columns(
+        pl.when(pl.col("session_id") == S1[0]).then(0).otherwise(1).alias("run_order")
+    )
+    r = common.Report(tables=common._filter_sessions(t, ["2222"]), sessions_root="fixtures/default")
+    cost = {row["strategy"]: row for row in r["run_cost"].iter_rows(named=True)}
+    assert cost["chunked"]["llm_calls"] == 3 and cost["chunked"]["sessions"] == 1  # S2 only
+    assert cost["link"]["llm_calls"] == 1
+    text = llm_calls.calls_summary(r).data
+    assert "a single-call strategy makes at most 1 (3.0×)" in text
+    assert "25 (" not in text  # not divided by the cap when the run holds fewer sessions
+
+
+def test_defect6_no_hard_coded_window_and_pairing_names_match_the_data():
+    from measure.paths import root
+    from measure.schema import DUPLICATES
+
+    overview = (root() / "notebooks" / "00-overview.py").read_text(encoding="utf-8")
+    assert "80,000-char" not in overview
+    doc = dict((c[0], c[2]) for c in DUPLICATES.columns)["pairing"]
+    assert "agent_id_notification" in doc and "agent_id_tool_result" in doc
+    dup = (root() / "notebooks" / "02-duplication.py").read_text(encoding="utf-8")
+    assert "- `agent_id`:" not in dup and "`agent_id_notification`" in dup
+
+
+def test_defect8_a_missing_run_dir_is_an_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no run.json"):
+        common.load("fixtures/default", tmp_path / "typo")
+
+
+def test_defect8_the_root_comes_from_run_json(tmp_path):
+    from measure.runner.tables import write_tables
+    import json
+
+    write_tables(small_tables(), tmp_path)
+    (tmp_path / "run.json").write_text(json.dumps({"input": {"root": "~/elsewhere/projects"}}), encoding="utf-8")
+    r = common.load("fixtures/default", tmp_path)
+    assert r.sessions_root == "~/elsewhere/projects"
+    assert "`~/elsewhere/projects`" in common.run_summary(r).data
+
+
+def test_defect2_dedupe_claim_is_computed_from_prompt_digests():
+    t = small_tables()  # every prompt_sha256 is "0" * 64: fold and dedupe send the same prompt
+    r = common.Report(tables=t, sessions_root="fixtures/default")
+    text = duplication.duplication_summary(r).data
+    assert "changes what the LLM sees" not in text  # a pair reaches the prompt twice, yet the prompts are identical
+    assert "identical prompts (same sha256) in all 2 sessions" in text
+    s = t["sessions"].with_columns(
+        pl.when((pl.col("strategy") == "fold_dedupe_scoped") & (pl.col("session_id") == S1[0]))
+        .then(pl.lit("f" * 64)).otherwise(pl.col("prompt_sha256")).alias("prompt_sha256"),
+        pl.when((pl.col("strategy") == "fold_dedupe_scoped") & (pl.col("session_id") == S1[0]))
+        .then(2).otherwise(pl.col("stubbed")).alias("stubbed"),
+    )
+    text = duplication.duplication_summary(common.Report(tables={**t, "sessions": s})).data
+    assert "changes the prompt in 1 of 2 sessions" in text and "stubbing 2 notifications" in text
+
+
+def test_defect2_the_page_names_all_three_pairing_methods():
+    from measure.paths import root
+
+    page = (root() / "notebooks" / "02-duplication.py").read_text(encoding="utf-8")
+    assert "one of two methods" not in page
+    for method in ("sidecar_tool_use_id", "agent_id_notification", "agent_id_tool_result"):
+        assert f"`{method}`" in page

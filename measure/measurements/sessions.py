@@ -31,6 +31,7 @@ def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], conten
                 "raw_events": r.raw_events,
                 "raw_chars": r.raw_chars,
                 "subagent_files": len(s.subagents),
+                "skipped": r.skipped or None,
             }
         )
     return rows

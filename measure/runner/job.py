@@ -9,13 +9,13 @@ from measure.akm.hashing import content_hash
 from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.budget_sweep import sweep_rows
-from measure.measurements.duplicates import duplicate_rows
+from measure.measurements.duplicates import async_launch_ids, duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
 from measure.measurements.llm_calls import llm_rows
 from measure.measurements.quirks import quirk_rows
 from measure.measurements.sessions import session_rows
-from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext, apply_min_content_gate
 from measure.measurements.subagents import subagent_rows
 
 
@@ -92,7 +92,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
                 results[name] = STRATEGIES[name](ctx)
             except ValueError as exc:  # a timestamp JS's Date cannot render: akm's build throws
                 failed.setdefault(name, str(exc))
-        by_budget[budget] = (ctx, results)
+        by_budget[budget] = (ctx, apply_min_content_gate(ctx, results))
     for name, reason in failed.items():
         out.errors.append(
             _error(session_path, session_path, "render_error", f"{name}: buildExtractPrompt would throw: {reason}")
@@ -107,7 +107,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("sessions", session_rows(ctx, results, digest))
     if "link" in results:
         add("eviction", eviction_rows(results))
-    add("duplicates", duplicate_rows(ctx, results))
+    add("duplicates", duplicate_rows(ctx, results, async_launch_ids(lines.get("tasks"))))
     add("llm_calls", llm_rows(results))
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
     add("subagents", subagent_rows(session))

@@ -14,6 +14,7 @@ from pathlib import Path
 from measure import __version__
 from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, rel
+from measure.paths import portable
 from measure.measurements.llm_calls import run_cost_rows
 from measure.runner.cache import _cached_measure, _file_key, _subagent_files
 from measure.runner.job import RunParams, SessionOutcome, _error
@@ -99,7 +100,11 @@ def run_measurement(
         for name, table_rows in o.tables.items():
             rows[name].extend(table_rows)
         errors.extend(o.errors)
-    rows["run_cost"] = run_cost_rows(rows["llm_calls"], [rel(s.path, root) for s in listings], params.session_cap)
+    run_order = [rel(s.path, root) for s in listings]
+    rank = {p: i for i, p in enumerate(run_order)}
+    for row in rows["llm_calls"]:
+        row["run_order"] = rank.get(row["session_path"])
+    rows["run_cost"] = run_cost_rows(rows["llm_calls"], run_order, params.session_cap)
     rows["errors"] = errors
     if params.redact:
         _redact_rows(rows)
@@ -157,6 +162,8 @@ def _write_run_json(out: Path, root: str, params: RunParams, listings, frames) -
         "versions": _versions(),
         "input": {
             "root_name": os.path.basename(root.rstrip(os.sep)),
+            # As the report shows it (repo-relative or ~/...): the notebooks read the root from here.
+            "root": portable(root),
             "sessions_listed": len(listings),
             "fingerprint": fingerprint(root, listings),
         },

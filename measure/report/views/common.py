@@ -89,9 +89,14 @@ def load(
     show_excerpts : allow transcript-derived text (subagent descriptions) in views.
     """
     sessions = list(sessions or [])
-    resolved = paths.resolve(out_dir) if out_dir else None
-    if resolved is not None and (resolved / "run.json").is_file():
+    if out_dir:
+        resolved = paths.resolve(out_dir)
+        if not (resolved / "run.json").is_file():
+            # A mistyped out_dir must not silently measure another root.
+            raise FileNotFoundError(f"out_dir {paths.portable(resolved)} holds no run.json: not a `measure run` directory")
         tables, run = _read_run(resolved)
+        # The run records the root it measured; a sessions_root parameter cannot mislabel it.
+        sessions_root = run.get("input", {}).get("root") or sessions_root
     else:
         with tempfile.TemporaryDirectory(prefix="measure-nb-") as tmp:
             run_measure(
@@ -106,8 +111,9 @@ def load(
             )
             tables, run = _read_run(Path(tmp))
     if sessions:
-        tables = _filter_sessions(tables, sessions)
-    return Report(tables=tables, run=run, sessions_root=paths.portable(sessions_root), show_excerpts=show_excerpts)
+        tables = _filter_sessions(tables, sessions, run)
+    root = sessions_root if str(sessions_root).startswith("~") else paths.portable(sessions_root)
+    return Report(tables=tables, run=run, sessions_root=root, show_excerpts=show_excerpts)
 
 
 def _read_run(directory: Path) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
@@ -117,7 +123,8 @@ def _read_run(directory: Path) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]
     return tables, run
 
 
-def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str]) -> dict[str, pl.DataFrame]:
+def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str], run: dict | None = None) -> dict[str, pl.DataFrame]:
+    """Keep the rows of the named sessions; run_cost is recomputed over the kept sessions."""
     def keep(col: pl.Expr) -> pl.Expr:
         expr = pl.lit(False)
         for s in sessions:
@@ -129,7 +136,23 @@ def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str]) -> di
         if "session_id" in df.columns:
             df = df.filter(keep(pl.col("session_id")))
         out[name] = df
+    out["run_cost"] = _run_cost(out["llm_calls"], _find(run or {}, "session_cap") or _cap(tables["run_cost"]))
     return out
+
+
+def _cap(run_cost: pl.DataFrame) -> int:
+    caps = run_cost["session_cap"].drop_nulls().to_list()
+    return int(caps[0]) if caps else 25
+
+
+def _run_cost(llm_calls: pl.DataFrame, cap: int) -> pl.DataFrame:
+    """run_cost over the sessions of `llm_calls`, batched in akm's order (run_order)."""
+    from measure.measurements.llm_calls import run_cost_rows  # noqa: PLC0415
+    from measure.runner.tables import frame  # noqa: PLC0415
+
+    calls = llm_calls.sort("run_order", "session_path", nulls_last=True)
+    order = list(dict.fromkeys(calls["session_path"].to_list()))
+    return frame(TABLES["run_cost"], run_cost_rows(calls.to_dicts(), order, int(cap)))
 
 
 def run_measure(
