@@ -61,6 +61,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sessions=tuple(args.session or ()),
         since_ms=args.since or 0,
         file_time_ms=args.pin_file_times,
+        walk_order=args.walk_order,
     )
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     try:
@@ -117,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session-cap", type=_positive, default=25, metavar="N", help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)")
     p.add_argument("--redact", action="store_true", help="hash descriptions, session ids and project folder names")
     p.add_argument("--pin-file-times", type=int, metavar="MS", help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep")
+    p.add_argument("--walk-order", choices=("name", "fs"), default="name", help="directory entry order: name (descending, the same on every machine; default) or fs (this filesystem's readdir order, akm's exact order here)")
     p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
     p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")
     p.set_defaults(func=cmd_run)

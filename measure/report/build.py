@@ -129,6 +129,7 @@ def report(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    walk_order: str = "name",
     show_excerpts: bool = False,
     notebooks_dir: str | os.PathLike | None = None,
     build_dir: str | os.PathLike | None = None,
@@ -146,6 +147,7 @@ def report(
     cache : False passes `--no-cache` to `measure run`.
     file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
         (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
+    walk_order : `--walk-order` for `measure run` ("name" or "fs").
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
     notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
     timeout : seconds per cell.
@@ -181,6 +183,7 @@ def report(
         redact=redact,
         cache=cache,
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+        walk_order=walk_order,
     )
 
     tables_dir = out_path / "tables"
@@ -293,6 +296,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--pin-file-times", type=int, default=None, metavar="MS",
         help="use MS (epoch ms) as every file's mtime/ctime (default: pinned for roots under fixtures/, real times otherwise)",
     )
+    parser.add_argument("--walk-order", choices=("name", "fs"), default="name",
+                        help="directory entry order for measure run: name (descending, every machine; default) or fs (readdir, akm's order here)")
     parser.add_argument("--show-excerpts", action="store_true",
                         help="allow transcript-derived text (subagent descriptions) in the notebooks")
     parser.add_argument("--timeout", type=int, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
@@ -328,6 +333,7 @@ def run(args: argparse.Namespace) -> int:
             redact=args.redact,
             cache=not args.no_cache,
             file_time_ms=args.pin_file_times,
+            walk_order=args.walk_order,
             show_excerpts=args.show_excerpts,
             timeout=args.timeout,
             log=log,

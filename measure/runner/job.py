@@ -33,6 +33,7 @@ class RunParams:
     since_ms: float = 0
     strategies: tuple[str, ...] = tuple(STRATEGIES)
     file_time_ms: float | None = None  # stand-in for file mtimes/ctimes (bundled fixtures)
+    walk_order: str = "name"  # directory entry order: "name" (descending, every machine) or "fs" (readdir, akm's)
 
 
 @dataclass
@@ -67,7 +68,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     out = SessionOutcome(session_path)
     try:
         lines = SessionLines()
-        session, problems = read_session(path, root, file_time_ms=params.file_time_ms, observe=lines.observe)
+        session, problems = read_session(path, root, file_time_ms=params.file_time_ms, observe=lines.observe, walk_order=params.walk_order)
     except ReadError as exc:
         out.errors.append(_error(session_path, session_path, "unreadable", str(exc)))
         return out

@@ -75,7 +75,9 @@ def run_measurement(
         raise FileNotFoundError(f"sessions root not found: {root}")
     template = load_template(params.template_path)
     list_errors: list = []
-    listings = list_sessions(root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms)
+    listings = list_sessions(
+        root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms, walk_order=params.walk_order
+    )
     if params.sessions:
         wanted = set(params.sessions)
         listings = [s for s in listings if s.session_id in wanted or rel(s.path, root) in wanted]

@@ -167,6 +167,7 @@ def run_measure(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    walk_order: str = "name",
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
@@ -185,6 +186,7 @@ def run_measure(
         redact=redact,
         sessions=tuple(sessions or ()),
         file_time_ms=file_time_ms,
+        walk_order=walk_order,
     )
     out = Path(out_dir)
     try:
