@@ -56,6 +56,7 @@ SESSIONS = Table(
         ("raw_events", Int, "events the strategy starts from"),
         ("raw_chars", Int, "UTF-16 chars the strategy starts from"),
         ("subagent_files", Int, "subagent transcripts folded (recursive under subagents/)"),
+        ("legacy_agent", Bool, "the file is a legacy sibling agent-*.jsonl (an old-layout subagent transcript beside the parents), which akm lists as a session of its own"),
         ("skipped", Str, "min_content_chars when akm's minContentChars gate (10 chars of raw text; the full folded stream, the parent alone for link) skips the session: no call, 0 prompt chars; else null"),
     ),
     ("session_path", "strategy"),

@@ -113,6 +113,19 @@ overview.errors(r)
 overview.subagent_inventory(r)
 
 # %% [markdown]
+# ### Legacy agent transcripts listed as sessions
+#
+# A subagent transcript written beside its parent as `agent-<id>.jsonl` (the layout before
+# `<session>/subagents/`) is listed by akm as a session of its own. `measure` keeps akm's
+# behaviour and marks those sessions (`legacy_agent` in the sessions table).
+
+# %%
+overview.legacy_agent_note(r)
+
+# %%
+overview.legacy_agent_sessions(r)
+
+# %% [markdown]
 # ## akm quirks that fired
 #
 # The port reproduces a few akm behaviours that are almost certainly unintended (for example `$`

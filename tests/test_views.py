@@ -130,3 +130,18 @@ def test_defect2_the_page_names_all_three_pairing_methods():
     assert "one of two methods" not in page
     for method in ("sidecar_tool_use_id", "agent_id_notification", "agent_id_tool_result"):
         assert f"`{method}`" in page
+
+
+def test_defect11_legacy_agent_sessions_are_marked():
+    from measure.measurements.sessions import is_legacy_agent
+    from measure.report.views import overview
+
+    assert is_legacy_agent("-home-dev-a/agent-a1b2c3.jsonl")
+    assert not is_legacy_agent("-home-dev-a/11111111-aaaa-4000-8000-000000000001.jsonl")
+    assert not is_legacy_agent("-home-agent-x/11111111.jsonl")
+    t = small_tables()
+    t["sessions"] = t["sessions"].with_columns((pl.col("session_id") == S2[0]).alias("legacy_agent"))
+    r = common.Report(tables=t, sessions_root="fixtures/default")
+    assert "**1 of the 2 sessions are legacy sibling `agent-*.jsonl` transcripts**" in overview.legacy_agent_note(r).data
+    assert overview.legacy_agent_sessions(r)["session"].to_list() == ["22222222"]
+    assert "2 sessions measured, 1 of them legacy sibling `agent-*.jsonl` transcripts" in common.run_summary(r).data

@@ -5,6 +5,11 @@ from __future__ import annotations
 from measure.measurements.strategies import SessionContext, StrategyResult
 
 
+def is_legacy_agent(path: str) -> bool:
+    """A sibling `agent-*.jsonl` (the layout before `<session>/subagents/`): akm lists it as a session."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1].startswith("agent-")
+
+
 def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str) -> list[dict]:
     s = ctx.session
     rows = []
@@ -31,6 +36,7 @@ def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], conten
                 "raw_events": r.raw_events,
                 "raw_chars": r.raw_chars,
                 "subagent_files": len(s.subagents),
+                "legacy_agent": is_legacy_agent(s.ref.path),
                 "skipped": r.skipped or None,
             }
         )

@@ -289,8 +289,11 @@ def run_summary(r: Report):
     budgets = sorted(set(r.tables["budget_sweep"]["budget"].to_list()))
     budget = sorted(set(s["budget"].to_list()))
     strategies = ordered_strategies(s["strategy"].to_list())
+    legacy = s.filter(pl.col("legacy_agent"))["session_id"].n_unique() if "legacy_agent" in s.columns else 0
     lines = [
-        f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured, "
+        f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured"
+        + (f", {legacy} of them legacy sibling `agent-*.jsonl` transcripts akm lists as sessions" if legacy else "")
+        + ", "
         f"{r.tables['subagents'].height} subagent transcripts, {r.tables['errors'].height} error rows)",
         f"- **Budget (`maxTotalChars`):** {', '.join(_fmt_int(b) for b in budget) or 'n/a'}; "
         f"**budget sweep:** {', '.join(_fmt_int(b) for b in budgets) or 'none'}",

@@ -126,6 +126,32 @@ def errors(r: Report):
     return r.tables["errors"].sort("path", "kind", "session_path", nulls_last=True)
 
 
+def legacy_agent_note(r: Report):
+    """Markdown: how many sessions are legacy sibling `agent-*.jsonl` transcripts (akm lists them as sessions)."""
+    s = r.tables["sessions"]
+    n = s["session_id"].n_unique()
+    k = _legacy(s).height
+    if k == 0:
+        return _markdown(f"_None of the {n} sessions is a legacy sibling `agent-*.jsonl` transcript._")
+    return _markdown(
+        f"**{k} of the {n} sessions are legacy sibling `agent-*.jsonl` transcripts** (subagents written beside "
+        f"their parent, the layout before `<session>/subagents/`). akm lists them as sessions of their own, so they "
+        f"are measured as such here and marked below; the other {n - k} are parent transcripts."
+    )
+
+
+def legacy_agent_sessions(r: Report) -> pl.DataFrame:
+    """The sessions that are legacy sibling `agent-*.jsonl` transcripts, in report order."""
+    legacy = _legacy(r.tables["sessions"])
+    return _with_session(legacy, r).select("session", pl.col("session_path").alias("legacy agent transcript"))
+
+
+def _legacy(s: pl.DataFrame) -> pl.DataFrame:
+    if "legacy_agent" not in s.columns:
+        return s.select("session_id", "session_path").clear()
+    return s.filter(pl.col("legacy_agent")).select("session_id", "session_path").unique(maintain_order=True)
+
+
 def subagent_inventory(r: Report):
     """Subagent transcripts per session and kind: files, events, chars, sidecar and launch status."""
     sub = r.tables["subagents"]
