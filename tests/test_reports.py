@@ -332,7 +332,8 @@ def test_published_figures_only_for_the_840_fixture(small_report):
     assert side["source"].to_list()[:3] == ["here", "#840", "Δ"]
     assert side.filter(pl.col("source") == "#840")["link"].to_list() == [92_678, 92_044, 93_395, 91_573]
     first = side.filter(pl.col("session") == "4f7f80f8")
-    assert first["link"].to_list() == [90_000, 92_678, 90_000 - 92_678]
+    assert first["link"].to_list() == [90_000, 92_678, None]  # bundled template: no Δ of absolute prompt chars
+    assert first["fold − link"].to_list() == [500, 97_529 - 92_678, 500 - (97_529 - 92_678)]
 
 
 def test_eviction_views(small_report):

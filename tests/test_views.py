@@ -145,3 +145,26 @@ def test_defect11_legacy_agent_sessions_are_marked():
     assert "**1 of the 2 sessions are legacy sibling `agent-*.jsonl` transcripts**" in overview.legacy_agent_note(r).data
     assert overview.legacy_agent_sessions(r)["session"].to_list() == ["22222222"]
     assert "2 sessions measured, 1 of them legacy sibling `agent-*.jsonl` transcripts" in common.run_summary(r).data
+
+
+@pytest.fixture(scope="module")
+def s840():
+    from measure.paths import root
+
+    if not (root() / "fixtures" / "s840" / ".generated").exists():
+        pytest.skip("fixtures/s840 not generated (make fixtures)")
+    return common.load("fixtures/s840")
+
+
+def test_defect4_840_comparison_is_like_for_like(s840):
+    from measure.report.views import published
+
+    table = published.published_comparison(s840, "headline")
+    here = table.filter(pl.col("source") == "here")
+    assert here["subagent files"].to_list() == [28, 4, 1, 74]  # #840 counted the top level only
+    delta = table.filter(pl.col("source") == "Δ")
+    assert delta["subagent files"].to_list() == [0, 0, 0, 0]
+    assert delta["link"].null_count() == 4  # bundled template: absolute prompt lengths are not comparable
+    assert "hybrid − link" in table.columns and delta["hybrid − link"].null_count() == 0
+    note = published.published_note(s840, "headline").data
+    assert "bundled stand-in template" in note and "--template PATH" in note
