@@ -77,7 +77,7 @@ overview.verdict(r)
 # prompt as already preserved. `subagent files`: transcripts folded under `subagents/` (recursive).
 
 # %%
-overview.headline(r)
+common.top(overview.headline(r), table="sessions")
 
 # %%
 plots.eviction_bars(r["eviction"])
@@ -110,7 +110,7 @@ overview.errors(r)
 # and how many task notifications in the parent name them.
 
 # %%
-overview.subagent_inventory(r)
+common.top(overview.subagent_inventory(r), what="session × kind rows", table="subagents")
 
 # %% [markdown]
 # ### Legacy agent transcripts listed as sessions
@@ -123,7 +123,7 @@ overview.subagent_inventory(r)
 overview.legacy_agent_note(r)
 
 # %%
-overview.legacy_agent_sessions(r)
+common.top(overview.legacy_agent_sessions(r), table="sessions")
 
 # %% [markdown]
 # ## akm quirks that fired

@@ -63,7 +63,7 @@ eviction.eviction_summary(r)
 # Parent-origin characters kept per session: alone (= link) and under each strategy.
 
 # %%
-eviction.parent_kept(r)
+common.top(eviction.parent_kept(r), table="eviction")
 
 # %% [markdown]
 # Parent-origin characters evicted per session and strategy (chars and percent): parent content
@@ -71,7 +71,7 @@ eviction.parent_kept(r)
 # stubs, a `stub-shortened (chars)` column shows those chars, which are not counted as eviction.
 
 # %%
-eviction.eviction_table(r)
+common.top(eviction.eviction_table(r), table="eviction")
 
 # %%
 plots.eviction_bars(r["eviction"])
@@ -93,7 +93,7 @@ plots.budget_sweep_curve(r["budget_sweep"])
 # (null: it still evicts at the largest budget of the sweep).
 
 # %%
-eviction.zero_eviction_budgets(r)
+common.top(eviction.zero_eviction_budgets(r), table="budget_sweep")
 
 # %%
 eviction.sweep_curve(r["budget_sweep"])

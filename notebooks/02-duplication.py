@@ -74,7 +74,7 @@ duplication.pair_totals(r)
 # ## Per session
 
 # %%
-duplication.pair_summary(r)
+common.top(duplication.pair_summary(r), what="session × pairing rows", table="duplicates", order="pairing method, then " + common.RELEVANCE_ORDER)
 
 # %% [markdown]
 # ## Overlap distribution

@@ -55,13 +55,13 @@ llm_calls.calls_summary(r)
 # stream, or the parent alone for link): they cost no call and are left out of every call count.
 
 # %%
-llm_calls.skipped_sessions(r)
+common.top(llm_calls.skipped_sessions(r), table="sessions")
 
 # %% [markdown]
 # ## Calls per session and strategy
 
 # %%
-llm_calls.calls_table(r)
+common.top(llm_calls.calls_table(r), table="llm_calls")
 
 # %%
 plots.llm_calls_bars(r["llm_calls"])
@@ -73,7 +73,7 @@ plots.llm_calls_bars(r["llm_calls"])
 # `baseline parent chars`: what one parent-alone call keeps; `recovered ×`: their ratio.
 
 # %%
-llm_calls.chunking_table(r)
+common.top(llm_calls.chunking_table(r), table="llm_calls")
 
 # %%
 published.published_comparison(r, "chunking")

@@ -168,3 +168,50 @@ def test_defect4_840_comparison_is_like_for_like(s840):
     assert "hybrid − link" in table.columns and delta["hybrid − link"].null_count() == 0
     note = published.published_note(s840, "headline").data
     assert "bundled stand-in template" in note and "--template PATH" in note
+
+
+def _many_sessions(n: int = 30) -> common.Report:
+    """`n` sessions; only the last by path has subagent files and eviction (as on a real root
+    where most sessions never delegate)."""
+    base = small_tables()
+    rows: dict[str, list[pl.DataFrame]] = {k: [] for k in ("sessions", "eviction", "llm_calls", "budget_sweep")}
+    for i in range(n):
+        sid = f"{i:08x}-0000-4000-8000-000000000000"
+        sp = f"-home-dev-p/{sid}.jsonl"
+        src = S1[0] if i == n - 1 else S2[0]
+        for k in rows:
+            part = base[k].filter(pl.col("session_id") == src).with_columns(
+                pl.lit(sid).alias("session_id"), pl.lit(sp).alias("session_path")
+            )
+            if k == "sessions":
+                part = part.with_columns(pl.lit(2 if i == n - 1 else 0).alias("subagent_files"))
+            rows[k].append(part)
+    t = {**base, **{k: pl.concat(v) for k, v in rows.items()}, "duplicates": base["duplicates"].clear()}
+    return common.Report(tables=t, sessions_root="fixtures/default")
+
+
+def test_defect7_tables_put_the_sessions_that_matter_first_and_say_so():
+    from measure.report.views import llm_calls, overview
+
+    r = _many_sessions(30)
+    last = f"{29:08x}"
+    for table in (eviction.eviction_table(r), eviction.parent_kept(r), llm_calls.calls_table(r), overview.headline(r)):
+        assert table["session"][0] == last  # not hidden behind 29 sessions sorted by path
+    shown = common.top(eviction.eviction_table(r), table="eviction")
+    assert shown.caption() == (
+        "20 of 30 sessions, ordered by most parent content evicted, then most subagent transcripts, "
+        "then most LLM calls. Every row: `tables/eviction.csv` of the report."
+    )
+    html = shown._repr_html_()
+    assert html.count("<tr>") == 21 and "20 of 30 sessions" in html
+
+
+def test_defect7_bar_charts_of_the_top_sessions_are_ordered_by_their_value():
+    from measure.report import plots
+
+    r = _many_sessions(30)
+    ev = eviction._budget_evicted(r["eviction"]).with_columns(
+        pl.when(pl.col("session_id").str.starts_with("0000000a")).then(50.0).otherwise(pl.col("budget_evicted_pct")).alias("budget_evicted_pct")
+    )
+    picked = plots._top_sessions(ev, "budget_evicted_pct", limit=20)
+    assert picked[:2] == ["0000000a-0000-4000-8000-000000000000", f"{29:08x}-0000-4000-8000-000000000000"]

@@ -250,6 +250,77 @@ def _with_session(df: pl.DataFrame, r: Report) -> pl.DataFrame:
     )
 
 
+RELEVANCE_ORDER = "most parent content evicted, then most subagent transcripts, then most LLM calls"
+"""How per-session tables are ordered (largest first; ties by session path)."""
+
+TOP_N = 20
+"""Rows a per-session table shows; the caption gives the total and where every row is."""
+
+
+def relevance_rank(r: Report) -> dict[str, int]:
+    """Session id -> place in RELEVANCE_ORDER: sessions whose delegated work matters come first."""
+    order = _session_order(r)
+    key: dict[str, list] = {sid: [0, 0, 0] for sid in order}
+
+    def peak(table: str, value: str, slot: int) -> None:
+        df = r.tables.get(table)
+        if df is None or value not in df.columns or df.height == 0:
+            return
+        for sid, v in df.group_by("session_id").agg(pl.col(value).max()).iter_rows():
+            if sid in key and v is not None:
+                key[sid][slot] = max(key[sid][slot], v)
+
+    ev = r.tables.get("eviction")
+    peak("eviction", "budget_evicted_chars" if ev is not None and "budget_evicted_chars" in ev.columns else "evicted_chars", 0)
+    peak("sessions", "subagent_files", 1)
+    peak("llm_calls", "llm_calls", 2)
+    ranked = sorted(order, key=lambda sid: (-key[sid][0], -key[sid][1], -key[sid][2], order.index(sid)))
+    return {sid: i for i, sid in enumerate(ranked)}
+
+
+def by_relevance(df: pl.DataFrame, r: Report) -> pl.DataFrame:
+    """`df` (with a session_id column) sorted by RELEVANCE_ORDER, stable within a session."""
+    rank = relevance_rank(r)
+    return (
+        df.with_columns(pl.col("session_id").replace_strict(rank, default=len(rank), return_dtype=pl.Int64).alias("_rel"))
+        .sort("_rel", maintain_order=True)
+        .drop("_rel")
+    )
+
+
+@dataclass(frozen=True)
+class Top:
+    """The first `n` rows of a per-session table, with a caption saying the total, the order and
+    where every row is. Notebooks display it; its text form is the same caption."""
+
+    df: pl.DataFrame
+    n: int
+    what: str  # "sessions", "pairs", ...
+    table: str  # the schema table holding every row
+    order: str = RELEVANCE_ORDER
+
+    def caption(self) -> str:
+        shown = min(self.n, self.df.height)
+        head = f"{shown} of {self.df.height} {self.what}" if self.df.height > shown else f"All {self.df.height} {self.what}"
+        return f"{head}, ordered by {self.order}. Every row: `tables/{self.table}.csv` of the report."
+
+    def _repr_html_(self) -> str:
+        import html as _html  # noqa: PLC0415
+
+        from measure.report.nbsetup import frame_html  # noqa: PLC0415
+
+        return frame_html(self.df.head(self.n)) + f"<p><em>{_html.escape(self.caption())}</em></p>"
+
+    def __repr__(self) -> str:
+        return self.caption()
+
+
+def top(df, what: str = "sessions", table: str = "sessions", n: int = TOP_N, order: str = RELEVANCE_ORDER):
+    """Show the first `n` rows of `df` (already in `order`) with a caption (see Top); anything
+    but a DataFrame (a "no rows" note) is returned as it is."""
+    return Top(df, n, what, table, order) if isinstance(df, pl.DataFrame) else df
+
+
 def _wide(df: pl.DataFrame, value: str, strategies: list[str], r: Report, rename=None) -> pl.DataFrame:
     """One row per session, one column per strategy holding `value` (null when absent)."""
     base = pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from measure.report.views.common import (
+    by_relevance,
     Report,
     _fmt_int,
     _fmt_pct,
@@ -36,9 +37,9 @@ def pair_summary(r: Report, pairing: str | None = None) -> pl.DataFrame:
         agg = base.join(agg, on="session_id", how="left", maintain_order="left").with_columns(
             pl.col("pairs", "notification in prompt", "final in prompt", "both in prompt", "stub saved chars").fill_null(0)
         )
-        out = _with_session(agg, r)
+        out = by_relevance(_with_session(agg, r), r)
         return out.select("session", pl.exclude("session", "session_id"))
-    out = _with_session(agg.sort("session_id", "pairing"), r)
+    out = by_relevance(_with_session(agg.sort("session_id", "pairing"), r), r)
     return out.sort("pairing", maintain_order=True).select("session", "pairing", pl.exclude("session", "pairing", "session_id"))
 
 

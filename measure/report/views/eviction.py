@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from measure.report.views.common import (
+    by_relevance,
     Report,
     _fmt_int,
     _fmt_pct,
@@ -23,7 +24,7 @@ def parent_kept(r: Report) -> pl.DataFrame:
     alone = ev.group_by("session_id").agg(pl.col("alone_parent_kept_chars").first().alias("alone (link)"))
     wide = _wide(ev, "parent_kept_chars", strategies, r)
     out = wide.join(alone, on="session_id", how="left", maintain_order="left")
-    return _with_session(out, r).select("session", "alone (link)", *strategies)
+    return by_relevance(_with_session(out, r), r).select("session", "alone (link)", *strategies)
 
 
 EVICTION_VALUE = "budget_evicted_chars"
@@ -56,7 +57,7 @@ def eviction_table(r: Report) -> pl.DataFrame:
         out = out.join(_wide(ev, "budget_evicted_pct", [s], r, {s: f"{s} evicted (%)"}), on="session_id", how="left", maintain_order="left")
         if ev.filter((pl.col("strategy") == s) & (pl.col("stub_saved_chars") != 0)).height:
             out = out.join(_wide(ev, "stub_saved_chars", [s], r, {s: f"{s} stub-shortened (chars)"}), on="session_id", how="left", maintain_order="left")
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
 
 
 def _zero_budget_expr(df: pl.DataFrame) -> pl.DataFrame:
@@ -89,7 +90,7 @@ def zero_eviction_budgets(r: Report) -> pl.DataFrame:
     strategies = [s for s in ordered_strategies(sweep["strategy"].to_list()) if s not in ("link", "chunked")]
     z = _zero_budget_expr(sweep)
     out = _wide(z, "zero_from", strategies, r)
-    return _with_session(out, r).select("session", *strategies)
+    return by_relevance(_with_session(out, r), r).select("session", *strategies)
 
 
 def fold_zero_budget(budget_sweep: pl.DataFrame, strategy: str = "fold") -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from measure.report.views.common import (
+    by_relevance,
     Report,
     _fmt_int,
     _fmt_x,
@@ -20,7 +21,7 @@ def calls_table(r: Report) -> pl.DataFrame:
     calls = r.tables["llm_calls"]
     strategies = ordered_strategies(calls["strategy"].to_list())
     out = _wide(calls, "llm_calls", strategies, r)
-    return _with_session(out, r).select("session", *strategies)
+    return by_relevance(_with_session(out, r), r).select("session", *strategies)
 
 
 def chunking_table(r: Report) -> pl.DataFrame:
@@ -41,7 +42,7 @@ def chunking_table(r: Report) -> pl.DataFrame:
         .round(1)
         .alias("recovered ×")
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
 
 
 def run_cost_table(r: Report) -> pl.DataFrame:

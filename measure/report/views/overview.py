@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from measure.report.views.common import (
+    by_relevance,
     Report,
     _fmt_int,
     _fmt_pct,
@@ -28,7 +29,7 @@ def headline(r: Report) -> pl.DataFrame:
     out = files
     for part in (prompt, evicted, pct, refs):
         out = out.join(part, on="session_id", how="left", maintain_order="left")
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
 
 
 def verdict(r: Report):
@@ -167,7 +168,7 @@ def subagent_inventory(r: Report):
         (pl.col("launch") == "background").sum().alias("background"),
         pl.col("notifications").sum().alias("notifications"),
     )
-    out = _with_session(out.sort("session_id", "kind"), r)
+    out = by_relevance(_with_session(out.sort("session_id", "kind"), r), r)
     return out.select("session", "kind", pl.exclude("session", "kind", "session_id"))
 
 
@@ -177,7 +178,7 @@ def subagents_detail(r: Report) -> pl.DataFrame:
     cols = ["session", "subagent_path", "kind", "agent_type", "sidecar", "events", "chars", "launch", "notifications"]
     if r.show_excerpts:
         cols.insert(4, "description")
-    return _with_session(sub, r).select(cols)
+    return by_relevance(_with_session(sub, r), r).select(cols)
 
 
 def quirks(r: Report):
