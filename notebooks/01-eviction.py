@@ -20,9 +20,8 @@
 # akm's pre-filter keeps at most `maxTotalChars` characters, newest first. Folding subagent
 # transcripts into the parent's stream makes them compete for that budget. For each session and
 # strategy this notebook compares the parent-origin characters kept **with the parent read alone**
-# (what `link` sends) against those kept **under the strategy**:
-# #840 counted evicted = alone − strategy, as a percentage of `max(1, alone)` (one decimal). The
-# dedupe variants also shorten notifications to stubs on purpose, which that difference counts
+# (what `link` sends) against those kept **under the strategy**. The #840 study counted
+# evicted = alone − strategy, as a percentage of `max(1, alone)` (one decimal). The dedupe variants also shorten notifications to stubs on purpose, which that difference counts
 # too; on this page **eviction** means only parent content that lost its place in the budget to
 # subagent text: alone − strategy − stub-shortened chars (the `budget_evicted_chars` column).
 # A negative number means the strategy keeps more parent text than the parent alone does (the
@@ -80,8 +79,8 @@ plots.eviction_bars(r["eviction"])
 # ## Budget sweep: which budget would let fold evict nothing?
 #
 # The same comparison at every budget of the sweep, pooled over sessions (budget-evicted chars of
-# all sessions as a percentage of their parent-alone chars, stub-shortened chars not counted; link and chunked are left out, see
-# 03-llm-calls for what chunking keeps). The dotted line marks the smallest swept
+# all sessions as a percentage of their parent-alone chars, stub-shortened chars not counted; link
+# and chunked are left out, see 03-llm-calls for what chunking keeps). The dotted line marks the smallest swept
 # budget from which fold evicts nothing in any session. Raising `maxTotalChars` is a config change,
 # but it also makes every prompt larger.
 

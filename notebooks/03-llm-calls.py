@@ -84,10 +84,11 @@ published.published_note(r, "chunking")
 # %% [markdown]
 # ## Cost under the per-run session cap
 #
-# Sessions are processed newest-ended first in batches of `session_cap`; `calls_per_run_max` is
-# the most expensive batch, `cap_multiplier` its calls over the cap, and `x_single_call_run` its
-# calls over the most expensive batch of a single-call strategy (the fairer comparison when the root
-# holds fewer sessions than the cap). Computed over the sessions this page shows.
+# Sessions are processed newest-ended first in batches of the session cap; "calls per run (max)" is
+# the most expensive batch, "max calls per run / cap" its calls over the cap, and "max calls per run /
+# single-call strategy's" its calls over the most expensive batch of a single-call strategy (the
+# fairer comparison when the root holds fewer sessions than the cap). Computed over the sessions
+# this page shows.
 
 # %%
 llm_calls.run_cost_table(r)

@@ -200,10 +200,11 @@ def test_defect7_tables_put_the_sessions_that_matter_first_and_say_so():
     shown = common.top(eviction.eviction_table(r), table="eviction")
     assert shown.caption() == (
         "20 of 30 sessions, ordered by most parent content evicted, then most subagent transcripts, "
-        "then most LLM calls. Every row: `tables/eviction.csv` of the report."
+        "then most LLM calls. Every row: tables/eviction.csv of the report."
     )
     html = shown._repr_html_()
     assert html.count("<tr>") == 21 and "20 of 30 sessions" in html
+    assert '<a href="tables/eviction.csv">' in html
 
 
 def test_defect7_bar_charts_of_the_top_sessions_are_ordered_by_their_value():

@@ -69,10 +69,45 @@ def _configure_inline() -> None:
     set_matplotlib_formats("png", **PNG_KWARGS)
 
 
+COLUMN_LABELS: dict[str, str] = {
+    "session_id": "session id",
+    "session_path": "session path",
+    "subagent_path": "subagent transcript",
+    "agent_id": "agent id",
+    "agent_type": "agent type",
+    "both_in_prompt": "both copies in prompt",
+    "notification_chars": "notification (chars)",
+    "final_chars": "final report (chars)",
+    "stub_saved_chars": "stub saves (chars)",
+    "session_cap": "session cap",
+    "llm_calls": "LLM calls",
+    "calls_per_run_mean": "calls per run (mean)",
+    "calls_per_run_max": "calls per run (max)",
+    "cap_multiplier": "max calls per run / cap (×)",
+    "x_single_call_run": "max calls per run / single-call strategy's (×)",
+    "chars": "chars",
+    "events": "events",
+}
+"""Human headers of raw schema columns that views show as they are (with units)."""
+
+
+def column_label(name: str) -> str:
+    """The header a page shows for column `name`: a human label with units. Strategy ids
+    (`fold_dedupe_scoped`) stay as they are: they are names, used so in every sentence too."""
+    from measure.report.views.common import STRATEGY_ORDER  # noqa: PLC0415
+
+    if name in COLUMN_LABELS:
+        return COLUMN_LABELS[name]
+    for sid in sorted(STRATEGY_ORDER, key=len, reverse=True):
+        if name == sid or name.startswith(sid + " "):
+            return name
+    return name.replace("_", " ")
+
+
 def frame_html(df: pl.DataFrame) -> str:
-    """A plain HTML table of `df`: polars' own HTML quotes every string cell ("abc")."""
+    """A plain HTML table of `df` with human headers (polars' own HTML quotes every string cell)."""
     rows = min(df.height, int(POLARS_DISPLAY["tbl_rows"]))
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
+    head = "".join(f"<th>{html.escape(column_label(c))}</th>" for c in df.columns)
     numeric = [dt.is_numeric() for dt in df.dtypes]
     body = []
     for row in df.head(rows).iter_rows():

@@ -301,15 +301,22 @@ class Top:
 
     def caption(self) -> str:
         shown = min(self.n, self.df.height)
-        head = f"{shown} of {self.df.height} {self.what}" if self.df.height > shown else f"All {self.df.height} {self.what}"
-        return f"{head}, ordered by {self.order}. Every row: `tables/{self.table}.csv` of the report."
+        if self.df.height > shown:
+            head = f"{shown} of {self.df.height} {self.what}"
+        elif self.df.height == 1:
+            head = f"The one row of {self.what}"
+        else:
+            head = f"All {self.df.height} {self.what}"
+        return f"{head}, ordered by {self.order}. Every row: tables/{self.table}.csv of the report."
 
     def _repr_html_(self) -> str:
         import html as _html  # noqa: PLC0415
 
         from measure.report.nbsetup import frame_html  # noqa: PLC0415
 
-        return frame_html(self.df.head(self.n)) + f"<p><em>{_html.escape(self.caption())}</em></p>"
+        csv = f"tables/{self.table}.csv"
+        caption = _html.escape(self.caption()).replace(csv, f'<a href="{csv}">{csv}</a>')
+        return frame_html(self.df.head(self.n)) + f"<p><em>{caption}</em></p>"
 
     def __repr__(self) -> str:
         return self.caption()

@@ -84,8 +84,8 @@ def calls_summary(r: Report):
     skipped = skipped_sessions(r)
     if skipped.height:
         text += (
-            f" {skipped.height} session{'s' if skipped.height != 1 else ''} fall below akm's `minContentChars` gate "
-            "(fewer than 10 chars of raw text) and cost no call under any strategy (listed below)."
+            f" {skipped.height} session{' falls' if skipped.height == 1 else 's fall'} below akm's `minContentChars` gate "
+            "(fewer than 10 chars of raw text) and cost no call under the strategies listed below."
         )
     cost = r.tables["run_cost"]
     chunked = cost.filter(pl.col("strategy") == "chunked")

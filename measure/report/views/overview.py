@@ -73,12 +73,18 @@ def verdict(r: Report):
 
     dup = r.tables["duplicates"]
     if dup.height:
-        both = dup.filter(pl.col("both_in_prompt")).height
-        saved = int(dup["stub_saved_chars"].sum())
+        # Totals per pairing method (#10 defect 3): only sidecar pairs are #840's definition.
+        per = []
+        for pairing in sorted(set(dup["pairing"].to_list())):
+            part = dup.filter(pl.col("pairing") == pairing)
+            both = part.filter(pl.col("both_in_prompt")).height
+            per.append(
+                f"`{pairing}`: {part.height} pairs, {both} with both copies in the fold prompt, "
+                f"{_fmt_int(int(part['stub_saved_chars'].sum()))} raw chars a stub would save"
+            )
         lines.append(
-            f"- **Duplication.** {dup.height} notification/subagent pairs; {both} "
-            f"{'reaches' if both == 1 else 'reach'} the fold prompt with both copies (hybrid sends no subagent "
-            f"text, so never a result twice); stubbing the notification would save {_fmt_int(saved)} raw chars."
+            "- **Duplication** (per pairing method; hybrid sends no subagent text, so never a result twice). "
+            + "; ".join(per) + "."
         )
     else:
         lines.append("- **Duplication.** No notification/subagent pairs were found.")
@@ -92,9 +98,12 @@ def verdict(r: Report):
         chunk_cost = cost.filter(pl.col("strategy") == "chunked")
         if chunk_cost.height:
             row = chunk_cost.row(0, named=True)
+            # Against a single-call strategy's most expensive run, not the cap (#10 defect 6).
+            single = int(cost.filter(pl.col("strategy") != "chunked")["calls_per_run_max"].max() or 0)
             text += (
                 f"; with akm's cap of {row['session_cap']} sessions per run, its most expensive run makes "
-                f"{_fmt_int(row['calls_per_run_max'])} calls ({_fmt_x(row['cap_multiplier'])} the cap)"
+                f"{_fmt_int(row['calls_per_run_max'])} calls where a single-call strategy makes at most {_fmt_int(single)}"
+                + (f" ({_fmt_x(row['calls_per_run_max'] / single)})" if single else "")
             )
         lines.append(text + ".")
 
