@@ -16,7 +16,8 @@ import matplotlib as mpl
 import matplotlib.style
 import polars as pl
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+from matplotlib.transforms import blended_transform_factory
 
 from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, short_ids
 from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
@@ -165,6 +166,9 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
         return fig
     strategies = ordered_strategies(eviction["strategy"].to_list())
     eviction = _budget_evicted(eviction)
+    if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
+        _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
+        return fig
     drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{y:.1f}" if y else "0")
     ax.set_xlabel(_session_axis_label(drawn, len(_sessions(eviction)), "eviction"))
     ax.set_ylabel("parent chars evicted (% of parent alone)")
@@ -210,13 +214,16 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     zero = fold_zero_budget(budget_sweep)
     if zero is not None:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
-        last = zero == budgets[-1]
-        ax.annotate(
+        # Along the line, at the top: data there is at or near 0 (fold evicts nothing from here),
+        # and the legend sits outside the axes, so the note covers neither.
+        ax.text(
+            zero,
+            0.97,
             f"fold evicts nothing from {_thousands(zero)}",
-            xy=(zero, 0),
-            xytext=(-6 if last else 6, 24),
-            textcoords="offset points",
-            ha="right" if last else "left",
+            rotation=90,
+            ha="right",
+            va="top",
+            transform=blended_transform_factory(ax.transData, ax.transAxes),
             color="black",
             fontsize=9,
         )
@@ -233,7 +240,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     ymax = float(curve["evicted_pct"].max() or 0.0)
     ymin = float(curve["evicted_pct"].min() or 0.0)
     ax.set_ylim(min(0.0, ymin) - 1, max(5.0, ymax * 1.15))
-    ax.legend(loc="upper right")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper")
     return fig
 
 
@@ -263,12 +270,13 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
                color=BOTH_COLOR, edgecolor="white", linewidth=0.5, label="both copies in the fold prompt")
         n = int(part["pairs"].sum())
         both = int(upper["pairs"].sum())
-        ax.set_title(f"{pairing}: {n} pairs, {both} both in prompt", fontsize=10)
+        ax.set_title(f"{pairing}\n{n} pairs, {both} both in prompt", fontsize=9)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlim(0, 1)
         ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0], ["0%", "20%", "40%", "60%", "80%", "100%"])
         ax.set_xlabel("word-set Jaccard overlap")
     axes[0].set_ylabel("pairs")
-    axes[0].legend(loc="upper left")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig
 
 
@@ -314,9 +322,8 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     ax.plot(xs, means, linestyle="none", marker="_", markersize=28, markeredgewidth=2, color="black",
             label="mean calls per run")
     for cap in caps:
-        ax.axhline(cap, color="black", linestyle="--", linewidth=1)
-        ax.annotate(f"cap: {cap} sessions = {cap} calls at one call each", xy=(-0.45, cap), xytext=(0, 4),
-                    textcoords="offset points", fontsize=8)
+        # In the legend, not on the plot: a caption on the line collides with the bar labels.
+        ax.axhline(cap, color="black", linestyle="--", linewidth=1, label=f"cap: {cap} sessions = {cap} calls at one call each")
     ax.set_xticks(xs, [_label(s) for s in strategies])
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
