@@ -69,7 +69,7 @@ def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
 
     stems = [p.stem for p in notebooks.notebook_sources()]
     expected = {f"{s}.{ext}" for s in stems for ext in ("ipynb", "html")}
-    expected |= {f"params/{s}.yaml" for s in stems} | {"run.json"}
+    expected |= {f"params/{s}.yaml" for s in stems} | {"run.json", "index.html"}
     expected |= {f"figures/{name}.png" for name in ("budget_sweep", "eviction_by_strategy", "llm_calls", "overlap_distribution", "run_cost")}
     expected |= {f"tables/{name}.csv" for name in ("budget_sweep", "duplicates", "errors", "eviction", "llm_calls", "quirks", "run_cost", "sessions", "subagents")}
     assert set(first) == expected
@@ -300,7 +300,9 @@ def test_verdict_is_computed_from_the_tables(small_report):
     assert text.startswith("**The data supports C3, hybrid**")
     assert "hybrid evicted 0 parent-origin chars in 2/2 sessions" in text
     assert "fold evicted parent content in 1/2 sessions, up to 25.0%" in text
-    assert "3 notification/subagent pairs; 1 reaches the fold prompt with both copies" in text
+    assert "`agent_id`: 1 pairs, 0 with both copies in the fold prompt" in text  # per pairing method
+    assert "`sidecar_tool_use_id`: 2 pairs, 1 with both copies in the fold prompt, 1,920 raw chars a stub would save" in text
+    assert "where a single-call strategy makes at most 2 (7.5×)" in text  # not "× the cap"
     assert "chunked needs 3.0×–12.0× the calls" in text
 
 

@@ -5,6 +5,7 @@ byte-stable from run to run. Notebooks stay thin: `load(...)`, then one view per
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import tempfile
@@ -250,6 +251,74 @@ def _with_session(df: pl.DataFrame, r: Report) -> pl.DataFrame:
     )
 
 
+HTML_TABLE_ROWS = 40
+"""Rows an HTML table shows at most (more rows: a "… N more rows" line)."""
+
+HTML_FLOAT_DIGITS = 1
+"""Decimals of floats in tables."""
+
+
+COLUMN_LABELS: dict[str, str] = {
+    "session_id": "session id",
+    "session_path": "session path",
+    "subagent_path": "subagent transcript",
+    "agent_id": "agent id",
+    "agent_type": "agent type",
+    "both_in_prompt": "both copies in prompt",
+    "notification_chars": "notification (chars)",
+    "final_chars": "final report (chars)",
+    "stub_saved_chars": "stub saves (chars)",
+    "session_cap": "session cap",
+    "llm_calls": "LLM calls",
+    "calls_per_run_mean": "calls per run (mean)",
+    "calls_per_run_max": "calls per run (max)",
+    "cap_multiplier": "max calls per run / cap (×)",
+    "x_single_call_run": "max calls per run / single-call strategy's (×)",
+    "chars": "chars",
+    "events": "events",
+}
+"""Human headers of raw schema columns that views show as they are (with units)."""
+
+
+def column_label(name: str) -> str:
+    """The header a page shows for column `name`: a human label with units. Strategy ids
+    (`fold_dedupe_scoped`) stay as they are: they are names, used so in every sentence too."""
+    if name in COLUMN_LABELS:
+        return COLUMN_LABELS[name]
+    for sid in sorted(STRATEGY_ORDER, key=len, reverse=True):
+        if name == sid or name.startswith(sid + " "):
+            return name
+    return name.replace("_", " ")
+
+
+def frame_html(df: pl.DataFrame) -> str:
+    """A plain HTML table of `df` with human headers (polars' own HTML quotes every string cell)."""
+    rows = min(df.height, HTML_TABLE_ROWS)
+    head = "".join(f"<th>{html.escape(column_label(c))}</th>" for c in df.columns)
+    numeric = [dt.is_numeric() for dt in df.dtypes]
+    body = []
+    for row in df.head(rows).iter_rows():
+        cells = []
+        for value, num in zip(row, numeric):
+            align = ' style="text-align:right"' if num else ' style="text-align:left"'
+            cells.append(f"<td{align}>{html.escape(_cell(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = f"<p>… {df.height - rows} more rows</p>" if df.height > rows else ""
+    return f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{more}'
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.{HTML_FLOAT_DIGITS}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
 RELEVANCE_ORDER = "most parent content evicted, then most subagent transcripts, then most LLM calls"
 """How per-session tables are ordered (largest first; ties by session path)."""
 
@@ -310,12 +379,8 @@ class Top:
         return f"{head}, ordered by {self.order}. Every row: tables/{self.table}.csv of the report."
 
     def _repr_html_(self) -> str:
-        import html as _html  # noqa: PLC0415
-
-        from measure.report.nbsetup import frame_html  # noqa: PLC0415
-
         csv = f"tables/{self.table}.csv"
-        caption = _html.escape(self.caption()).replace(csv, f'<a href="{csv}">{csv}</a>')
+        caption = html.escape(self.caption()).replace(csv, f'<a href="{csv}">{csv}</a>')
         return frame_html(self.df.head(self.n)) + f"<p><em>{caption}</em></p>"
 
     def __repr__(self) -> str:
