@@ -216,3 +216,9 @@ def test_defect7_bar_charts_of_the_top_sessions_are_ordered_by_their_value():
     )
     picked = plots._top_sessions(ev, "budget_evicted_pct", limit=20)
     assert picked[:2] == ["0000000a-0000-4000-8000-000000000000", f"{29:08x}-0000-4000-8000-000000000000"]
+
+
+def test_defect7_an_empty_table_says_so_without_a_header_row():
+    shown = common.top(pl.DataFrame({"session": []}, schema={"session": pl.String}))
+    assert shown.caption() == "No sessions here."
+    assert "<table" not in shown._repr_html_()

@@ -369,6 +369,8 @@ class Top:
     order: str = RELEVANCE_ORDER
 
     def caption(self) -> str:
+        if self.df.height == 0:
+            return f"No {self.what} here."
         shown = min(self.n, self.df.height)
         if self.df.height > shown:
             head = f"{shown} of {self.df.height} {self.what}"
@@ -379,6 +381,8 @@ class Top:
         return f"{head}, ordered by {self.order}. Every row: tables/{self.table}.csv of the report."
 
     def _repr_html_(self) -> str:
+        if self.df.height == 0:
+            return f"<p><em>{html.escape(self.caption())}</em></p>"
         csv = f"tables/{self.table}.csv"
         caption = html.escape(self.caption()).replace(csv, f'<a href="{csv}">{csv}</a>')
         return frame_html(self.df.head(self.n)) + f"<p><em>{caption}</em></p>"
