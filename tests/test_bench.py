@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 import measure
-
+from measure.akm.read import read_session, subagents_dir
 from measure.bench import corpus as bench_corpus
 from measure.bench import results, timing
-from measure.akm.read import read_session, subagents_dir
 
 PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
 FOLD_SMALL = "-home-dev-fold-small/e88b7591-31db-4e32-98dc-b35f94c662cd.jsonl"
@@ -284,3 +283,11 @@ def test_clear_caches_empties_measure_caches():
     assert jscompat._DATES and jscompat._MINUTES
     timing.clear_caches()
     assert not jscompat._DATES and not jscompat._MINUTES
+
+
+def test_replay_target_is_reported_when_measured():
+    rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 1.25, "rounds": 2}})
+    target = next(r for r in rows if r["name"] == "replay_over_plain")
+    assert (target["value"], target["threshold"], target["status"]) == (1.25, results.REPLAY_OVER_PLAIN_MAX, "PASS")
+    rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 3.5, "rounds": 1}})
+    assert next(r for r in rows if r["name"] == "replay_over_plain")["status"] == "FAIL"

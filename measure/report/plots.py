@@ -16,10 +16,11 @@ import matplotlib as mpl
 import matplotlib.style
 import polars as pl
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from matplotlib.transforms import blended_transform_factory
 
 from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, short_ids
+from measure.report.views.cost import ORIGIN_LABELS, TOKEN_COLUMNS
 from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
 from measure.report.views.eviction import _budget_evicted, fold_zero_budget, sweep_curve
 
@@ -32,6 +33,13 @@ __all__ = [
     "overlap_histogram",
     "llm_calls_bars",
     "run_cost_bars",
+    "stub_vs_run",
+    "deliveries_bars",
+    "replay_bars",
+    "tokens_by_origin_bars",
+    "naive_overcount_bars",
+    "wakeup_cost_bars",
+    "repeat_reads_bars",
     "save",
 ]
 
@@ -333,12 +341,282 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     return fig
 
 
+KIND_COLORS: dict[str, str] = {
+    "agent": "#0072B2",
+    "forked_skill": "#CC79A7",
+    "bash": "#E69F00",
+    "monitor": "#56B4E9",
+    "workflow": "#009E73",
+    "other": OTHER_COLOR,
+}
+"""One color per background task kind (background table)."""
+
+DELIVERY_COLORS: dict[str, str] = {"turn": "#009E73", "removed": "#D55E00", "never": "#7F7F7F"}
+"""One color per delivery of a background result."""
+
+
+@_styled
+def stub_vs_run(background: pl.DataFrame) -> Figure:
+    """Launch stub (x) vs true run time (y) of each background task, log-log, with the line where they agree."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Background tasks: what the launch stub says vs how long the task ran")
+    timed = background.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
+    timed = timed.filter((pl.col("stub_seconds") > 0) & (pl.col("run_seconds") > 0))
+    if timed.height == 0:
+        _empty(ax, "no background task with both a launch stub and a completion")
+        return fig
+    for kind in sorted(set(timed["kind"].to_list())):
+        part = timed.filter(pl.col("kind") == kind)
+        late = part["completed_after_parent_end"].fill_null(False).to_list()
+        xs, ys = part["stub_seconds"].to_list(), part["run_seconds"].to_list()
+        color = KIND_COLORS.get(kind, OTHER_COLOR)
+        ax.scatter([x for x, l in zip(xs, late) if not l], [y for y, l in zip(ys, late) if not l], s=28, color=color,
+                   label=f"{kind} ({part.height})", edgecolor="white", linewidth=0.5)
+        if any(late):
+            ax.scatter([x for x, l in zip(xs, late) if l], [y for y, l in zip(ys, late) if l], s=46, facecolor="none",
+                       edgecolor=color, linewidth=1.5, marker="D")
+    x_lo, x_hi = timed["stub_seconds"].min() / 2, timed["stub_seconds"].max() * 2
+    y_lo, y_hi = min(x_lo, timed["run_seconds"].min() / 2), timed["run_seconds"].max() * 2
+    ax.plot([x_lo, x_hi], [x_lo, x_hi], color="black", linestyle="--", linewidth=1, label="run = stub")
+    if timed["completed_after_parent_end"].fill_null(False).any():
+        ax.scatter([], [], s=46, facecolor="none", edgecolor="black", marker="D", label="completed after the parent's last turn")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(y_lo, y_hi)
+    fmt = FuncFormatter(lambda v, _p: f"{v:,.0f} s" if v >= 1 else f"{v:g} s")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(fmt)
+    ax.yaxis.set_major_formatter(fmt)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("launch stub: launch → acknowledgement (seconds, log scale)")
+    ax.set_ylabel("true run: launch → completion (seconds, log scale)")
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+@_styled
+def deliveries_bars(background: pl.DataFrame) -> Figure:
+    """Background results by kind and Claude Code version, stacked by delivery (turn, removed, never)."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("How background results reached the parent, by kind and Claude Code version")
+    if background.height == 0:
+        _empty(ax, "no background rows")
+        return fig
+    bg = background.with_columns(pl.col("cc_version").fill_null("unknown"))
+    groups = sorted({(k, v) for k, v in bg.select("kind", "cc_version").iter_rows()},
+                    key=lambda kv: (kv[0], tuple(int(p) if p.isdigit() else -1 for p in kv[1].split("."))))
+    counts = {(k, v, d): n for k, v, d, n in bg.group_by("kind", "cc_version", "delivery").len().iter_rows()}
+    xs = list(range(len(groups)))
+    bottom = [0] * len(groups)
+    for d, color in DELIVERY_COLORS.items():
+        ys = [counts.get((k, v, d), 0) for k, v in groups]
+        bars = ax.bar(xs, ys, bottom=bottom, width=0.6, color=color, label=d, edgecolor="white", linewidth=0.5)
+        ax.bar_label(bars, labels=[str(y) if y else "" for y in ys], label_type="center", fontsize=8, color="white")
+        bottom = [b + y for b, y in zip(bottom, ys)]
+    rotate = len(groups) > 6
+    ax.set_xticks(xs, [f"{k}\n{v}" for k, v in groups], rotation=45 if rotate else 0, ha="right" if rotate else "center",
+                  fontsize=8)
+    ax.set_ylim(0, max(bottom) * 1.15 + 0.5)
+    ax.set_ylabel("background tasks")
+    ax.legend(loc="upper left", title="delivery")
+    return fig
+
+
+@_styled
+def replay_bars(replay: pl.DataFrame) -> Figure:
+    """Per strategy: re-extractions the replay implies and how many of them send an unchanged prompt."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    if replay.height == 0:
+        ax.set_title("Re-extractions while sessions are written")
+        _empty(ax, "no replay rows (measure run --replay)")
+        return fig
+    schedules = ", ".join(sorted(set(replay["schedule"].to_list())))
+    ax.set_title(f"Re-extractions while sessions are written (replayed at {schedules})")
+    strategies = ordered_strategies(replay["strategy"].to_list())
+    sums = {s: (part["re_extractions"].sum(), part["wasted_extractions"].sum())
+            for s in strategies for part in [replay.filter(pl.col("strategy") == s)]}
+    xs = list(range(len(strategies)))
+    re = [sums[s][0] for s in strategies]
+    wasted = [sums[s][1] for s in strategies]
+    bars = ax.bar([x - 0.2 for x in xs], re, width=0.4, color=[_color(s) for s in strategies], label="re-extractions")
+    ax.bar_label(bars, labels=[str(v) for v in re], fontsize=8, padding=1)
+    bars = ax.bar([x + 0.2 for x in xs], wasted, width=0.4, color="white", edgecolor=[_color(s) for s in strategies],
+                  hatch="//", linewidth=1, label="of which the prompt did not change")
+    ax.bar_label(bars, labels=[str(v) for v in wasted], fontsize=8, padding=1)
+    ax.set_xticks(xs, [_label(s) for s in strategies])
+    ax.set_ylim(0, max([1, *re]) * 1.2)
+    ax.set_ylabel("extractions after a session's first")
+    ax.legend(loc="upper left")
+    return fig
+
+
+# --- issue #12: what delegation costs the agent itself ---------------------------------------
+
+ORIGIN_COLORS: dict[str, str] = {
+    "parent": "#0072B2",
+    "task_agent": "#E69F00",
+    "workflow_agent": "#009E73",
+    "compaction_helper": "#CC79A7",
+    "other": OTHER_COLOR,
+}
+"""One color per token origin (the tokens table's `origin`)."""
+
+
+def _millions(y: float, _pos=None) -> str:
+    if y >= 1e6:
+        return f"{y / 1e6:,.1f}M"
+    if y >= 1e3:
+        return f"{y / 1e3:,.0f}k"
+    return f"{y:,.0f}"
+
+
+def _session_ticks(ax, sessions: list[str], short: dict[str, str]) -> None:
+    rotate = len(sessions) > 8
+    ax.set_xticks(range(len(sessions)), [short[sid] for sid in sessions], rotation=45 if rotate else 0,
+                  ha="right" if rotate else "center")
+    ax.set_xlim(-0.6, len(sessions) - 0.4)
+
+
+@_styled
+def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
+    """Native tokens (input + cache write + cache read + output) per session, stacked by origin."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Native tokens per session by origin (one API call per message.id)")
+    df = tokens.filter(pl.col("origin") != "total").with_columns(
+        pl.sum_horizontal(*(pl.col(c) for c in TOKEN_COLUMNS)).alias("_tokens")) if tokens.height else tokens
+    if df.height == 0 or int(df["_tokens"].sum()) == 0:
+        _empty(ax, "no API calls")
+        return fig
+    totals = df.group_by("session_id", "session_path").agg(pl.col("_tokens").sum()).filter(pl.col("_tokens") > 0)
+    sessions = _top_sessions(totals, "_tokens")
+    short = short_ids(_sessions(totals))
+    bottom = [0] * len(sessions)
+    for origin in ORIGIN_COLORS:
+        part = df.filter(pl.col("origin") == origin)
+        if part.height == 0:
+            continue
+        lookup = dict(zip(part["session_id"].to_list(), part["_tokens"].to_list(), strict=True))
+        ys = [lookup.get(sid, 0) for sid in sessions]
+        ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=ORIGIN_COLORS[origin],
+               label=ORIGIN_LABELS[origin], edgecolor="white", linewidth=0.5)
+        bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
+    _session_ticks(ax, sessions, short)
+    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
+    ax.set_xlabel(_session_axis_label(len(sessions), totals.height, "tokens"))
+    ax.set_ylabel("tokens (input + cache write + cache read + output)")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@_styled
+def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
+    """Per session: tokens a per-line sum reports over the deduplicated tokens (1.0 = no over-count)."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Over-count of per-line usage sums (every assistant line) vs one call per message.id")
+    df = tokens.filter(pl.col("origin") == "total") if tokens.height else tokens
+    if df.height:
+        df = df.with_columns(
+            pl.sum_horizontal(*(pl.col(c) for c in TOKEN_COLUMNS)).alias("_dedup"),
+            pl.sum_horizontal(*(pl.col("naive_" + c) for c in TOKEN_COLUMNS)).alias("_naive"),
+        ).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
+    if df.height == 0:
+        _empty(ax, "no API calls")
+        return fig
+    sessions = _top_sessions(df, "_x")
+    short = short_ids(_sessions(df))
+    lookup = dict(zip(df["session_id"].to_list(), df["_x"].to_list(), strict=True))
+    ys = [lookup[sid] for sid in sessions]
+    bars = ax.bar(range(len(sessions)), ys, width=0.7, color=_color("fold"))
+    if len(sessions) <= 30:
+        ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=7, padding=1)
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=1)
+    _session_ticks(ax, sessions, short)
+    ax.set_ylim(0, max(2.0, max(ys) * 1.15))
+    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "over-count"))
+    ax.set_ylabel("per-line tokens ÷ deduplicated tokens")
+    return fig
+
+
+@_styled
+def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
+    """Per session with wake-ups: cache-read tokens of the wake-up turns, and the part batching saves."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Notification wake-ups: cache reads of the turns they opened, and what batching saves")
+    df = cost_sessions.filter(pl.col("wakeup_turns") > 0) if cost_sessions.height else cost_sessions
+    if df.height == 0:
+        _empty(ax, "no notification was delivered as a turn")
+        return fig
+    sessions = _top_sessions(df, "wakeup_cache_read_tokens")
+    short = short_ids(_sessions(df))
+    rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
+    xs = range(len(sessions))
+    kept = [rows[s]["wakeup_cache_read_tokens"] - rows[s]["batch_saved_cache_read_tokens"] for s in sessions]
+    saved = [rows[s]["batch_saved_cache_read_tokens"] for s in sessions]
+    ax.bar(xs, kept, width=0.7, color=_color("link"), label="cache read, batched delivery")
+    bars = ax.bar(xs, saved, bottom=kept, width=0.7, color=BOTH_COLOR, label="saved by batching what was queued")
+    if len(sessions) <= 30:
+        ax.bar_label(bars, labels=[f"{rows[s]['wakeup_turns']}→{rows[s]['batched_turns']} turns" for s in sessions],
+                     fontsize=7, padding=1)
+    _session_ticks(ax, sessions, short)
+    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
+    top = max(k + v for k, v in zip(kept, saved, strict=True))
+    ax.set_ylim(0, max(1, top) * 1.2)
+    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "wake-up cache reads"))
+    ax.set_ylabel("cache-read tokens of wake-up turns")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@_styled
+def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
+    """Per session with reads of background work: chars read, split into new and already held."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Reads of background work: chars the parent already held")
+    df = cost_sessions.filter(pl.col("read_chars") > 0) if cost_sessions.height else cost_sessions
+    if df.height == 0:
+        _empty(ax, "no reads of background work")
+        return fig
+    sessions = _top_sessions(df, "read_chars")
+    short = short_ids(_sessions(df))
+    rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
+    xs = range(len(sessions))
+    new = [rows[s]["read_chars"] - rows[s]["repeated_chars"] for s in sessions]
+    rep = [rows[s]["repeated_chars"] for s in sessions]
+    ax.bar(xs, new, width=0.7, color=PAIR_COLOR, label="new to the parent")
+    bars = ax.bar(xs, rep, bottom=new, width=0.7, color=BOTH_COLOR, label="already received (earlier read or notification)")
+    if len(sessions) <= 30:
+        ax.bar_label(bars, labels=[f"{100 * rows[s]['repeat_fraction']:.0f}%" for s in sessions], fontsize=7, padding=1)
+    _session_ticks(ax, sessions, short)
+    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
+    ax.set_ylim(0, max(n + r for n, r in zip(new, rep, strict=True)) * 1.2)
+    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "chars read"))
+    ax.set_ylabel("UTF-16 chars of read results")
+    ax.legend(loc="upper left")
+    return fig
+
+
 FIGURES: dict[str, tuple[str, object]] = {
     "eviction_by_strategy": ("eviction", eviction_bars),
     "budget_sweep": ("budget_sweep", budget_sweep_curve),
     "overlap_distribution": ("duplicates", overlap_histogram),
     "llm_calls": ("llm_calls", llm_calls_bars),
     "run_cost": ("run_cost", run_cost_bars),
+    "background_stub_vs_run": ("background", stub_vs_run),
+    "background_deliveries": ("background", deliveries_bars),
+    "replay_re_extractions": ("replay", replay_bars),
+    "tokens_by_origin": ("tokens", tokens_by_origin_bars),
+    "naive_overcount": ("tokens", naive_overcount_bars),
+    "wakeup_cost": ("cost_sessions", wakeup_cost_bars),
+    "repeat_reads": ("cost_sessions", repeat_reads_bars),
 }
 """Figure name -> (the schema table it is drawn from, the function); the report saves each as PNG."""
 

@@ -8,12 +8,18 @@ from dataclasses import dataclass, field
 from measure.akm.hashing import content_hash
 from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
+from measure.measurements.background import background_rows
 from measure.measurements.budget_sweep import sweep_rows
+from measure.measurements.cost import (
+    cost_tables,  # its modules register the "usage" and "reads" collectors
+)
+from measure.measurements.delegation import delegation_rows, delegation_totals
 from measure.measurements.duplicates import async_launch_ids, duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
 from measure.measurements.llm_calls import llm_rows
 from measure.measurements.quirks import quirk_rows
+from measure.measurements.replay import replay_rows
 from measure.measurements.sessions import session_rows
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext, apply_min_content_gate
 from measure.measurements.subagents import subagent_rows
@@ -34,6 +40,7 @@ class RunParams:
     strategies: tuple[str, ...] = tuple(STRATEGIES)
     file_time_ms: float | None = None  # stand-in for file mtimes/ctimes (bundled fixtures)
     walk_order: str = "name"  # directory entry order: "name" (descending, every machine) or "fs" (readdir, akm's)
+    replay: str | None = None  # --replay-at schedule (turn_end, final, every:<minutes>); None: no replay table
 
 
 @dataclass
@@ -105,7 +112,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     def add(table: str, rows: list[dict]) -> None:
         out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
 
-    add("sessions", session_rows(ctx, results, digest))
+    delegation = delegation_rows(ctx, results, lines.get("tasks"))
+    add("sessions", session_rows(ctx, results, digest, delegation_totals(delegation)))
     if "link" in results:
         add("eviction", eviction_rows(results))
     add("duplicates", duplicate_rows(ctx, results, async_launch_ids(lines.get("tasks"))))
@@ -113,4 +121,12 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
     add("subagents", subagent_rows(session))
     add("quirks", quirk_rows(session, results))
+    add("background", background := background_rows(session, lines.get("tasks")))
+    add("replay", replay_rows(ctx, lines.get("tasks"), tuple(results), params.replay, background) if params.replay else [])
+    cost = cost_tables(session, lines)
+    add("tokens", cost["tokens"])
+    add("wakeups", cost["wakeups"])
+    add("repeat_reads", cost["repeat_reads"])
+    add("cost_sessions", cost["cost_sessions"])
+    add("delegation", delegation)
     return out

@@ -16,6 +16,7 @@ from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, rel
 from measure.paths import portable
 from measure.measurements.llm_calls import run_cost_rows
+from measure.measurements.verdict import verdict_rows
 from measure.runner.cache import _cached_measure, _file_key, _subagent_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.redact import _redact_rows
@@ -107,6 +108,7 @@ def run_measurement(
     for row in rows["llm_calls"]:
         row["run_order"] = rank.get(row["session_path"])
     rows["run_cost"] = run_cost_rows(rows["llm_calls"], run_order, params.session_cap)
+    rows["verdict"] = verdict_rows(rows["sessions"], rows["eviction"], rows["run_cost"])
     rows["errors"] = errors
     if params.redact:
         _redact_rows(rows)

@@ -76,6 +76,7 @@ def load(
     template_path: str | os.PathLike | None = None,
     sessions: list[str] | None = None,
     show_excerpts: bool = False,
+    replay: str | None = None,
 ) -> Report:
     """Return the tables of a measurement of `sessions_root`.
 
@@ -88,6 +89,8 @@ def load(
     max_total_chars, budgets, template_path : passed to `measure run` when measuring now.
     sessions : keep only these session ids (exact or prefix); empty or None keeps all.
     show_excerpts : allow transcript-derived text (subagent descriptions) in views.
+    replay : the `--replay-at` schedule when measuring now (None: no replay table; only the
+        04-background page needs one, and replaying costs a pipeline run per moment).
     """
     sessions = list(sessions or [])
     if out_dir:
@@ -109,6 +112,7 @@ def load(
                 sessions=sessions,
                 cache=False,
                 file_time_ms=file_time_for(sessions_root),
+                replay=replay,
             )
             tables, run = _read_run(Path(tmp))
     if sessions:
@@ -136,6 +140,8 @@ def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str], run: 
     for name, df in tables.items():
         if "session_id" in df.columns:
             df = df.filter(keep(pl.col("session_id")))
+        elif name == "verdict":
+            df = df.clear()  # it depends on which sessions are shown: overview.verdict_table recomputes it
         out[name] = df
     out["run_cost"] = _run_cost(out["llm_calls"], _find(run or {}, "session_cap") or _cap(tables["run_cost"]))
     return out
@@ -169,11 +175,13 @@ def run_measure(
     cache: bool = True,
     file_time_ms: int | None = None,
     walk_order: str = "name",
+    replay: str | None = None,
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
     `cache=False` measures without the incremental cache: every number is computed by the
     code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
+    `replay` is `--replay-at` (None: no replay table; `measure report` always passes one).
     Raises RuntimeError when the sessions root does not exist.
     """
     from measure.runner.cache import default_cache_dir
@@ -188,6 +196,7 @@ def run_measure(
         sessions=tuple(sessions or ()),
         file_time_ms=file_time_ms,
         walk_order=walk_order,
+        replay=replay,
     )
     out = Path(out_dir)
     try:
