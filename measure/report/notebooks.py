@@ -300,7 +300,7 @@ nav.pages a.current { font-weight: bold; color: #1f2328; text-decoration: none; 
 h1 { font-size: 26px; } h2 { font-size: 20px; margin-top: 32px; } h3 { font-size: 17px; }
 a.anchor-link { display: none; }
 code { background: #f6f8fa; padding: 1px 4px; border-radius: 3px; font-size: 90%; }
-table.dataframe { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
+table.dataframe { border-collapse: collapse; margin: 8px 0; font-size: 13px; display: block; overflow-x: auto; max-width: 100%; }
 table.dataframe th, table.dataframe td { border: 1px solid #d0d7de; padding: 3px 8px; }
 table.dataframe th { background: #f6f8fa; text-align: left; }
 table.dataframe tbody tr:nth-child(even) { background: #fbfcfd; }
