@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from datetime import datetime, timezone
@@ -78,6 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sessions=tuple(args.session or ()),
         since_ms=args.since or 0,
         file_time_ms=args.pin_file_times,
+        walk_order=args.walk_order,
         replay=args.replay_at if args.replay else None,
     )
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
@@ -95,7 +95,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from measure.inspect import inspect_session, render_text
+    from measure.inspect import inspect_session, render_json, render_text
 
     try:
         report = inspect_session(
@@ -110,8 +110,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"measure inspect: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        json.dump(report, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(render_json(report))
     else:
         sys.stdout.write(render_text(report))
     return 0
@@ -136,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session-cap", type=_positive, default=25, metavar="N", help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)")
     p.add_argument("--redact", action="store_true", help="hash descriptions, session ids and project folder names")
     p.add_argument("--pin-file-times", type=int, metavar="MS", help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep")
+    p.add_argument("--walk-order", choices=("name", "fs"), default="name", help="directory entry order: name (descending, the same on every machine; default) or fs (this filesystem's readdir order, akm's exact order here)")
     p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
     p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")
     add_replay_options(p)

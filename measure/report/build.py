@@ -129,6 +129,7 @@ def report(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    walk_order: str = "name",
     show_excerpts: bool = False,
     replay_at: str = "turn_end",
     extraction_dir: str | os.PathLike | None = None,
@@ -148,6 +149,7 @@ def report(
     cache : False passes `--no-cache` to `measure run`.
     file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
         (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
+    walk_order : `--walk-order` for `measure run` ("name" or "fs").
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
     replay_at : the replay schedule of `measure run --replay` (a report always replays).
     extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
@@ -185,6 +187,7 @@ def report(
         redact=redact,
         cache=cache,
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+        walk_order=walk_order,
         replay=replay_at,
     )
 
@@ -313,6 +316,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--pin-file-times", type=int, default=None, metavar="MS",
         help="use MS (epoch ms) as every file's mtime/ctime (default: pinned for roots under fixtures/, real times otherwise)",
     )
+    parser.add_argument("--walk-order", choices=("name", "fs"), default="name",
+                        help="directory entry order for measure run: name (descending, every machine; default) or fs (readdir, akm's order here)")
     parser.add_argument("--show-excerpts", action="store_true",
                         help="allow transcript-derived text (subagent descriptions) in the notebooks")
     parser.add_argument("--replay-at", type=_schedule, default="turn_end", metavar="WHEN",
@@ -352,6 +357,7 @@ def run(args: argparse.Namespace) -> int:
             redact=args.redact,
             cache=not args.no_cache,
             file_time_ms=args.pin_file_times,
+            walk_order=args.walk_order,
             show_excerpts=args.show_excerpts,
             replay_at=args.replay_at,
             extraction_dir=from_cwd(args.extraction),

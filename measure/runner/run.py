@@ -16,6 +16,7 @@ from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, rel
 from measure.measurements.llm_calls import run_cost_rows
 from measure.measurements.verdict import verdict_rows
+from measure.paths import portable
 from measure.runner.cache import _cached_measure, _file_key, _subagent_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.redact import _redact_rows
@@ -75,7 +76,9 @@ def run_measurement(
         raise FileNotFoundError(f"sessions root not found: {root}")
     template = load_template(params.template_path)
     list_errors: list = []
-    listings = list_sessions(root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms)
+    listings = list_sessions(
+        root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms, walk_order=params.walk_order
+    )
     if params.sessions:
         wanted = set(params.sessions)
         listings = [s for s in listings if s.session_id in wanted or rel(s.path, root) in wanted]
@@ -100,7 +103,11 @@ def run_measurement(
         for name, table_rows in o.tables.items():
             rows[name].extend(table_rows)
         errors.extend(o.errors)
-    rows["run_cost"] = run_cost_rows(rows["llm_calls"], [rel(s.path, root) for s in listings], params.session_cap)
+    run_order = [rel(s.path, root) for s in listings]
+    rank = {p: i for i, p in enumerate(run_order)}
+    for row in rows["llm_calls"]:
+        row["run_order"] = rank.get(row["session_path"])
+    rows["run_cost"] = run_cost_rows(rows["llm_calls"], run_order, params.session_cap)
     rows["verdict"] = verdict_rows(rows["sessions"], rows["eviction"], rows["run_cost"])
     rows["errors"] = errors
     if params.redact:
@@ -159,6 +166,8 @@ def _write_run_json(out: Path, root: str, params: RunParams, listings, frames) -
         "versions": _versions(),
         "input": {
             "root_name": os.path.basename(root.rstrip(os.sep)),
+            # As the report shows it (repo-relative or ~/...): the notebooks read the root from here.
+            "root": portable(root),
             "sessions_listed": len(listings),
             "fingerprint": fingerprint(root, listings),
         },
