@@ -23,14 +23,16 @@ SAMPLE = 65536
 METHOD = (
     "per file (the parent and everything under its subagents/): path, size, mtime_ns, ctime_ns and inode "
     "are compared with the previous run's index, as git's index does; only a file whose stat changed "
-    "(or was modified within 2 s of being indexed, which git calls racy) is read again, for a blake2b-128 digest of its "
+    "(or changed within 50 ms, on whole-second filesystems 2 s, of being indexed: git's racy entries) is read again, for a blake2b-128 digest of its "
     "first and last 64 KiB. The fingerprint is sha256 over (root-relative path, size, digest) of every "
     "file, sessions in path order: times are left out so that two clones of the same files agree."
 )
 
-#: A file modified this close to the moment it was indexed may change again with the same
-#: stat (timestamps have a coarse granularity): such an entry is not trusted (git's "racy clean").
-RACY_NS = 2_000_000_000
+#: A file changed this close to the moment it was indexed may change again without its stat
+#: changing (file times tick coarsely, a jiffy on Linux): such an entry is not trusted next
+#: time (git's "racy clean"). Filesystems that keep whole seconds get a 2 s window.
+RACY_NS = 50_000_000
+RACY_COARSE_NS = 2_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,8 @@ class StatIndex:
         else:
             digest = content_digest(path, st.st_size)
             self.hashed += 1
-        racy = int(self.started_ns - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS)
+        window = RACY_COARSE_NS if st.st_mtime_ns % 1_000_000_000 == 0 == st.st_ctime_ns % 1_000_000_000 else RACY_NS
+        racy = int(self.started_ns - max(st.st_mtime_ns, st.st_ctime_ns) < window)
         self.seen[path] = [*stat, digest, racy]
         return FileState(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, digest)
 
