@@ -28,7 +28,12 @@ def _csvs(out: Path) -> dict[str, bytes]:
 
 
 def _entries(cache_dir: Path) -> list[Path]:
-    return sorted(cache_dir.glob("*/*.json"))
+    """Per-session entries (the whole-run copies under runs/ aside)."""
+    return sorted(p for p in cache_dir.glob("*/*.json") if p.parent.name != "runs")
+
+
+def _forget_runs(cache_dir: Path) -> None:
+    shutil.rmtree(cache_dir / "runs", ignore_errors=True)
 
 
 @pytest.fixture
@@ -70,6 +75,7 @@ def test_a_damaged_entry_is_a_logged_miss_and_is_replaced(root, tmp_path, caplog
     good = {e: e.read_bytes() for e in entries}
     for e in entries:
         e.write_bytes(damage(good[e]))
+    _forget_runs(cache)  # else the whole-run copy answers before any session entry is read
     with caplog.at_level(logging.WARNING, logger="measure.runner.cache"):
         summary = run_measurement(root, tmp_path / "b", PARAMS, jobs=1, cache_dir=cache)
     assert summary.cached == 0
@@ -77,7 +83,28 @@ def test_a_damaged_entry_is_a_logged_miss_and_is_replaced(root, tmp_path, caplog
     assert sum("cache entry" in r.getMessage() for r in caplog.records) == len(entries)
     for e in entries:  # replaced by a good entry
         assert e.read_bytes() == good[e]
+    _forget_runs(cache)
     assert run_measurement(root, tmp_path / "c", PARAMS, jobs=1, cache_dir=cache).cached == summary.sessions
+    assert _csvs(tmp_path / "a") == _csvs(tmp_path / "c")
+
+
+def test_an_unchanged_run_is_copied_whole_and_a_damaged_copy_is_a_miss(root, tmp_path, caplog):
+    cache = tmp_path / "cache"
+    run_measurement(root, tmp_path / "a", PARAMS, jobs=1, cache_dir=cache)
+    (run_dir,) = (cache / "runs").iterdir()
+    warm = run_measurement(root, tmp_path / "b", PARAMS, jobs=1, cache_dir=cache)
+    assert warm.cached == warm.sessions
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(p.name for p in (tmp_path / "b").iterdir())
+    for p in (tmp_path / "a").iterdir():
+        assert p.read_bytes() == (tmp_path / "b" / p.name).read_bytes(), p.name
+    victim = run_dir / "sessions.csv"
+    victim.write_bytes(victim.read_bytes()[:-3] + b"999")
+    with caplog.at_level(logging.WARNING, logger="measure.runner.cache"):
+        again = run_measurement(root, tmp_path / "c", PARAMS, jobs=1, cache_dir=cache)
+    assert any("does not match" in r.getMessage() for r in caplog.records)
+    assert again.cached == again.sessions  # from the session entries
+    assert _csvs(tmp_path / "a") == _csvs(tmp_path / "c")
+    assert (run_dir / "sessions.csv").read_bytes() == (tmp_path / "a" / "sessions.csv").read_bytes()  # replaced
 
 
 def test_encode_refuses_values_json_would_change():
@@ -151,11 +178,12 @@ def test_a_full_disk_leaves_no_tmp_and_a_complete_run(root, tmp_path, monkeypatc
             self.f.close()
 
     monkeypatch.setattr(cache_mod, "open", Full, raising=False)
+    monkeypatch.setattr(Path, "write_bytes", lambda self, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")))
     cache = tmp_path / "cache"
     with caplog.at_level(logging.WARNING, logger="measure.runner.cache"):
         run_measurement(root, tmp_path / "a", PARAMS, jobs=1, cache_dir=cache)
     assert not list(cache.rglob("*.tmp"))
-    assert not _entries(cache)
+    assert not _entries(cache) and not list(cache.glob("runs/*"))
     assert any("full" in r.getMessage() for r in caplog.records)
     monkeypatch.undo()
     run_measurement(root, tmp_path / "b", PARAMS, jobs=1, cache_dir=None)

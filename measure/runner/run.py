@@ -15,13 +15,11 @@ from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, rel
 from measure.measurements.llm_calls import run_cost_rows
 from measure.runner import inputs
-from measure.runner.cache import Cache, session_key
+from measure.runner.cache import Cache, run_key, session_key
 from measure.runner.executor import Task, run_tasks
 from measure.runner.inputs import FileState, StatIndex, session_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.redact import _redact_rows
-from measure.runner.tables import frame, write_tables
-from measure.schema import TABLES
 
 
 @dataclass(frozen=True)
@@ -112,6 +110,18 @@ def run_measurement(
             files = [f for f in (_try_state(index, p) for p in session_files(s.path)) if f is not None]
         states[s.path] = files
         keys.append(key)
+    out = Path(out_dir)
+    whole = None
+    if cache is not None and all(keys):
+        # Every session and the listing unchanged: the tables are the stored ones, copied
+        # without measuring, decoding rows or loading polars.
+        whole = run_key(keys, [rel(s.path, root) for s in listings], errors, root, _versions())
+        hit = cache.load_run(whole, out)
+        if hit is not None:
+            index.save()
+            if progress:
+                progress(len(order), len(order))
+            return RunSummary(len(listings), hit["measured"], hit["errors"], os.fspath(out), len(order), index.hashed, index.reused)
     outcomes: list[SessionOutcome | None] = [cache.load(k) if cache is not None and k else None for k in keys]
     cached = sum(o is not None for o in outcomes)
     todo = [i for i, o in enumerate(outcomes) if o is None]
@@ -129,6 +139,9 @@ def run_measurement(
         if cache is not None and keys[i] and not any(e["kind"] == "internal_error" for e in o.errors):
             cache.store(keys[i], o)
     index.save()
+    from measure.runner.tables import frame, write_tables  # polars: only when tables are built
+    from measure.schema import TABLES
+
     rows: dict[str, list[dict]] = {name: [] for name in TABLES}
     for o in outcomes:
         assert o is not None
@@ -140,10 +153,11 @@ def run_measurement(
     if params.redact:
         _redact_rows(rows)
     frames = {name: frame(TABLES[name], rows[name]) for name in TABLES}
-    out = Path(out_dir)
-    write_tables(frames, out)
+    written = write_tables(frames, out)
     _write_run_json(out, root, params, listings, frames, inputs.fingerprint(root, states))
     measured = len({r["session_path"] for r in rows["sessions"]})
+    if whole is not None and cache is not None and not any(e["kind"] == "internal_error" for e in errors):
+        cache.store_run(whole, out, [p.name for p in written] + ["run.json"], {"measured": measured, "errors": len(errors)})
     return RunSummary(len(listings), measured, len(errors), os.fspath(out), cached, index.hashed, index.reused)
 
 
