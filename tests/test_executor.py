@@ -113,17 +113,29 @@ def _alive(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
+# The command line forks its workers; a caller that holds polars gets forkserver workers.
+_LIBRARY_RUN = (
+    "import polars, sys\n"
+    "from measure.runner.run import run_measurement\n"
+    "run_measurement(sys.argv[1], sys.argv[2], jobs=2, cache_dir=None)\n"
+)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_sigkilled_run_leaves_no_worker_processes(slow_root, tmp_path):
-    cmd = [sys.executable, "-m", "measure", "run", "--root", os.fspath(slow_root), "--out", os.fspath(tmp_path / "out"),
-           "--jobs", "2", "--no-cache"]
+@pytest.mark.parametrize("how", ["cli_fork", "library_forkserver"])
+def test_a_sigkilled_run_leaves_no_worker_processes(slow_root, tmp_path, how):
+    if how == "cli_fork":
+        cmd = [sys.executable, "-m", "measure", "run", "--root", os.fspath(slow_root), "--out", os.fspath(tmp_path / "out"),
+               "--jobs", "2", "--no-cache"]
+    else:
+        cmd = [sys.executable, "-c", _LIBRARY_RUN, os.fspath(slow_root), os.fspath(tmp_path / "out")]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     descendants: set[int] = set()
     deadline = time.time() + 60
     try:
         while time.time() < deadline and proc.poll() is None:
             descendants |= set(tree_pids(proc.pid)) - {proc.pid}
-            if len(descendants) >= 3:  # the fork server and two workers
+            if len(descendants) >= (2 if how == "cli_fork" else 3):  # two workers (and the fork server)
                 break
             time.sleep(0.01)
         assert proc.poll() is None, "the run ended before its workers were seen; make slow_root bigger"

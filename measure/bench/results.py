@@ -50,6 +50,19 @@ LINEAR_MAX = 2.0
 LOAD_NOTE = "CPU used by other processes meanwhile (0 = quiet machine)"
 
 
+# The per-stage split of a one-core run (measure.bench.stages), in the order it is printed.
+STAGES = ("read", "prefilter", "prompt", "metrics", "tables", "other")
+STAGE_NOTES = {
+    "read": "akm's folding readSession: open, split lines, orjson, records to events (the parse is in here)",
+    "prefilter": "preFilterSession for every strategy and budget (verdicts shared through the memo) and the dedupe post-pass",
+    "prompt": "buildExtractPrompt for every strategy and budget (transcript lines shared)",
+    "metrics": "the rest of each session: strategies' own work, pairs, content hash, every table's rows",
+    "tables": "typed frames, sorting, CSV + Parquet writing",
+    "other": "listing, stat index, fingerprint, run.json",
+}
+
+
+
 CSV_COLUMNS = ("section", "name", "value", "unit", "threshold", "status", "note")
 
 
@@ -183,8 +196,6 @@ def build_rows(res: dict) -> list[dict]:
 
     stages = res.get("stages")
     if stages:
-        from measure.bench.stages import STAGE_NOTES, STAGES
-
         for k in STAGES:
             add("stages", f"{k}_cpu", stages["cpu_s"][k], "s", note=STAGE_NOTES[k])
             add("stages", f"{k}_over_floor", stages["over_floor"][k], "x",

@@ -14,15 +14,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-STAGES = ("read", "prefilter", "prompt", "metrics", "tables", "other")
-STAGE_NOTES = {
-    "read": "akm's folding readSession: open, split lines, orjson, records to events (the parse is in here)",
-    "prefilter": "preFilterSession for every strategy and budget (verdicts shared through the memo) and the dedupe post-pass",
-    "prompt": "buildExtractPrompt for every strategy and budget (transcript lines shared)",
-    "metrics": "the rest of each session: strategies' own work, pairs, content hash, every table's rows",
-    "tables": "typed frames, sorting, CSV + Parquet writing",
-    "other": "listing, stat index, fingerprint, run.json",
-}
+from measure.bench.results import STAGE_NOTES, STAGES
 
 
 class _Clock:
@@ -69,7 +61,7 @@ def stage_split(root: str | os.PathLike, files: list[str] | None = None, params=
     """CPU seconds per stage of one in-process cold run, and each over the parse floor."""
     from measure.bench.corpus import jsonl_files
     from measure.measurements import strategies
-    from measure.runner import executor, job, run
+    from measure.runner import executor, job, run, tables
     from measure.runner.job import RunParams
 
     files = files if files is not None else jsonl_files(Path(root))
@@ -80,8 +72,9 @@ def stage_split(root: str | os.PathLike, files: list[str] | None = None, params=
         (strategies, "dedupe_notifications", clock.wrap("prefilter", strategies.dedupe_notifications)),
         (strategies, "build_prompt", clock.wrap("prompt", strategies.build_prompt)),
         (executor, "measure_session", clock.wrap("session", executor.measure_session)),
-        (run, "frame", clock.wrap("tables", run.frame)),
-        (run, "write_tables", clock.wrap("tables", run.write_tables)),
+        # run.py imports these when it builds the tables, so patching their module reaches it
+        (tables, "frame", clock.wrap("tables", tables.frame)),
+        (tables, "write_tables", clock.wrap("tables", tables.write_tables)),
     ]
     floor = floor_cpu(files)
     with tempfile.TemporaryDirectory(prefix="measure-stages-") as out, _patched(patches):

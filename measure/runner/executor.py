@@ -112,10 +112,15 @@ def run_tasks(
 
 
 def _pool_context():
-    # forkserver: workers fork from a small server that imported only the measuring code,
-    # not from this process (which holds polars and the run's rows), so each worker's
-    # memory is its own session's and nothing is counted twice.
-    if "forkserver" in multiprocessing.get_all_start_methods():
+    # fork is the cheapest start (no interpreter to boot, nothing to import), and safe while
+    # this process has not loaded polars, whose thread pool a fork can catch holding a lock:
+    # `measure run` loads polars only after measuring. A library caller that holds polars
+    # (a notebook, a test) gets forkserver workers, forked from a small server that imported
+    # only the measuring code.
+    methods = multiprocessing.get_all_start_methods()
+    if "polars" not in sys.modules and "fork" in methods:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["measure.runner.executor"])
         return ctx
