@@ -196,3 +196,25 @@ def test_store_and_load_round_trip(tmp_path):
     assert c.store("ab" * 32, o)
     assert c.load("ab" * 32) == o
     assert c.load("cd" * 32) is None
+
+
+def test_redact_keeps_no_input_name_in_the_cache(root, tmp_path):
+    cache = tmp_path / "cache"
+    params = RunParams(template_path=TEMPLATE, redact=True)
+    run_measurement(root, tmp_path / "a", params, jobs=1, cache_dir=cache)
+    warm = run_measurement(root, tmp_path / "b", params, jobs=1, cache_dir=cache)
+    assert warm.cached == warm.sessions  # the whole run is reused
+    assert _csvs(tmp_path / "a") == _csvs(tmp_path / "b")
+    names = {p.name for p in root.rglob("*")} | {p.stem for p in root.rglob("*.jsonl")}
+    names = {n for n in names if len(n) >= 8 and n != "subagents"}
+    # The cache adds nothing to what the redacted tables show (what they show is redact.py's
+    # business): no stat index of paths, no rows from before redaction.
+    shown = "".join(p.read_bytes().decode("utf-8", "replace") for p in (tmp_path / "a").iterdir())
+    leaked = {n for n in names if n not in shown}
+    assert not (cache / "stat-index.json").exists()
+    assert not _entries(cache)
+    for f in cache.rglob("*"):
+        assert not [n for n in leaked if n in f.name], f
+        if f.is_file():
+            text = f.read_bytes().decode("utf-8", "replace")
+            assert not [n for n in leaked if n in text], f

@@ -93,7 +93,10 @@ def run_measurement(
     # The merge order (largest parent first) is the one tables were always built in: rows whose
     # sort keys tie keep it, whatever executor measured them and in which order they finished.
     order = sorted(listings, key=lambda s: -_size(s.path))
-    index = StatIndex(cache_dir, root)
+    # Under --redact nothing that names the input is kept: no stat index (it holds paths) and no
+    # per-session entries (they hold rows before redaction); only the redacted tables of a
+    # whole run are, under a key that is a digest.
+    index = StatIndex(None if params.redact else cache_dir, root)
     cache = Cache(cache_dir) if cache_dir else None
     if cache is not None:
         cache.clean_tmp()
@@ -122,7 +125,8 @@ def run_measurement(
             if progress:
                 progress(len(order), len(order))
             return RunSummary(len(listings), hit["measured"], hit["errors"], os.fspath(out), len(order), index.hashed, index.reused)
-    outcomes: list[SessionOutcome | None] = [cache.load(k) if cache is not None and k else None for k in keys]
+    per_session = cache is not None and not params.redact
+    outcomes: list[SessionOutcome | None] = [cache.load(k) if per_session and k else None for k in keys]
     cached = sum(o is not None for o in outcomes)
     todo = [i for i, o in enumerate(outcomes) if o is None]
     tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path])) for i in todo]
@@ -136,7 +140,7 @@ def run_measurement(
     for i, o in zip(todo, run_tasks(tasks, jobs=jobs, executor=executor, scheduler=scheduler, progress=report)):
         outcomes[i] = o
         # An internal error is not cached: a fixed measure should try again.
-        if cache is not None and keys[i] and not any(e["kind"] == "internal_error" for e in o.errors):
+        if per_session and keys[i] and not any(e["kind"] == "internal_error" for e in o.errors):
             cache.store(keys[i], o)
     index.save()
     from measure.runner.tables import frame, write_tables  # polars: only when tables are built
