@@ -218,3 +218,20 @@ def test_redact_keeps_no_input_name_in_the_cache(root, tmp_path):
         if f.is_file():
             text = f.read_bytes().decode("utf-8", "replace")
             assert not [n for n in leaked if n in text], f
+
+
+def test_a_copied_root_with_kept_mtimes_is_measured_again(tmp_path):
+    a = _empty_session_root(tmp_path)
+    cache = tmp_path / "cache"
+    params = RunParams(template_path=TEMPLATE)
+    run_measurement(a, tmp_path / "oa", params, jobs=1, cache_dir=cache)
+    time.sleep(0.02)
+    b = tmp_path / "copy"
+    shutil.copytree(a, b)  # copy2: the same mtimes, new ctimes
+    moved = tmp_path / "moved"
+    a.rename(moved)
+    b.rename(a)  # the same paths, sizes and mtimes; only ctimes (and inodes) differ
+    warm = run_measurement(a, tmp_path / "ob", params, jobs=1, cache_dir=cache)
+    fresh = run_measurement(a, tmp_path / "oc", params, jobs=1, cache_dir=None)
+    assert warm.cached == 0 and warm.files_hashed == fresh.files_hashed
+    assert _csvs(tmp_path / "ob") == _csvs(tmp_path / "oc")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -179,6 +180,7 @@ def _size(path: str) -> int:
         return 0
 
 
+@functools.lru_cache(maxsize=1)
 def _versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -199,7 +201,7 @@ def _write_run_json(out: Path, root: str, params: RunParams, listings, frames, f
         "schema_version": 1,
         "parameters": p,
         "template_sha256": hashlib.sha256(load_template(params.template_path).encode()).hexdigest(),
-        "versions": _versions(),
+        "versions": dict(_versions()),
         "input": {
             "root_name": os.path.basename(root.rstrip(os.sep)),
             "sessions_listed": len(listings),
