@@ -112,13 +112,13 @@ def run_tasks(
 
 
 def _pool_context():
-    # fork is the cheapest start (no interpreter to boot, nothing to import), and safe while
-    # this process has not loaded polars, whose thread pool a fork can catch holding a lock:
-    # `measure run` loads polars only after measuring. A library caller that holds polars
-    # (a notebook, a test) gets forkserver workers, forked from a small server that imported
-    # only the measuring code.
+    # fork where there is one: workers inherit the measuring code, nothing to boot or import
+    # (a fork server, or spawn, re-imports the caller's __main__ in every worker: seconds in a
+    # notebook kernel). `measure run` forks before it loads polars; in a caller that holds
+    # polars (a notebook) workers never call it, so its threads cannot hold a lock a worker
+    # needs. Elsewhere: a fork server that imported only the measuring code, else spawn.
     methods = multiprocessing.get_all_start_methods()
-    if "polars" not in sys.modules and "fork" in methods:
+    if "fork" in methods:
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
