@@ -103,3 +103,35 @@ def test_session_files_lists_the_parent_then_its_subagents(parity_root):
     files = session_files(os.fspath(parent))
     assert files[0] == os.fspath(parent) and len(files) > 1
     assert all("/subagents/" in p for p in files[1:])
+
+
+def test_session_files_walks_deep_folders_in_os_walk_order(tmp_path):
+    parent = tmp_path / "p" / "s.jsonl"
+    parent.parent.mkdir()
+    parent.write_text("{}\n")
+    sub = tmp_path / "p" / "s" / "subagents"
+    sub.mkdir(parents=True)
+    deep = os.fspath(sub)
+    for _ in range(1200):  # deeper than the recursion limit
+        deep = os.path.join(deep, "d")
+        os.mkdir(deep)
+    with open(os.path.join(deep, "agent-deep.jsonl"), "w") as f:
+        f.write("{}\n")
+    for name in ("b", "a"):
+        (sub / name).mkdir()
+        (sub / name / "agent-x.jsonl").write_text("{}\n")
+    (sub / "agent-top.jsonl").write_text("{}\n")
+    files = session_files(os.fspath(parent))
+    rel = [os.path.relpath(f, sub) for f in files[1:]]
+    assert files[0] == os.fspath(parent)
+    # os.walk's top-down order: a folder's files, then its sorted subfolders in turn
+    assert rel[:3] == ["agent-top.jsonl", "a/agent-x.jsonl", "b/agent-x.jsonl"]
+    assert len(rel) == 4 and rel[3].endswith("/d/agent-deep.jsonl") and rel[3].count("/") == 1200
+
+
+def test_a_fifo_is_never_opened(tmp_path):
+    fifo = tmp_path / "agent-fifo.jsonl"
+    os.mkfifo(fifo)
+    idx = StatIndex(None)
+    state = idx.state(os.fspath(fifo))  # would block forever if opened
+    assert state.digest.startswith("not-a-file:")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import stat as stat_mod
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,18 +49,46 @@ class FileState:
 
 
 def session_files(parent_path: str) -> list[str]:
-    """The parent transcript and every file under its `subagents/` (sorted walk)."""
+    """The parent transcript and every file under its `subagents/` (sorted, top-down walk).
+
+    Iterative, so a folder nested deeper than Python's recursion limit is walked too; links to
+    folders are not followed (as os.walk does not).
+    """
     found = [parent_path]
-    for dirpath, dirnames, names in os.walk(subagents_dir(parent_path)):
-        dirnames.sort()
-        found += [os.path.join(dirpath, n) for n in sorted(names)]
+    stack = [subagents_dir(parent_path)]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        dirs = []
+        for e in entries:
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                dirs.append(e.path)
+            else:
+                found.append(e.path)
+        stack.extend(reversed(dirs))
     return found
 
 
 def content_digest(path: str, size: int) -> str:
-    """blake2b-128 of the first and last 64 KiB of a file."""
-    h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as f:
+    """blake2b-128 of the first and last 64 KiB of a regular file.
+
+    Opened without blocking and checked after opening: a FIFO, socket or device (or a file
+    swapped for one) is never read; it gets a marker naming its kind instead.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat_mod.S_ISREG(mode):
+            return f"not-a-file:{stat_mod.S_IFMT(mode):o}"
+        h = hashlib.blake2b(digest_size=16)
         h.update(f.read(SAMPLE))
         if size > 2 * SAMPLE:
             f.seek(-SAMPLE, os.SEEK_END)
@@ -90,7 +119,9 @@ class StatIndex:
         st = os.stat(path)
         stat = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
         old = self.entries.get(path)
-        if old is not None and old[:4] == stat and old[5] == 0:
+        if not stat_mod.S_ISREG(st.st_mode):
+            digest = f"not-a-file:{stat_mod.S_IFMT(st.st_mode):o}"  # never opened: a FIFO would block
+        elif old is not None and old[:4] == stat and old[5] == 0:
             digest = old[4]
             self.reused += 1
         else:
