@@ -105,6 +105,15 @@ def test_session_files_lists_the_parent_then_its_subagents(parity_root):
     assert all("/subagents/" in p for p in files[1:])
 
 
+def _remove_deep(top: str, deepest: str) -> None:
+    for name in os.listdir(deepest):
+        os.unlink(os.path.join(deepest, name))
+    d = deepest
+    while d != top:
+        os.rmdir(d)
+        d = os.path.dirname(d)
+
+
 def test_session_files_walks_deep_folders_in_os_walk_order(tmp_path):
     parent = tmp_path / "p" / "s.jsonl"
     parent.parent.mkdir()
@@ -121,7 +130,10 @@ def test_session_files_walks_deep_folders_in_os_walk_order(tmp_path):
         (sub / name).mkdir()
         (sub / name / "agent-x.jsonl").write_text("{}\n")
     (sub / "agent-top.jsonl").write_text("{}\n")
-    files = session_files(os.fspath(parent))
+    try:
+        files = session_files(os.fspath(parent))
+    finally:
+        _remove_deep(os.fspath(sub), deep)  # shutil.rmtree (pytest's clean-up) recurses per level
     rel = [os.path.relpath(f, sub) for f in files[1:]]
     assert files[0] == os.fspath(parent)
     # os.walk's top-down order: a folder's files, then its sorted subfolders in turn
