@@ -130,7 +130,7 @@ def _pool_context():
 def _pool(tasks: list[Task], order: list[int], workers: int) -> Iterator[tuple[int, SessionOutcome]]:
     groups = batches(order, [t.size for t in tasks], workers)
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=_pool_context(), initializer=_worker_init, initargs=(os.getpid(),)
+        max_workers=min(workers, len(groups)), mp_context=_pool_context(), initializer=_worker_init, initargs=(os.getpid(),)
     )
     try:
         # Submitted largest first; the pool's queue hands them out in that order.
