@@ -44,6 +44,22 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--template", metavar="PATH", help="prompt template (default: the package's own; point at akm's extract-session.md for akm's exact lengths)")
 
 
+def _schedule(text: str) -> str:
+    from measure.measurements.replay import parse_schedule
+
+    try:
+        return parse_schedule(text).name
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_replay_options(p: argparse.ArgumentParser) -> None:
+    """--replay / --replay-at, shared by `run` and `report`."""
+    p.add_argument("--replay", action="store_true", help="also write the replay table: akm's pipeline at earlier moments of each session")
+    p.add_argument("--replay-at", type=_schedule, default="turn_end", metavar="WHEN",
+                   help="replay moments: turn_end (each parent turn's end, and the final state; default), final, or every:<minutes>")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from measure.akm.read import resolve_root
     from measure.runner.cache import default_cache_dir
@@ -61,6 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sessions=tuple(args.session or ()),
         since_ms=args.since or 0,
         file_time_ms=args.pin_file_times,
+        replay=args.replay_at if args.replay else None,
     )
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     if args.scheduler and args.executor != "dask":
@@ -125,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pin-file-times", type=int, metavar="MS", help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep")
     p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
     p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")
+    add_replay_options(p)
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="where sessions are measured: local processes (default) or a Dask cluster (needs measure[dask])")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",

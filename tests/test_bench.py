@@ -316,3 +316,11 @@ def test_stage_split_accounts_for_the_whole_run(corpus):
     from measure.runner import job
 
     assert job.read_session.__name__ == "read_session"
+
+
+def test_replay_target_is_reported_when_measured():
+    rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 1.25, "rounds": 2}})
+    target = next(r for r in rows if r["name"] == "replay_over_plain")
+    assert (target["value"], target["threshold"], target["status"]) == (1.25, results.REPLAY_OVER_PLAIN_MAX, "PASS")
+    rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 3.5, "rounds": 1}})
+    assert next(r for r in rows if r["name"] == "replay_over_plain")["status"] == "FAIL"

@@ -130,6 +130,7 @@ def report(
     cache: bool = True,
     file_time_ms: int | None = None,
     show_excerpts: bool = False,
+    replay_at: str = "turn_end",
     notebooks_dir: str | os.PathLike | None = None,
     build_dir: str | os.PathLike | None = None,
     timeout: int = EXECUTION_TIMEOUT,
@@ -147,6 +148,7 @@ def report(
     file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
         (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
+    replay_at : the replay schedule of `measure run --replay` (a report always replays).
     notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
     timeout : seconds per cell.
 
@@ -181,6 +183,7 @@ def report(
         redact=redact,
         cache=cache,
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+        replay=replay_at,
     )
 
     tables_dir = out_path / "tables"
@@ -260,6 +263,15 @@ def golden(
     return written
 
 
+def _schedule(text: str) -> str:
+    from measure.measurements.replay import parse_schedule  # noqa: PLC0415
+
+    try:
+        return parse_schedule(text).name
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _budgets(text: str) -> list[int]:
     """Parse `20000,40000` (or one number) into positive ints."""
     try:
@@ -295,6 +307,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     parser.add_argument("--show-excerpts", action="store_true",
                         help="allow transcript-derived text (subagent descriptions) in the notebooks")
+    parser.add_argument("--replay-at", type=_schedule, default="turn_end", metavar="WHEN",
+                        help="moments of the replay table (a report always replays): turn_end (default), final or every:<minutes>")
     parser.add_argument("--timeout", type=int, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
     parser.add_argument("--golden", action="store_true",
                         help=f"regenerate the golden notebooks under {GOLDEN_DIR}/ from the bundled fixtures instead of writing a report")
@@ -329,6 +343,7 @@ def run(args: argparse.Namespace) -> int:
             cache=not args.no_cache,
             file_time_ms=args.pin_file_times,
             show_excerpts=args.show_excerpts,
+            replay_at=args.replay_at,
             timeout=args.timeout,
             log=log,
         )

@@ -75,6 +75,7 @@ def load(
     template_path: str | os.PathLike | None = None,
     sessions: list[str] | None = None,
     show_excerpts: bool = False,
+    replay: str | None = None,
 ) -> Report:
     """Return the tables of a measurement of `sessions_root`.
 
@@ -87,6 +88,8 @@ def load(
     max_total_chars, budgets, template_path : passed to `measure run` when measuring now.
     sessions : keep only these session ids (exact or prefix); empty or None keeps all.
     show_excerpts : allow transcript-derived text (subagent descriptions) in views.
+    replay : the `--replay-at` schedule when measuring now (None: no replay table; only the
+        04-background page needs one, and replaying costs a pipeline run per moment).
     """
     sessions = list(sessions or [])
     resolved = paths.resolve(out_dir) if out_dir else None
@@ -103,6 +106,7 @@ def load(
                 sessions=sessions,
                 cache=False,
                 file_time_ms=file_time_for(sessions_root),
+                replay=replay,
             )
             tables, run = _read_run(Path(tmp))
     if sessions:
@@ -144,11 +148,13 @@ def run_measure(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    replay: str | None = None,
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
     `cache=False` measures without the incremental cache: every number is computed by the
     code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
+    `replay` is `--replay-at` (None: no replay table; `measure report` always passes one).
     Raises RuntimeError when the sessions root does not exist.
     """
     from measure.runner.cache import default_cache_dir
@@ -162,6 +168,7 @@ def run_measure(
         redact=redact,
         sessions=tuple(sessions or ()),
         file_time_ms=file_time_ms,
+        replay=replay,
     )
     out = Path(out_dir)
     try:

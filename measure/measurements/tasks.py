@@ -1,0 +1,263 @@
+"""The task timeline of a transcript: launches, launch acknowledgements, queue operations, turns.
+
+One collector (`tasks`) gathers, in the run's single read, every line that starts, acknowledges,
+queues or delivers a delegated task (claude-code-format.md §8–9), as small frozen records. The
+`delegation`, `background`, `replay` and `wakeups` tables all read this one timeline, so each
+shape is recognised in one place. Structured fields (`toolUseResult`, `queue-operation`) are
+preferred to prose; the notification tags are parsed because nothing structured replaces them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from measure.akm.jscompat import date_parse, utf16_len
+from measure.measurements.lines import collector
+
+NOTIFICATION_TAGS = ("task-notification", "agent-notification")
+_TAG = re.compile(r"<(task-id|agent-id|tool-use-id|status|summary|result|usage)>(.*?)</\1>", re.S)
+_TOKENS = re.compile(r"(?:total_tokens:\s*|<subagent_tokens>)(\d+)")
+
+#: Tools whose `tool_use` starts or addresses a task (Task was renamed Agent in CC 2.1.63).
+TASK_TOOLS = frozenset({"Task", "Agent", "Bash", "Skill", "Monitor", "SendMessage", "TaskOutput", "BashOutput", "TaskStop"})
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A `<task-notification>` (CC 2.1.x) or `<agent-notification>` (CC ≤ 2.0.x), parsed."""
+
+    tag: str  # task-notification | agent-notification
+    task_id: str | None
+    tool_use_id: str | None  # newer builds only
+    status: str | None  # completed, failed, killed, stopped
+    task_kind: str  # agent | bash | workflow | other
+    result_chars: int | None  # UTF-16 length of <result>; None when the tag is absent
+    usage_tokens: int | None  # <usage> total_tokens / subagent_tokens
+    chars: int  # UTF-16 length of the whole text
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """An assistant `tool_use` of a task tool."""
+
+    line: int
+    ts: float | None
+    tool_use_id: str
+    tool: str
+    background: bool  # input.run_in_background is true
+    target: str | None  # SendMessage `to`, TaskOutput/TaskStop `task_id`
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """A user line whose `toolUseResult` says what a task tool did."""
+
+    line: int
+    ts: float | None
+    tool_use_id: str | None
+    kind: str  # sync_result | async_launched | forked_skill | background_bash | monitor | resumed | message_queued | other
+    task_id: str | None  # agentId, backgroundTaskId, taskId or resumedAgentId
+    status: str | None
+    chars: int  # UTF-16 length of the tool_result text the parent received
+    total_tokens: int | None  # sync results: the subagent's final call (format §8.2)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOp:
+    """A `queue-operation` line; `notification` is set when its content is one."""
+
+    line: int
+    ts: float | None
+    operation: str  # enqueue | dequeue | remove | popAll
+    notification: Notification | None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A user line that opens a turn: a human prompt, a delivered notification, an agent message."""
+
+    line: int
+    ts: float | None
+    source: str  # human | task_notification | agent_message | meta | compact_summary
+    notification: Notification | None
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """Every task record of one transcript, in line order, plus its first and last timestamps."""
+
+    launches: tuple[Launch, ...]
+    acks: tuple[Ack, ...]
+    queue: tuple[QueueOp, ...]
+    turns: tuple[Turn, ...]
+    first_ts: float | None
+    last_ts: float | None
+    versions: tuple[str, ...] = ()  # distinct Claude Code `version` values on its lines, first seen first
+
+
+def timestamp(record: dict) -> float | None:
+    """A line's `timestamp` in epoch ms (None when absent or unparseable)."""
+    ts = record.get("timestamp")
+    if type(ts) is str:
+        ms = date_parse(ts)
+        return None if ms != ms else ms
+    if type(ts) in (int, float):
+        return float(ts)
+    return None
+
+
+def task_kind(task_id: str | None, summary: str | None) -> str:
+    """agent, bash or workflow: by the summary's wording, else by the task-id's shape (format §0.8)."""
+    s = (summary or "").lstrip()
+    if s.startswith("Agent "):
+        return "agent"
+    if s.startswith("Background command"):
+        return "bash"
+    if s.startswith("Dynamic workflow"):
+        return "workflow"
+    head = (task_id or "")[:1]
+    return {"a": "agent", "b": "bash", "w": "workflow"}.get(head, "other")
+
+
+def parse_notification(text: str) -> Notification | None:
+    """The fields of a notification text, or None when `text` does not start with one."""
+    head = text.lstrip()[:22]
+    tag = next((t for t in NOTIFICATION_TAGS if head.startswith(f"<{t}>")), None)
+    if tag is None:
+        return None
+    fields: dict[str, str] = {}
+    for name, body in _TAG.findall(text):
+        fields.setdefault(name, body)
+    task_id = fields.get("task-id") or fields.get("agent-id")
+    usage = _TOKENS.search(fields.get("usage", ""))
+    result = fields.get("result")
+    return Notification(
+        tag=tag,
+        task_id=task_id.strip() if task_id else None,
+        tool_use_id=fields.get("tool-use-id", "").strip() or None,
+        status=fields.get("status", "").strip() or None,
+        task_kind=task_kind(task_id, fields.get("summary")),
+        result_chars=None if result is None else utf16_len(result),
+        usage_tokens=int(usage.group(1)) if usage else None,
+        chars=utf16_len(text),
+    )
+
+
+def result_text(content) -> str:
+    """The text of a tool_result's `content` (a string, or text blocks joined by newlines)."""
+    if type(content) is str:
+        return content
+    if type(content) is list:
+        return "\n".join(b["text"] for b in content if type(b) is dict and type(b.get("text")) is str)
+    return ""
+
+
+def ack_kind(result: dict) -> tuple[str, str | None]:
+    """What a `toolUseResult` object acknowledges, and the task id it names (format §8.2–8.4)."""
+    if result.get("isAsync") or result.get("status") == "async_launched":
+        return "async_launched", result.get("agentId")
+    if result.get("status") == "forked" or (result.get("background") and result.get("agentId")):
+        return "forked_skill", result.get("agentId")
+    if result.get("backgroundTaskId"):
+        return "background_bash", result.get("backgroundTaskId")
+    if result.get("taskId") and "timeoutMs" in result:
+        return "monitor", result.get("taskId")
+    if result.get("resumedAgentId"):
+        return "resumed", result.get("resumedAgentId")
+    if isinstance(result.get("message"), str) and result["message"].startswith("Message queued"):
+        pin = result.get("pin")
+        return "message_queued", pin.get("id") if isinstance(pin, dict) else None
+    if result.get("agentId"):
+        return "sync_result", result.get("agentId")
+    return "other", None
+
+
+def _str(v) -> str | None:
+    return v if type(v) is str and v else None
+
+
+@collector("tasks")
+class TaskCollector:
+    """Builds a transcript's `Timeline` line by line."""
+
+    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions")
+
+    def __init__(self, label: str):
+        self.launches: list[Launch] = []
+        self.acks: list[Ack] = []
+        self.queue: list[QueueOp] = []
+        self.turns: list[Turn] = []
+        self.first_ts: float | None = None
+        self.last_ts: float | None = None
+        self.versions: list[str] = []
+
+    def __call__(self, record: dict, line: int) -> None:
+        kind = record.get("type")
+        if kind == "progress":
+            return  # agent_progress re-embeds subagent lines: never the parent's own activity
+        ts = timestamp(record)
+        if ts is not None:
+            if self.first_ts is None:
+                self.first_ts = ts
+            self.last_ts = ts
+        version = record.get("version")
+        if type(version) is str and version and version not in self.versions:
+            self.versions.append(version)
+        if kind == "queue-operation":
+            content = record.get("content")
+            note = parse_notification(content) if type(content) is str else None
+            self.queue.append(QueueOp(line, ts, str(record.get("operation")), note))
+            return
+        msg = record.get("message")
+        if type(msg) is not dict:
+            return
+        content = msg.get("content")
+        if kind == "assistant":
+            if type(content) is list:
+                for b in content:
+                    if type(b) is dict and b.get("type") == "tool_use" and b.get("name") in TASK_TOOLS:
+                        inp = b.get("input") if type(b.get("input")) is dict else {}
+                        self.launches.append(
+                            Launch(line, ts, str(b.get("id")), b["name"], inp.get("run_in_background") is True,
+                                   _str(inp.get("to")) or _str(inp.get("task_id")))
+                        )
+            return
+        if kind != "user":
+            return
+        result = record.get("toolUseResult")
+        if type(result) is dict:
+            ack, task_id = ack_kind(result)
+            block = next((b for b in content if type(b) is dict and b.get("type") == "tool_result"), None) if type(content) is list else None
+            total = result.get("totalTokens")
+            self.acks.append(
+                Ack(
+                    line, ts, _str(block.get("tool_use_id")) if block else None, ack, _str(task_id),
+                    _str(result.get("status")), utf16_len(result_text(block.get("content"))) if block else 0,
+                    total if type(total) is int else None,
+                )
+            )
+            return
+        if type(content) is list:
+            if any(type(b) is dict and b.get("type") == "tool_result" for b in content):
+                return
+            text = result_text(content)
+        elif type(content) is str:
+            text = content
+        else:
+            return
+        note = parse_notification(text)
+        if note is not None:
+            source = "task_notification"
+        elif text.lstrip().startswith("<agent-message"):
+            source = "agent_message"
+        elif record.get("isCompactSummary"):
+            source = "compact_summary"
+        elif record.get("isMeta"):
+            source = "meta"
+        else:
+            source = "human"
+        self.turns.append(Turn(line, ts, source, note))
+
+    def result(self) -> Timeline:
+        return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.first_ts, self.last_ts, tuple(self.versions))

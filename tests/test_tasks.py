@@ -1,0 +1,144 @@
+"""measure.measurements.tasks: launches, acknowledgements, queue operations and turns, by shape."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from measure.akm.read import read_transcript
+from measure.measurements.lines import SessionLines
+from measure.measurements.tasks import Timeline, ack_kind, parse_notification, task_kind
+
+REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
+
+
+def timeline(path: Path) -> Timeline:
+    lines = SessionLines(("tasks",))
+    read_transcript(str(path), 0.0, "f", lines.observe("f"))
+    return lines.get("tasks")["f"]
+
+
+def write(tmp_path: Path, records: list[dict]) -> Path:
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return p
+
+
+V2037 = (
+    "<task-notification>\n<task-id>ab7e996</task-id>\n<status>completed</status>\n"
+    '<summary>Agent "Add t.Parallel" completed</summary>\n<result>done: 3 files</result>\n'
+    "<usage>total_tokens: 69606\ntool_uses: 22\nduration_ms: 211308</usage>\n</task-notification>\n"
+    "Full transcript available at: /tmp/x/tasks/ab7e996.output"
+)
+V2219 = (
+    "<task-notification>\n<task-id>af485a27dc52b445a</task-id>\n<tool-use-id>toolu_01Q</tool-use-id>\n"
+    "<output-file>/tmp/t.output</output-file>\n<status>completed</status>\n"
+    '<summary>Agent "research" finished</summary>\n<note>may notify more than once</note>\n<result>R</result>\n'
+    "<usage><subagent_tokens>29468</subagent_tokens><tool_uses>0</tool_uses></usage>\n</task-notification>"
+)
+V2076 = (
+    "<agent-notification>\n<agent-id>a9614d3</agent-id>\n<output-file>/tmp/a.output</output-file>\n"
+    '<status>completed</status>\n<summary>Agent "Security review" completed.</summary>\n'
+    "Read the output file to retrieve the full result.\n</agent-notification>"
+)
+BASH = (
+    "<task-notification>\n<task-id>bbb49d4</task-id>\n<output-file>/tmp/b.output</output-file>\n"
+    '<status>failed</status>\n<summary>Background command "Rebase" failed with exit code 1</summary>\n'
+    "</task-notification>\nRead the output file to retrieve the result: /tmp/b.output"
+)
+STOPPED = (
+    "<task-notification>\n<task-id>a1b2c3d</task-id>\n<status>stopped</status>\n"
+    "<summary>No completion record was found for background agent a1b2c3d</summary>\n</task-notification>"
+)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (V2037, ("task-notification", "ab7e996", None, "completed", "agent", 13, 69606)),
+        (V2219, ("task-notification", "af485a27dc52b445a", "toolu_01Q", "completed", "agent", 1, 29468)),
+        (V2076, ("agent-notification", "a9614d3", None, "completed", "agent", None, None)),
+        (BASH, ("task-notification", "bbb49d4", None, "failed", "bash", None, None)),
+        (STOPPED, ("task-notification", "a1b2c3d", None, "stopped", "agent", None, None)),
+    ],
+)
+def test_every_notification_version_parses_to_the_same_fields(text, expected):
+    n = parse_notification(text)
+    assert (n.tag, n.task_id, n.tool_use_id, n.status, n.task_kind, n.result_chars, n.usage_tokens) == expected
+    assert n.chars == len(text)
+
+
+def test_text_that_only_mentions_a_notification_is_not_one():
+    assert parse_notification("see <task-notification> above") is None
+    assert parse_notification("are we missing t.Parallel?") is None
+
+
+def test_task_kind_falls_back_to_the_id_shape():
+    assert task_kind("wh9gntw8t", None) == "workflow"
+    assert task_kind("bxtsitwyy", None) == "bash"
+    assert task_kind("zzz", "Dynamic workflow \"x\" completed") == "workflow"
+    assert task_kind(None, None) == "other"
+
+
+@pytest.mark.parametrize(
+    "name, kind, task_id",
+    [
+        ("launch-agent.jsonl", "async_launched", "a99a8221a00c2d373"),
+        ("launch-skill-fork.jsonl", "forked_skill", "aaba848fe04645123"),
+        ("launch-shell.jsonl", "background_bash", "boigiwsir"),
+        ("launch-shell-timeout.jsonl", "background_bash", "bgk9vrtgb"),
+        ("launch-monitor.jsonl", "monitor", "bxtsitwyy"),
+        ("launch-agent-resume.jsonl", "resumed", "aad446f291008f662"),
+        ("launch-agent-queued.jsonl", "message_queued", "aae6f316ac814766f"),
+    ],
+)
+def test_real_launch_shapes_of_cc_2_1_2xx(name, kind, task_id):
+    t = timeline(REAL / "claudemux" / name)
+    assert [(a.kind, a.task_id) for a in t.acks] == [(kind, task_id)]
+    assert len(t.launches) == 1 and t.launches[0].tool_use_id == t.acks[0].tool_use_id
+    assert t.acks[0].chars > 0
+
+
+def test_real_2_1_37_queue_and_delivered_turns():
+    t = timeline(REAL / "entire" / "6d63c3a51594.jsonl")
+    enq = [q for q in t.queue if q.operation == "enqueue" and q.notification]
+    delivered = [x for x in t.turns if x.source == "task_notification"]
+    assert enq and delivered
+    # format §12: each agent notification has an enqueue and a user line with the identical string
+    agent_enq = {q.notification.task_id for q in enq if q.notification.task_kind == "agent"}
+    agent_turns = {x.notification.task_id for x in delivered if x.notification.task_kind == "agent"}
+    assert agent_enq <= agent_turns
+    # a plain prompt typed while busy is queued too, and is not a notification
+    assert any(q.operation == "enqueue" and q.notification is None for q in t.queue)
+    assert t.first_ts is not None and t.last_ts >= t.first_ts
+
+
+def test_sync_result_remove_and_turn_sources(tmp_path):
+    ts = "2026-01-01T00:00:0{}.000Z"
+    p = write(tmp_path, [
+        {"type": "user", "timestamp": ts.format(0), "message": {"role": "user", "content": "please review"}},
+        {"type": "assistant", "timestamp": ts.format(1), "message": {"role": "assistant", "id": "m1", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"description": "d", "prompt": "p", "run_in_background": True}}]}},
+        {"type": "user", "timestamp": ts.format(2), "toolUseResult": {"isAsync": True, "status": "async_launched", "agentId": "a1"},
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "Async agent launched successfully."}]}]}},
+        {"type": "progress", "timestamp": ts.format(3), "data": {"type": "agent_progress", "message": {"type": "user", "message": {"role": "user", "content": "x"}}}},
+        {"type": "queue-operation", "operation": "enqueue", "timestamp": ts.format(4), "content": V2076},
+        {"type": "queue-operation", "operation": "remove", "timestamp": ts.format(5), "content": V2076},
+        {"type": "user", "isMeta": True, "timestamp": ts.format(6), "message": {"role": "user", "content": "<system-reminder>"}},
+        {"type": "user", "timestamp": ts.format(7), "message": {"role": "user", "content": V2037}},
+        {"type": "user", "timestamp": ts.format(8), "toolUseResult": {"status": "completed", "agentId": "a2", "totalTokens": 10},
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": "final"}]}},
+    ])
+    t = timeline(p)
+    assert [(x.tool, x.background) for x in t.launches] == [("Task", True)]
+    assert [(a.kind, a.task_id, a.chars) for a in t.acks] == [("async_launched", "a1", 34), ("sync_result", "a2", 5)]
+    assert t.acks[1].total_tokens == 10
+    assert [(q.operation, q.notification.task_id) for q in t.queue] == [("enqueue", "a9614d3"), ("remove", "a9614d3")]
+    assert [x.source for x in t.turns] == ["human", "meta", "task_notification"]
+    assert t.last_ts == 1767225608000.0
+
+
+def test_ack_kind_of_unknown_results():
+    assert ack_kind({"stdout": "x"}) == ("other", None)
