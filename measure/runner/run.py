@@ -15,6 +15,7 @@ from measure import __version__
 from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, rel
 from measure.measurements.llm_calls import run_cost_rows
+from measure.measurements.verdict import verdict_rows
 from measure.runner import inputs
 from measure.runner.cache import Cache, run_key, session_key
 from measure.runner.executor import Task, run_tasks
@@ -154,6 +155,7 @@ def run_measurement(
             rows[name].extend(table_rows)
         errors.extend(o.errors)
     rows["run_cost"] = run_cost_rows(rows["llm_calls"], [rel(s.path, root) for s in listings], params.session_cap)
+    rows["verdict"] = verdict_rows(rows["sessions"], rows["eviction"], rows["run_cost"])
     rows["errors"] = errors
     if params.redact:
         _redact_rows(rows)
