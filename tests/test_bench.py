@@ -132,8 +132,9 @@ def _fake_result(mb: float = 600, largest_mb: float = 95) -> dict:
         "stages": {
             "floor_cpu_s": 4.0,
             "total_cpu_s": 16.0,
-            "cpu_s": {"read": 6.0, "prefilter": 3.0, "prompt": 3.0, "metrics": 2.0, "tables": 1.0, "other": 1.0},
-            "over_floor": {"read": 1.5, "prefilter": 0.75, "prompt": 0.75, "metrics": 0.5, "tables": 0.25, "other": 0.25},
+            "cpu_s": {"read": 5.0, "collectors": 1.0, "prefilter": 3.0, "prompt": 3.0, "metrics": 2.0, "tables": 1.0, "other": 1.0},
+            "over_floor": {"read": 1.25, "collectors": 0.25, "prefilter": 0.75, "prompt": 0.75, "metrics": 0.5, "tables": 0.25,
+                           "other": 0.25},
             "total_over_floor": 4.0,
         },
         "real": {"root": "fixtures/real", "floor_cpu_s": 0.1, "total_cpu_s": 0.35, "cli_wall_s": 0.6, "startup_s": 0.2},
@@ -169,7 +170,8 @@ def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
     assert targets["warm_wall"]["status"] == "PASS"  # 1 s
     assert targets["peak_memory"]["status"] == "PASS"  # 250 MiB tree
     stages = {r["name"] for r in got if r["section"] == "stages"}
-    assert {"read_over_floor", "prefilter_over_floor", "prompt_over_floor", "metrics_over_floor", "tables_over_floor"} <= stages
+    assert {"read_over_floor", "collectors_over_floor", "prefilter_over_floor", "prompt_over_floor", "metrics_over_floor",
+            "tables_over_floor"} <= stages
     assert targets["linearity"]["status"] == "FAIL"  # the worst doubling: 2.5
     names = {r["name"] for r in got if r["section"] == "linear"}
     assert {"events_N", "events_2N", "events_4N", "time_N", "time_2N", "time_4N"} <= names

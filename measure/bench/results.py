@@ -54,9 +54,10 @@ LOAD_NOTE = "CPU used by other processes meanwhile (0 = quiet machine)"
 
 
 # The per-stage split of a one-core run (measure.bench.stages), in the order it is printed.
-STAGES = ("read", "prefilter", "prompt", "metrics", "tables", "other")
+STAGES = ("read", "collectors", "prefilter", "prompt", "metrics", "tables", "other")
 STAGE_NOTES = {
     "read": "akm's folding readSession: open, split lines, orjson, records to events (the parse is in here)",
+    "collectors": "the raw-line collectors the tables register (measurements/lines.py), seen in the same read",
     "prefilter": "preFilterSession for every strategy and budget (verdicts shared through the memo) and the dedupe post-pass",
     "prompt": "buildExtractPrompt for every strategy and budget (transcript lines shared)",
     "metrics": "the rest of each session: strategies' own work, pairs, content hash, every table's rows",
