@@ -9,6 +9,7 @@ import sys
 from datetime import datetime, timezone
 
 from measure import __version__, synth
+from measure.extract.command import add_extract_parser
 from measure.report import build as reports
 
 
@@ -160,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("synth", help="generate a realistic synthetic sessions root")
     synth.add_arguments(p)
     p.set_defaults(func=synth.run)
+
+    add_extract_parser(sub)
 
     p = sub.add_parser("report", help="run the measurement and render the notebooks into a report")
     reports.add_arguments(p)

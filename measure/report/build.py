@@ -131,6 +131,7 @@ def report(
     file_time_ms: int | None = None,
     show_excerpts: bool = False,
     replay_at: str = "turn_end",
+    extraction_dir: str | os.PathLike | None = None,
     notebooks_dir: str | os.PathLike | None = None,
     build_dir: str | os.PathLike | None = None,
     timeout: int = EXECUTION_TIMEOUT,
@@ -149,6 +150,7 @@ def report(
         (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
     replay_at : the replay schedule of `measure run --replay` (a report always replays).
+    extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
     notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
     timeout : seconds per cell.
 
@@ -197,6 +199,12 @@ def report(
     for fig_name, (table, fn) in plots.FIGURES.items():
         plots.save(fn(tables[table]), out_path / "figures" / f"{fig_name}.png")
 
+    if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
+        extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
+    if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
+        if not (paths.resolve(extraction_dir) / "extract.json").is_file():
+            raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
+        shutil.copytree(paths.resolve(extraction_dir), run_dir / "extraction")
     params = report_parameters(
         root_path,
         run_dir,
@@ -309,6 +317,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="allow transcript-derived text (subagent descriptions) in the notebooks")
     parser.add_argument("--replay-at", type=_schedule, default="turn_end", metavar="WHEN",
                         help="moments of the replay table (a report always replays): turn_end (default), final or every:<minutes>")
+    parser.add_argument("--extraction", default=None, metavar="DIR",
+                        help="a `measure extract --out` directory for 06-extraction (default: the recorded store of a fixture root)")
     parser.add_argument("--timeout", type=int, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
     parser.add_argument("--golden", action="store_true",
                         help=f"regenerate the golden notebooks under {GOLDEN_DIR}/ from the bundled fixtures instead of writing a report")
@@ -344,6 +354,7 @@ def run(args: argparse.Namespace) -> int:
             file_time_ms=args.pin_file_times,
             show_excerpts=args.show_excerpts,
             replay_at=args.replay_at,
+            extraction_dir=from_cwd(args.extraction),
             timeout=args.timeout,
             log=log,
         )
