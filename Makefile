@@ -38,11 +38,11 @@ S840 := fixtures/s840/.generated
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[report,test,extract]'
+	$(PY) -m pip install --quiet -e '.[report,test,extract,dask]'
 	touch $@
 
 .PHONY: install
-install: $(STAMP) ## Create .venv from pyproject.toml with the report, test and extract extras (once)
+install: $(STAMP) ## Create .venv from pyproject.toml with the report, test, extract and dask extras (once)
 
 $(S840): $(wildcard measure/synth/*.py) | $(STAMP)
 	$(PY) -m measure synth --out fixtures/s840 --seed 840 --shape s840 --clean

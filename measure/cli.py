@@ -81,9 +81,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         replay=args.replay_at if args.replay else None,
     )
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    if args.scheduler and args.executor != "dask":
+        print("measure: --scheduler needs --executor dask", file=sys.stderr)
+        return 2
     try:
-        summary = run_measurement(root, args.out, params, jobs=args.jobs, cache_dir=cache)
-    except FileNotFoundError as exc:
+        summary = run_measurement(
+            root, args.out, params, jobs=args.jobs, cache_dir=cache, executor=args.executor, scheduler=args.scheduler
+        )
+    except (FileNotFoundError, RuntimeError) as exc:
         print(f"measure: {exc}", file=sys.stderr)
         return 2
     print(
@@ -139,6 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
     p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")
     add_replay_options(p)
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="where sessions are measured: local processes (default) or a Dask cluster (needs measure[dask])")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="the Dask scheduler to use with --executor dask (default: a LocalCluster of --jobs workers)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("inspect", help="show what each strategy would send for one session")

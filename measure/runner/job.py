@@ -91,6 +91,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         if tf.lines == 0:
             out.errors.append(_error(tf.path, session_path, "empty", "no lines: nothing to read"))
     memo: dict = {}  # pre-filter verdicts do not depend on the budget: share them
+    rendered: dict = {}  # nor do rendered transcript lines
     by_budget = {}
     failed: dict[str, str] = {}
     for budget in sorted({params.budget, *params.budgets}):
@@ -99,6 +100,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length, keep_prompts=False),
         )
         ctx.memo = memo
+        ctx.lines = rendered
         results = {}
         for name in params.strategies:
             try:
