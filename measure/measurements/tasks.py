@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from measure.akm.jscompat import date_parse, utf16_len
-from measure.measurements.lines import collector
+from measure.measurements.lines import collector, every_type_but
 
 NOTIFICATION_TAGS = ("task-notification", "agent-notification")
 _TAG = re.compile(r"<(task-id|agent-id|tool-use-id|status|summary|result|usage)>(.*?)</\1>", re.S)
@@ -181,7 +181,10 @@ def _str(v) -> str | None:
 class TaskCollector:
     """Builds a transcript's `Timeline` line by line."""
 
-    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions")
+    # agent_progress re-embeds subagent lines: never the parent's own activity
+    TYPES = every_type_but("progress")
+
+    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions", "_version")
 
     def __init__(self, label: str):
         self.launches: list[Launch] = []
@@ -191,23 +194,34 @@ class TaskCollector:
         self.first_ts: float | None = None
         self.last_ts: float | None = None
         self.versions: list[str] = []
+        self._version: object = None  # the last line's `version`: lines repeat it
 
     def __call__(self, record: dict, line: int) -> None:
         kind = record.get("type")
-        if kind == "progress":
-            return  # agent_progress re-embeds subagent lines: never the parent's own activity
-        ts = timestamp(record)
+        ts = record.get("timestamp")
+        if type(ts) is str:
+            ts = date_parse(ts)
+            if ts != ts:
+                ts = None
+        elif type(ts) in (int, float):
+            ts = float(ts)
+        else:
+            ts = None
         if ts is not None:
             if self.first_ts is None:
                 self.first_ts = ts
             self.last_ts = ts
         version = record.get("version")
-        if type(version) is str and version and version not in self.versions:
-            self.versions.append(version)
+        if version != self._version:
+            self._version = version
+            if type(version) is str and version and version not in self.versions:
+                self.versions.append(version)
         if kind == "queue-operation":
             content = record.get("content")
             note = parse_notification(content) if type(content) is str else None
             self.queue.append(QueueOp(line, ts, str(record.get("operation")), note))
+            return
+        if kind != "assistant" and kind != "user":
             return
         msg = record.get("message")
         if type(msg) is not dict:
@@ -222,8 +236,6 @@ class TaskCollector:
                             Launch(line, ts, str(b.get("id")), b["name"], inp.get("run_in_background") is True,
                                    _str(inp.get("to")) or _str(inp.get("task_id")))
                         )
-            return
-        if kind != "user":
             return
         result = record.get("toolUseResult")
         if type(result) is dict:
