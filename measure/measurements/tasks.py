@@ -153,8 +153,14 @@ def result_text(content) -> str:
     return ""
 
 
+#: The keys `ack_kind` reads to recognise a task acknowledgement: a result with none of them is "other".
+_ACK_KEYS = frozenset({"isAsync", "status", "background", "agentId", "backgroundTaskId", "taskId", "resumedAgentId", "message"})
+
+
 def ack_kind(result: dict) -> tuple[str, str | None]:
     """What a `toolUseResult` object acknowledges, and the task id it names (format §8.2–8.4)."""
+    if _ACK_KEYS.isdisjoint(result):  # most tool results (Read, Bash, Edit, ...): one C-level check
+        return "other", None
     if result.get("isAsync") or result.get("status") == "async_launched":
         return "async_launched", result.get("agentId")
     if result.get("status") == "forked" or (result.get("background") and result.get("agentId")):
