@@ -98,7 +98,11 @@ class Timeline:
 
 def timestamp(record: dict) -> float | None:
     """A line's `timestamp` in epoch ms (None when absent or unparseable)."""
-    ts = record.get("timestamp")
+    return epoch_ms(record.get("timestamp"))
+
+
+def epoch_ms(ts) -> float | None:
+    """A `timestamp` value in epoch ms (None when absent or unparseable)."""
     if type(ts) is str:
         ms = date_parse(ts)
         return None if ms != ms else ms
@@ -190,7 +194,10 @@ class TaskCollector:
     # agent_progress re-embeds subagent lines: never the parent's own activity
     TYPES = every_type_but("progress")
 
-    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions", "_version")
+    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions", "_version", "_tail")
+
+    #: raw timestamps held unparsed before the newest valid one among them is settled
+    TAIL = 256
 
     def __init__(self, label: str):
         self.launches: list[Launch] = []
@@ -201,50 +208,77 @@ class TaskCollector:
         self.last_ts: float | None = None
         self.versions: list[str] = []
         self._version: object = None  # the last line's `version`: lines repeat it
+        # Raw timestamps of lines after last_ts's line that keep no record: only the newest
+        # valid one can become last_ts, so they are parsed (newest first) only when settled.
+        self._tail: list = []
 
-    def __call__(self, record: dict, line: int) -> None:
-        kind = record.get("type")
-        ts = record.get("timestamp")
-        if type(ts) is str:
-            ts = date_parse(ts)
-            if ts != ts:
-                ts = None
-        elif type(ts) in (int, float):
-            ts = float(ts)
-        else:
-            ts = None
+    def _stamp(self, raw) -> float | None:
+        """The line's timestamp, parsed now (its record keeps it); the newest valid is last_ts."""
+        ts = epoch_ms(raw)
         if ts is not None:
             if self.first_ts is None:
                 self.first_ts = ts
             self.last_ts = ts
+            self._tail.clear()
+        return ts
+
+    def _defer(self, raw) -> None:
+        """A line that keeps no record: its timestamp matters only if it is first or last."""
+        if self.first_ts is None:
+            self._stamp(raw)
+        elif type(raw) in (str, int, float):
+            tail = self._tail
+            tail.append(raw)
+            if len(tail) >= self.TAIL:
+                self._settle()
+
+    def _settle(self) -> None:
+        for raw in reversed(self._tail):
+            ts = epoch_ms(raw)
+            if ts is not None:
+                self.last_ts = ts
+                break
+        self._tail.clear()
+
+    def __call__(self, record: dict, line: int) -> None:
+        kind = record.get("type")
+        if kind == "progress":
+            return  # see TYPES (the observer routes none here; a direct call may)
+        raw = record.get("timestamp")
         version = record.get("version")
         if version != self._version:
             self._version = version
             if type(version) is str and version and version not in self.versions:
                 self.versions.append(version)
         if kind == "queue-operation":
+            ts = self._stamp(raw)
             content = record.get("content")
             note = parse_notification(content) if type(content) is str else None
             self.queue.append(QueueOp(line, ts, str(record.get("operation")), note))
             return
-        if kind != "assistant" and kind != "user":
-            return
-        msg = record.get("message")
+        msg = record.get("message") if kind == "assistant" or kind == "user" else None
         if type(msg) is not dict:
+            self._defer(raw)
             return
         content = msg.get("content")
         if kind == "assistant":
+            stamped = False
             if type(content) is list:
                 for b in content:
                     if type(b) is dict and b.get("type") == "tool_use" and b.get("name") in TASK_TOOLS:
+                        if not stamped:
+                            ts, stamped = self._stamp(raw), True
                         inp = b.get("input") if type(b.get("input")) is dict else {}
                         self.launches.append(
                             Launch(line, ts, str(b.get("id")), b["name"], inp.get("run_in_background") is True,
                                    _str(inp.get("to")) or _str(inp.get("task_id")))
                         )
+            if not stamped:
+                self._defer(raw)
             return
         result = record.get("toolUseResult")
         if type(result) is dict:
+            ts = self._stamp(raw)
             ack, task_id = ack_kind(result)
             block = next((b for b in content if type(b) is dict and b.get("type") == "tool_result"), None) if type(content) is list else None
             total = result.get("totalTokens")
@@ -258,12 +292,15 @@ class TaskCollector:
             return
         if type(content) is list:
             if any(type(b) is dict and b.get("type") == "tool_result" for b in content):
+                self._defer(raw)
                 return
             text = result_text(content)
         elif type(content) is str:
             text = content
         else:
+            self._defer(raw)
             return
+        ts = self._stamp(raw)
         note = parse_notification(text)
         if note is not None:
             source = "task_notification"
@@ -278,4 +315,5 @@ class TaskCollector:
         self.turns.append(Turn(line, ts, source, note))
 
     def result(self) -> Timeline:
+        self._settle()
         return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.first_ts, self.last_ts, tuple(self.versions))
