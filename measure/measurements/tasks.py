@@ -280,7 +280,12 @@ class TaskCollector:
         if type(result) is dict:
             ts = self._stamp(raw)
             ack, task_id = ack_kind(result)
-            block = next((b for b in content if type(b) is dict and b.get("type") == "tool_result"), None) if type(content) is list else None
+            block = None
+            if type(content) is list:
+                for b in content:  # the first tool_result block (a plain loop: this runs on every tool result)
+                    if type(b) is dict and b.get("type") == "tool_result":
+                        block = b
+                        break
             total = result.get("totalTokens")
             self.acks.append(
                 Ack(
