@@ -8,8 +8,8 @@ JSON object to every collector in the same pass.
 
 A collector is a class registered with `@collector("name")`: one instance per transcript file,
 called as `instance(record, line_number)` for each object line whose `type` is in its `TYPES`
-(a set of record types, or `every_type_but(...)`), and asked for `result()` once the file is
-read. The observer routes each line by its `type` once, so a line reaches only the collectors
+(a set of record types, or `every_type_but(...)`; a collector without `TYPES` sees every line),
+and asked for `result()` once the file is read. The observer routes each line by its `type` once, so a line reaches only the collectors
 that read its type. Keep what it stores small (numbers, ids, short strings): it lives as long
 as the session is being measured.
 """
@@ -28,6 +28,9 @@ class every_type_but:  # noqa: N801  (reads as a set in a collector's TYPES)
 
     def __contains__(self, kind: object) -> bool:
         return kind not in self.excluded
+
+
+_EVERY_TYPE = every_type_but()
 
 
 class Collector(Protocol):
@@ -70,7 +73,7 @@ class SessionLines:
 
         def route(kind: str | None) -> tuple:
             # a record whose `type` is absent or not a string is routed as None: no collector names it
-            calls = routes[kind] = tuple(c for c in found if kind in type(c).TYPES)
+            calls = routes[kind] = tuple(c for c in found if kind in getattr(type(c), "TYPES", _EVERY_TYPE))
             return calls
 
         def each(record: dict, line: int) -> None:
