@@ -142,3 +142,29 @@ def test_sync_result_remove_and_turn_sources(tmp_path):
 
 def test_ack_kind_of_unknown_results():
     assert ack_kind({"stdout": "x"}) == ("other", None)
+
+
+def test_first_and_last_ts_are_the_first_and_last_valid_timestamps(tmp_path):
+    # Lines that keep no record have their timestamps parsed late (TaskCollector.TAIL): the
+    # result must be what parsing every line would give, across many lines and bad values.
+    from measure.akm.jscompat import date_parse
+    from measure.measurements.tasks import TaskCollector
+
+    stamps = ["bad", None] + [f"2026-01-01T00:{m:02d}:{s:02d}.000Z" for m in range(10) for s in range(60)]
+    stamps[300:305] = ["nope", 5, 7.5, True, "2026-13-01T00:00:00.000Z"]
+    for tail in ([], ["x", "2026-02-30T00:00:00.000Z"], [12345], ["2026-01-02T00:00:00.000Z", "junk"]):
+        records = [{"type": "assistant", "message": {"content": [{"type": "text", "text": "t"}]}, "timestamp": t} for t in stamps + tail]
+        records.insert(400, {"type": "user", "message": {"content": "hi"}, "timestamp": "2026-01-01T09:00:00.000Z"})
+        records.append({"type": "progress", "timestamp": "2030-01-01T00:00:00.000Z"})
+        c = TaskCollector("f")
+        for n, r in enumerate(records, 1):
+            c(r, n)
+        valid = []
+        for r in records[:-1]:
+            t = r["timestamp"]
+            ms = date_parse(t) if type(t) is str else float(t) if type(t) in (int, float) else None
+            if ms is not None and ms == ms:
+                valid.append(ms)
+        tl = c.result()
+        assert (tl.first_ts, tl.last_ts) == (valid[0], valid[-1])
+        assert tl.turns[0].ts == date_parse("2026-01-01T09:00:00.000Z")

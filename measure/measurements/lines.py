@@ -7,18 +7,35 @@ per-session job hands `SessionLines.observe` to `read_session`, and the reader s
 JSON object to every collector in the same pass.
 
 A collector is a class registered with `@collector("name")`: one instance per transcript file,
-called as `instance(record, line_number)` for each object line, and asked for `result()` once
-the file is read. Keep what it stores small (numbers, ids, short strings): it lives as long
+called as `instance(record, line_number)` for each object line whose `type` is in its `TYPES`
+(a set of record types, or `every_type_but(...)`; a collector without `TYPES` sees every line),
+and asked for `result()` once the file is read. The observer routes each line by its `type` once, so a line reaches only the collectors
+that read its type. Keep what it stores small (numbers, ids, short strings): it lives as long
 as the session is being measured.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Container
+from typing import Any, ClassVar, Protocol
+
+
+class every_type_but:  # noqa: N801  (reads as a set in a collector's TYPES)
+    """Every record type except the named ones (a record without a string `type` included)."""
+
+    def __init__(self, *excluded: str):
+        self.excluded = frozenset(excluded)
+
+    def __contains__(self, kind: object) -> bool:
+        return kind not in self.excluded
+
+
+_EVERY_TYPE = every_type_but()
 
 
 class Collector(Protocol):
+    TYPES: ClassVar[Container]  # the record types (`type` values) it is called for
+
     def __init__(self, label: str) -> None: ...
 
     def __call__(self, record: dict, line: int) -> None: ...
@@ -51,11 +68,21 @@ class SessionLines:
             return None
         instances = {name: COLLECTORS[name](label) for name in self.names}
         self._files[label] = instances
-        calls = tuple(instances.values())
-        if len(calls) == 1:
-            return calls[0]
+        found = tuple(instances.values())
+        routes: dict[str | None, tuple] = {}
+
+        def route(kind: str | None) -> tuple:
+            # a record whose `type` is absent or not a string is routed as None: no collector names it
+            calls = routes[kind] = tuple(c for c in found if kind in getattr(type(c), "TYPES", _EVERY_TYPE))
+            return calls
 
         def each(record: dict, line: int) -> None:
+            kind = record.get("type")
+            if type(kind) is not str:
+                kind = None
+            calls = routes.get(kind)
+            if calls is None:
+                calls = route(kind)
             for call in calls:
                 call(record, line)
 

@@ -68,6 +68,8 @@ def _hash(text: str) -> bytes:
 class ReadCollector:
     """Per file: every read of background work, scored against what was received before it."""
 
+    TYPES = frozenset({"assistant", "user"})  # progress lines re-embed subagent messages: not the reader's own
+
     __slots__ = ("pending", "seen", "reads", "notified")
 
     def __init__(self, label: str):

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from measure.akm.jscompat import date_parse, utf16_len
-from measure.measurements.lines import collector
+from measure.measurements.lines import collector, every_type_but
 
 NOTIFICATION_TAGS = ("task-notification", "agent-notification")
 _TAG = re.compile(r"<(task-id|agent-id|tool-use-id|status|summary|result|usage)>(.*?)</\1>", re.S)
@@ -98,7 +98,11 @@ class Timeline:
 
 def timestamp(record: dict) -> float | None:
     """A line's `timestamp` in epoch ms (None when absent or unparseable)."""
-    ts = record.get("timestamp")
+    return epoch_ms(record.get("timestamp"))
+
+
+def epoch_ms(ts) -> float | None:
+    """A `timestamp` value in epoch ms (None when absent or unparseable)."""
     if type(ts) is str:
         ms = date_parse(ts)
         return None if ms != ms else ms
@@ -153,8 +157,14 @@ def result_text(content) -> str:
     return ""
 
 
+#: The keys `ack_kind` reads to recognise a task acknowledgement: a result with none of them is "other".
+_ACK_KEYS = frozenset({"isAsync", "status", "background", "agentId", "backgroundTaskId", "taskId", "resumedAgentId", "message"})
+
+
 def ack_kind(result: dict) -> tuple[str, str | None]:
     """What a `toolUseResult` object acknowledges, and the task id it names (format §8.2–8.4)."""
+    if _ACK_KEYS.isdisjoint(result):  # most tool results (Read, Bash, Edit, ...): one C-level check
+        return "other", None
     if result.get("isAsync") or result.get("status") == "async_launched":
         return "async_launched", result.get("agentId")
     if result.get("status") == "forked" or (result.get("background") and result.get("agentId")):
@@ -181,7 +191,13 @@ def _str(v) -> str | None:
 class TaskCollector:
     """Builds a transcript's `Timeline` line by line."""
 
-    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions")
+    # agent_progress re-embeds subagent lines: never the parent's own activity
+    TYPES = every_type_but("progress")
+
+    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions", "_version", "_tail")
+
+    #: raw timestamps held unparsed before the newest valid one among them is settled
+    TAIL = 256
 
     def __init__(self, label: str):
         self.launches: list[Launch] = []
@@ -191,44 +207,85 @@ class TaskCollector:
         self.first_ts: float | None = None
         self.last_ts: float | None = None
         self.versions: list[str] = []
+        self._version: object = None  # the last line's `version`: lines repeat it
+        # Raw timestamps of lines after last_ts's line that keep no record: only the newest
+        # valid one can become last_ts, so they are parsed (newest first) only when settled.
+        self._tail: list = []
 
-    def __call__(self, record: dict, line: int) -> None:
-        kind = record.get("type")
-        if kind == "progress":
-            return  # agent_progress re-embeds subagent lines: never the parent's own activity
-        ts = timestamp(record)
+    def _stamp(self, raw) -> float | None:
+        """The line's timestamp, parsed now (its record keeps it); the newest valid is last_ts."""
+        ts = epoch_ms(raw)
         if ts is not None:
             if self.first_ts is None:
                 self.first_ts = ts
             self.last_ts = ts
+            self._tail.clear()
+        return ts
+
+    def _defer(self, raw) -> None:
+        """A line that keeps no record: its timestamp matters only if it is first or last."""
+        if self.first_ts is None:
+            self._stamp(raw)
+        elif type(raw) in (str, int, float):
+            tail = self._tail
+            tail.append(raw)
+            if len(tail) >= self.TAIL:
+                self._settle()
+
+    def _settle(self) -> None:
+        for raw in reversed(self._tail):
+            ts = epoch_ms(raw)
+            if ts is not None:
+                self.last_ts = ts
+                break
+        self._tail.clear()
+
+    def __call__(self, record: dict, line: int) -> None:
+        kind = record.get("type")
+        if kind == "progress":
+            return  # see TYPES (the observer routes none here; a direct call may)
+        raw = record.get("timestamp")
         version = record.get("version")
-        if type(version) is str and version and version not in self.versions:
-            self.versions.append(version)
+        if version != self._version:
+            self._version = version
+            if type(version) is str and version and version not in self.versions:
+                self.versions.append(version)
         if kind == "queue-operation":
+            ts = self._stamp(raw)
             content = record.get("content")
             note = parse_notification(content) if type(content) is str else None
             self.queue.append(QueueOp(line, ts, str(record.get("operation")), note))
             return
-        msg = record.get("message")
+        msg = record.get("message") if kind == "assistant" or kind == "user" else None
         if type(msg) is not dict:
+            self._defer(raw)
             return
         content = msg.get("content")
         if kind == "assistant":
+            stamped = False
             if type(content) is list:
                 for b in content:
                     if type(b) is dict and b.get("type") == "tool_use" and b.get("name") in TASK_TOOLS:
+                        if not stamped:
+                            ts, stamped = self._stamp(raw), True
                         inp = b.get("input") if type(b.get("input")) is dict else {}
                         self.launches.append(
                             Launch(line, ts, str(b.get("id")), b["name"], inp.get("run_in_background") is True,
                                    _str(inp.get("to")) or _str(inp.get("task_id")))
                         )
-            return
-        if kind != "user":
+            if not stamped:
+                self._defer(raw)
             return
         result = record.get("toolUseResult")
         if type(result) is dict:
+            ts = self._stamp(raw)
             ack, task_id = ack_kind(result)
-            block = next((b for b in content if type(b) is dict and b.get("type") == "tool_result"), None) if type(content) is list else None
+            block = None
+            if type(content) is list:
+                for b in content:  # the first tool_result block (a plain loop: this runs on every tool result)
+                    if type(b) is dict and b.get("type") == "tool_result":
+                        block = b
+                        break
             total = result.get("totalTokens")
             self.acks.append(
                 Ack(
@@ -240,12 +297,15 @@ class TaskCollector:
             return
         if type(content) is list:
             if any(type(b) is dict and b.get("type") == "tool_result" for b in content):
+                self._defer(raw)
                 return
             text = result_text(content)
         elif type(content) is str:
             text = content
         else:
+            self._defer(raw)
             return
+        ts = self._stamp(raw)
         note = parse_notification(text)
         if note is not None:
             source = "task_notification"
@@ -260,4 +320,5 @@ class TaskCollector:
         self.turns.append(Turn(line, ts, source, note))
 
     def result(self) -> Timeline:
+        self._settle()
         return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.first_ts, self.last_ts, tuple(self.versions))

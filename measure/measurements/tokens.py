@@ -11,6 +11,7 @@ that per-line tools report). Subagent spend comes from the subagent files themse
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import add
 
 from measure.akm.records import Session
 from measure.measurements.lines import collector
@@ -44,21 +45,22 @@ class Usage:
     progress_usage_lines: int  # progress lines re-embedding a message with usage (never counted)
 
 
-def _int(v) -> int:
-    return v if type(v) is int and v > 0 else 0
-
-
 def usage_tuple(u: dict) -> tuple[int, int, int, int, int, int]:
     """The six counted fields of a `usage` object (missing or non-integer values are 0)."""
     cc = u.get("cache_creation")
-    cc = cc if type(cc) is dict else {}
+    if type(cc) is dict:
+        c5, c1 = cc.get("ephemeral_5m_input_tokens"), cc.get("ephemeral_1h_input_tokens")
+    else:
+        c5 = c1 = 0
+    i, c, r, o = u.get("input_tokens"), u.get("cache_creation_input_tokens"), u.get("cache_read_input_tokens"), u.get("output_tokens")
+    # _int inlined: this runs once per assistant line
     return (
-        _int(u.get("input_tokens")),
-        _int(u.get("cache_creation_input_tokens")),
-        _int(cc.get("ephemeral_5m_input_tokens")),
-        _int(cc.get("ephemeral_1h_input_tokens")),
-        _int(u.get("cache_read_input_tokens")),
-        _int(u.get("output_tokens")),
+        i if type(i) is int and i > 0 else 0,
+        c if type(c) is int and c > 0 else 0,
+        c5 if type(c5) is int and c5 > 0 else 0,
+        c1 if type(c1) is int and c1 > 0 else 0,
+        r if type(r) is int and r > 0 else 0,
+        o if type(o) is int and o > 0 else 0,
     )
 
 
@@ -76,6 +78,8 @@ def placeholder_version(version) -> bool:
 @collector("usage")
 class UsageCollector:
     """Per file: the last usage of each message id, and the naive per-line sums."""
+
+    TYPES = frozenset({"assistant", "progress"})
 
     __slots__ = ("calls", "naive", "naive_lines", "progress_lines", "_version", "_placeholder")
 
@@ -103,8 +107,7 @@ class UsageCollector:
             return
         u = usage_tuple(msg["usage"])
         self.naive_lines += 1
-        for i, v in enumerate(u):
-            self.naive[i] += v
+        self.naive = list(map(add, self.naive, u))
         mid = msg.get("id")
         if type(mid) is not str or not mid:
             mid = f"\0line{line}"  # no id: a call of its own

@@ -12,10 +12,9 @@ from measure.schema import TABLES, Table
 
 def frame(table: Table, rows: list[dict]) -> pl.DataFrame:
     """A DataFrame with exactly the table's columns, types and row order."""
-    df = pl.DataFrame(rows, schema=table.polars_schema, orient="row") if rows else pl.DataFrame(
-        schema=table.polars_schema
-    )
-    return df.select(table.names).sort(list(table.sort), nulls_last=True, maintain_order=True)
+    # Built column by column: one list per column is far cheaper than polars' per-row dict reading.
+    df = pl.DataFrame({name: [r.get(name) for r in rows] for name in table.names}, schema=table.polars_schema)
+    return df.sort(list(table.sort), nulls_last=True, maintain_order=True)
 
 
 def write_tables(frames: dict[str, pl.DataFrame], out_dir: str | os.PathLike) -> list[Path]:
