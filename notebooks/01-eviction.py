@@ -95,4 +95,4 @@ plots.budget_sweep_curve(r["budget_sweep"])
 common.top(eviction.zero_eviction_budgets(r), table="budget_sweep")
 
 # %%
-eviction.sweep_curve(r["budget_sweep"])
+eviction.sweep_table(r)

@@ -61,7 +61,7 @@ cost.tokens_summary(r)
 plots.tokens_by_origin_bars(r["tokens"])
 
 # %%
-cost.tokens_table(r)
+common.top(cost.tokens_table(r), what="session × origin rows", table="tokens", n=40)
 
 # %% [markdown]
 # ## The over-count of per-line sums

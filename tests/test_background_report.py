@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
@@ -59,7 +60,7 @@ def test_summaries_are_computed_from_the_rows(report):
 def test_tables(report):
     assert views.deliveries_table(report).rows() == [("agent", "2.1.219", 0, 1, 1, 2)]
     assert views.undelivered_table(report).height == 2
-    assert views.late_table(report)["task_id"].to_list() == ["a1"]
+    assert views.late_table(report)["task id"].to_list() == ["a1"]
     t = views.replay_table(report)
     assert t["strategy"].to_list()[0] == "link" and t.filter(t["strategy"] == "hybrid")["wasted"].to_list() == [1]
 
@@ -67,7 +68,22 @@ def test_tables(report):
 def test_empty_run_says_so():
     empty = Report(tables={name: frame(TABLES[name], []) for name in TABLES})
     assert "launched a background task" in views.background_summary(empty).data
-    assert "did not replay" in views.replay_summary(empty).data
+    # An empty root was replayed like any other: nothing to replay is not "did not replay".
+    assert views.replay_summary(empty).data == "No sessions were measured, so there was nothing to replay."
+
+
+def test_a_run_without_replay_says_so(report):
+    no_replay = Report(tables={**report.tables, "replay": report.tables["replay"].clear()})
+    assert "did not replay" in views.replay_summary(no_replay).data
+
+
+def test_stub_sentence_follows_the_data(report):
+    """'A tool that trusts the launch result records the stub' only where a task ran longer than its stub."""
+    assert "records the stub, not the work" in views.background_summary(report).data
+    bg = report.tables["background"].with_columns(run_seconds=pl.col("stub_seconds"))
+    same = Report(tables={**report.tables, "background": bg})
+    text = views.background_summary(same).data
+    assert "records the stub" not in text and "never understates" in text
 
 
 @pytest.mark.parametrize("name", ["background_stub_vs_run", "background_deliveries", "replay_re_extractions"])

@@ -510,7 +510,11 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
     ax.set_xlabel(_session_axis_label(len(sessions), totals.height, "tokens"))
     ax.set_ylabel("tokens (input + cache write + cache read + output)")
-    ax.legend(loc="upper left")
+    # One legend row above the tallest stack: the tallest bar is drawn first, where an upper-left
+    # legend stacked in a column would cover it.
+    drawn = len(ax.get_legend_handles_labels()[1])
+    ax.set_ylim(0, max(max(bottom), 1) * 1.2)
+    ax.legend(loc="upper center", ncols=max(1, drawn), frameon=False)
     return fig
 
 

@@ -41,8 +41,11 @@ def background_summary(r: Report):
             f" For the {_fmt_int(timed.height)} with both a launch stub and a completion, the stub arrives a median"
             f" {_fmt_s(stub)} after the launch while the task completes a median {_fmt_s(run)} after it"
             f" (longest: {_fmt_s(timed['run_seconds'].max())}); {_fmt_int(longer)} of them ran longer than their stub says."
-            " A tool that trusts the launch result records the stub, not the work."
         )
+        if longer:
+            text += " A tool that trusts the launch result records the stub, not the work, for those."
+        else:
+            text += " Here the launch stub never understates a task's run time."
     untimed = bg.height - timed.height
     if untimed:
         text += (
@@ -59,9 +62,9 @@ def stub_table(r: Report) -> pl.DataFrame:
         bg.group_by("kind")
         .agg(
             pl.len().alias("tasks"),
-            pl.col("stub_seconds").median().round(1).alias("median stub s"),
-            pl.col("run_seconds").median().round(1).alias("median run s"),
-            pl.col("run_seconds").max().round(1).alias("longest run s"),
+            pl.col("stub_seconds").median().round(1).alias("median stub (s)"),
+            pl.col("run_seconds").median().round(1).alias("median run (s)"),
+            pl.col("run_seconds").max().round(1).alias("longest run (s)"),
         )
         .sort("kind")
     )
@@ -89,7 +92,21 @@ def undelivered_table(r: Report) -> pl.DataFrame:
         "session_id", "task_id", "kind", "cc_version", "status", "notifications", "removed", "delivery",
         "completed_after_parent_end", "result_chars",
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return _with_session(out, r).select("session", pl.exclude("session", "session_id")).rename(TASK_LABELS, strict=False)
+
+
+TASK_LABELS: dict[str, str] = {
+    "task_id": "task id",
+    "cc_version": "Claude Code",
+    "completed_after_parent_end": "completed after the parent's last turn",
+    "result_chars": "result (chars)",
+    "completed_by": "completion seen in",
+    "parent_end_at": "parent's last turn ended",
+    "completed_at": "completed",
+    "run_seconds": "run (s)",
+    "transcript_events": "subagent transcript events",
+}
+"""Headers of the per-task tables: the words of the deliveries table and the summaries, with units."""
 
 
 def late_table(r: Report) -> pl.DataFrame:
@@ -99,7 +116,7 @@ def late_table(r: Report) -> pl.DataFrame:
         "session_id", "task_id", "kind", "delivery", "completed_by", "parent_end_at", "completed_at", "run_seconds",
         "transcript_events",
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return _with_session(out, r).select("session", pl.exclude("session", "session_id")).rename(TASK_LABELS, strict=False)
 
 
 def delivery_summary(r: Report):
@@ -149,7 +166,7 @@ def replay_table(r: Report) -> pl.DataFrame:
             pl.len().alias("sessions"),
             pl.col("extraction_points").sum().alias("moments"),
             pl.col("extractions").sum(),
-            pl.col("re_extractions").sum(),
+            pl.col("re_extractions").sum().alias("re-extractions"),
             (pl.col("re_extractions") > 0).sum().alias("sessions re-extracted"),
             pl.col("wasted_extractions").sum().alias("wasted"),
             (pl.col("wasted_extractions") > 0).sum().alias("sessions with waste"),
@@ -167,6 +184,8 @@ def replay_summary(r: Report):
     """Markdown: per strategy, what the replay schedule implies for akm, in plain sentences."""
     rp = _replay(r)
     if rp.height == 0:
+        if not any(r.tables[t].height for t in ("sessions", "background") if t in r.tables):
+            return _markdown("No sessions were measured, so there was nothing to replay.")
         return _markdown("This run did not replay the sessions (`measure run --replay`); `measure report` always does.")
     schedules = sorted(set(rp["schedule"].to_list()))
     moments = {
@@ -186,7 +205,7 @@ def replay_summary(r: Report):
         s = row["strategy"]
         line = (
             f"- **{s}** would extract {_fmt_int(row['extractions'])} times, re-extracting"
-            f" {_fmt_int(row['sessions re-extracted'])} sessions {_fmt_int(row['re_extractions'])} times"
+            f" {_fmt_int(row['sessions re-extracted'])} sessions {_fmt_int(row['re-extractions'])} times"
             f" ({_fmt_int(row['LLM calls'])} LLM calls in all)"
         )
         if row["wasted"]:

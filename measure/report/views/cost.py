@@ -11,6 +11,7 @@ from measure.report.views.common import (
     _fmt_x,
     _markdown,
     _with_session,
+    by_relevance,
 )
 
 ORIGIN_LABELS = {
@@ -50,7 +51,8 @@ def tokens_table(r: Report) -> pl.DataFrame:
         pl.col("naive_lines").alias("per-line calls"),
         (_all_tokens("naive_") / pl.max_horizontal(_all_tokens(), pl.lit(1))).round(2).alias("per-line ÷ deduplicated tokens"),
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    # Relevance order, like every per-session table: in path order the sessions with subagents sink below the cut.
+    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
 
 
 def tokens_summary(r: Report):
@@ -70,9 +72,15 @@ def tokens_summary(r: Report):
         f"{_fmt_int(total['api_calls'].sum() - parent['api_calls'].sum())}, which spent "
         f"{_fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
         f"Cache reads are {_fmt_pct(100 * _ratio(total['cache_read_tokens'].sum(), tokens_total)) if tokens_total else 'n/a'} "
-        f"of all tokens. In {lower} of the {total.height} sessions some calls were written by Claude Code 2.1 or "
-        "later, whose transcripts store a placeholder `output_tokens`: their output figures are lower bounds."
+        "of all tokens. "
     )
+    if lower:
+        text += (
+            f"In {lower} of the {total.height} sessions some calls were written by Claude Code 2.1 or "
+            "later, whose transcripts store a placeholder `output_tokens`: their output figures are lower bounds."
+        )
+    else:
+        text += "No session holds a placeholder `output_tokens`: the output figures are exact."
     return _markdown(text)
 
 
@@ -85,14 +93,26 @@ def overcount_summary(r: Report):
     dedup = int(total.select(_all_tokens()).to_series().sum())
     naive = int(total.select(_all_tokens("naive_")).to_series().sum())
     progress = int(total["progress_usage_lines"].sum())
-    return _markdown(
-        f"Summing `usage` over every assistant line, as per-line tools do, counts "
-        f"{_fmt_int(total['naive_lines'].sum())} calls instead of {_fmt_int(calls)} "
-        f"({_fmt_x(_ratio(total['naive_lines'].sum(), calls))}) and {_fmt_int(naive)} tokens instead of "
-        f"{_fmt_int(dedup)} ({_fmt_x(_ratio(naive, dedup))}), because one response is written as one line per "
-        f"content block, each repeating the response's usage. A further {_fmt_int(progress)} `agent_progress` "
-        "lines re-embed subagent messages with their usage in parent files; they are never counted."
-    )
+    lines = int(total["naive_lines"].sum())
+    if lines == calls and naive == dedup:
+        text = (
+            f"Summing `usage` over every assistant line, as per-line tools do, gives the same {_fmt_int(calls)} calls "
+            f"and {_fmt_int(dedup)} tokens here: every response was written as a single line."
+        )
+    else:
+        text = (
+            f"Summing `usage` over every assistant line, as per-line tools do, counts "
+            f"{_fmt_int(lines)} calls instead of {_fmt_int(calls)} "
+            f"({_fmt_x(_ratio(lines, calls))}) and {_fmt_int(naive)} tokens instead of "
+            f"{_fmt_int(dedup)} ({_fmt_x(_ratio(naive, dedup))}): {_fmt_int(lines - calls)} lines repeat the usage of a "
+            "response already counted (one response is written as one line per content block)."
+        )
+    if progress:
+        text += (
+            f" A further {_fmt_int(progress)} `agent_progress` lines re-embed subagent messages with their usage in "
+            "parent files; they are never counted."
+        )
+    return _markdown(text)
 
 
 def wakeups_table(r: Report) -> pl.DataFrame:

@@ -129,8 +129,11 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
     decision_row = v.filter(pl.col("criterion") == "decision").row(0, named=True)
     decision = decision_row["decision"]
     if decision == "no_sessions":
+        errs = r.tables["errors"].height
         return _markdown(
-            f"**No sessions were measured under `{r.sessions_root}`.** See the errors table below."
+            f"**No sessions were measured under `{r.sessions_root}`**, so there is nothing to compare."
+            + (f" The errors table below says why {errs} file(s) could not be read." if errs else
+               " No file under it could be read as a session, and none failed: the root holds no session transcripts.")
         )
     n = s["session_id"].n_unique()
     cost = r.tables["run_cost"]
