@@ -105,3 +105,11 @@ def test_report_parser_takes_the_replay_schedule():
     assert parser.parse_args(["--replay-at", "every:5"]).replay_at == "every:5"
     with pytest.raises(SystemExit):
         parser.parse_args(["--replay-at", "hourly"])
+
+
+def test_never_delivered_breakdown_only_when_some_were_never_delivered(report):
+    text = views.delivery_summary(report).data
+    assert "1 never reached a turn nor were removed (1 with a notification still in the queue, 0 with none at all)." in text
+    bg = report.tables["background"].filter(pl.col("delivery") != "never")
+    text = views.delivery_summary(Report(tables={**report.tables, "background": bg})).data
+    assert "0 never reached a turn nor were removed." in text and "the rest with none at all" not in text

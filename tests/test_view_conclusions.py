@@ -168,3 +168,22 @@ def test_tokens_legend_covers_no_bar():
     legend = ax.get_legend().get_window_extent(renderer)
     bars = [p.get_window_extent(renderer) for p in ax.patches if p.get_height() > 0]
     assert bars and not any(_overlap(legend, b) for b in bars)
+
+
+def test_budget_sweep_without_any_eviction_says_so_instead_of_a_zero_budget_marker():
+    drawn = plots.budget_sweep_curve(small_tables()["budget_sweep"]).axes[0]
+    assert any(t.get_text() == "fold evicts nothing from 160k" for t in drawn.texts)
+    ax = plots.budget_sweep_curve(_no_subagents()["budget_sweep"]).axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    assert texts == ["no strategy evicts parent content at any swept budget (20k–160k)"]
+    assert not ax.lines
+
+
+def test_duplication_counterfactual_is_not_called_stub_savings():
+    """02's per-pair figure is what a stub *would* save; 01's stub savings are what stubs did replace."""
+    from measure.report.views import duplication
+
+    r = _report()
+    for df in (duplication.pair_totals(r), duplication.pair_summary(r, "sidecar_tool_use_id"), duplication.top_pairs(r)):
+        assert "a stub would save (chars)" in df.columns
+        assert not {"stub saved chars", "stub_saved_chars"} & set(df.columns)

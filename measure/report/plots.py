@@ -200,6 +200,12 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     if curve.height == 0:
         _empty(ax, "no budget sweep rows")
         return fig
+    if not curve.filter(pl.col("evicted_chars") != 0).height:
+        # Flat lines at 0 with a "fold evicts nothing from <smallest budget>" marker would dress up
+        # a root where nothing can be evicted (no subagent text) as a finding.
+        budgets = sorted(set(curve["budget"].to_list()))
+        _empty(ax, f"no strategy evicts parent content at any swept budget ({_thousands(budgets[0])}–{_thousands(budgets[-1])})")
+        return fig
     markers = "osD^vP*X"
     styles = ("-", "--", ":", "-.")
     for k, s in enumerate(ordered_strategies(curve["strategy"].to_list())):

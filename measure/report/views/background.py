@@ -136,9 +136,10 @@ def delivery_summary(r: Report):
         f" ({_fmt_int(removed.filter(pl.col('killed')).height)} of them killed; {_fmt_int(killed)} killed in all):"
         " removal is not delivery: no user turn carries their notification (a parent may still have read the"
         " result with TaskOutput, as CC 2.0.x parents did)."
-        f" {_fmt_int(never.height)} never reached a turn nor were removed ({_fmt_int(never_notified)} with a"
-        " notification still in the queue, the rest with none at all)."
-        f" {_fmt_int(late.height)} completed after the parent's last turn"
+        f" {_fmt_int(never.height)} never reached a turn nor were removed"
+        + (f" ({_fmt_int(never_notified)} with a notification still in the queue, {_fmt_int(never.height - never_notified)}"
+           " with none at all)." if never.height else ".")
+        + f" {_fmt_int(late.height)} completed after the parent's last turn"
     )
     if late.height:
         text += (
