@@ -113,3 +113,17 @@ def test_never_delivered_breakdown_only_when_some_were_never_delivered(report):
     bg = report.tables["background"].filter(pl.col("delivery") != "never")
     text = views.delivery_summary(Report(tables={**report.tables, "background": bg})).data
     assert "0 never reached a turn nor were removed." in text and "the rest with none at all" not in text
+
+
+def test_no_background_tasks_does_not_call_the_replay_empty(report):
+    none = Report(tables={**report.tables, "background": report.tables["background"].clear()})
+    text = views.background_summary(none).data
+    assert "the rest of this page is empty" not in text and "The replay at the end covers every session" in text
+
+
+def test_late_results_sentence_follows_the_data(report):
+    assert "\n1 background results completed after" in views.replay_summary(report).data
+    rp = report.tables["replay"].with_columns(pl.lit(0).alias("late_results"))
+    text = views.replay_summary(Report(tables={**report.tables, "replay": rp})).data
+    assert "completed after their parent's last turn" not in text
+    assert "No background result completed after its parent's last turn" in text

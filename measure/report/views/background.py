@@ -30,7 +30,10 @@ def background_summary(r: Report):
     """Markdown: how many background tasks, how long their stub says they ran vs how long they ran."""
     bg = _background(r)
     if bg.height == 0:
-        return _markdown("No session of this run launched a background task: the rest of this page is empty.")
+        return _markdown(
+            "No session of this run launched a background task: the launch-stub, delivery and late-result sections "
+            "below are empty. The replay at the end covers every session, background tasks or not."
+        )
     sessions = bg["session_id"].n_unique()
     timed = bg.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
     text = f"{_fmt_int(bg.height)} background tasks in {_fmt_int(sessions)} sessions."
@@ -223,8 +226,11 @@ def replay_summary(r: Report):
             line += "."
         lines.append(line)
     late = rp.group_by("session_id").agg(pl.col("late_results").max())["late_results"].sum()
-    lines.append(
-        f"\n{_fmt_int(late)} background results completed after their parent's last turn: akm sees them only if it"
-        " extracts again after that moment."
-    )
+    if late:
+        lines.append(
+            f"\n{_fmt_int(late)} background results completed after their parent's last turn: akm sees them only if it"
+            " extracts again after that moment."
+        )
+    else:
+        lines.append("\nNo background result completed after its parent's last turn, so no result depends on a late re-extraction.")
     return _markdown("\n".join(lines))
