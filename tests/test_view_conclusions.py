@@ -187,3 +187,14 @@ def test_duplication_counterfactual_is_not_called_stub_savings():
     for df in (duplication.pair_totals(r), duplication.pair_summary(r, "sidecar_tool_use_id"), duplication.top_pairs(r)):
         assert "a stub would save (chars)" in df.columns
         assert not {"stub saved chars", "stub_saved_chars"} & set(df.columns)
+
+
+def test_subagent_share_of_tokens_only_when_subagents_made_calls():
+    text = cost.tokens_summary(_report()).data
+    assert "their subagent files the other 6, which spent" in text
+    t = small_tables()
+    parent = t["tokens"].filter(pl.col("origin") == "parent")
+    total = parent.with_columns(pl.lit("total").alias("origin"), pl.lit(5, dtype=parent["origin_order"].dtype).alias("origin_order"))
+    t["tokens"] = pl.concat([parent, total]).sort("session_id", "origin_order")  # a root whose subagents made no call
+    text = cost.tokens_summary(_report(t)).data
+    assert "subagent files the other" not in text and "no subagent file recorded a call" in text

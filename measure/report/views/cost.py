@@ -65,12 +65,18 @@ def tokens_summary(r: Report):
     tokens_total = int(total.select(_all_tokens()).to_series().sum())
     tokens_parent = int(parent.select(_all_tokens()).to_series().sum())
     lower = int(total["output_tokens_is_lower_bound"].sum())
+    sub_calls = int(total["api_calls"].sum() - parent["api_calls"].sum())
+    if sub_calls:
+        split = (
+            f"; the parents made {_fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
+            f"{_fmt_int(sub_calls)}, which spent "
+            f"{_fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
+        )
+    else:
+        split = "; every call was the parents' own: no subagent file recorded a call. "
     text = (
         f"The {total.height} sessions made **{_fmt_int(total['api_calls'].sum())} API calls** "
-        f"(one per `message.id`) for {_fmt_int(tokens_total)} tokens; the parents made "
-        f"{_fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
-        f"{_fmt_int(total['api_calls'].sum() - parent['api_calls'].sum())}, which spent "
-        f"{_fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
+        f"(one per `message.id`) for {_fmt_int(tokens_total)} tokens{split}"
         f"Cache reads are {_fmt_pct(100 * _ratio(total['cache_read_tokens'].sum(), tokens_total)) if tokens_total else 'n/a'} "
         "of all tokens. "
     )
