@@ -198,3 +198,23 @@ def test_subagent_share_of_tokens_only_when_subagents_made_calls():
     t["tokens"] = pl.concat([parent, total]).sort("session_id", "origin_order")  # a root whose subagents made no call
     text = cost.tokens_summary(_report(t)).data
     assert "subagent files the other" not in text and "no subagent file recorded a call" in text
+
+
+def test_no_delegated_work_does_not_deny_background_results_the_parent_received():
+    from measure.measurements.verdict import verdict_rows
+    from measure.schema import VERDICT
+
+    t = _no_subagents()
+    t["sessions"] = t["sessions"].with_columns(
+        pl.lit(0).alias("delegated_results"), pl.lit(0).alias("delegated_results_in_prompt"), pl.lit(0).alias("subagent_unique_chars_in_prompt"))
+    rows = verdict_rows(t["sessions"].to_dicts(), t["eviction"].to_dicts(), t["run_cost"].to_dicts())
+    t["verdict"] = pl.DataFrame(rows, schema=VERDICT.polars_schema, orient="row")
+    text = overview.verdict(_report(t)).data
+    assert text.startswith("**No delegated work under this root**") and "background task" not in text
+    t["background"] = frame(TABLES["background"], [
+        dict(session_id=S1[0], session_path=S1[1], task_id="b1", kind="agent", delivery="turn", notifications=1),
+        dict(session_id=S1[0], session_path=S1[1], task_id="b2", kind="bash", delivery="never", notifications=0),
+    ])
+    text = overview.verdict(_report(t)).data
+    assert "The parents did launch 2 background task(s) (1 result(s) reached them as a turn" in text
+    assert "no delegated result" not in text

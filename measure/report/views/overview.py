@@ -144,9 +144,18 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
         prompt = _wide(s, "prompt_chars", ["link", "fold", "hybrid"], r)
         head = (
             f"**No delegated work under this root** ({n} session(s)): no task or workflow agent transcripts, so there "
-            "is no delegated result or subagent-only content for any strategy to deliver or lose, and nothing here "
-            "can favour one way of delivering delegated work over another."
+            "is no subagent-only content for any strategy to send or lose, and nothing here can favour one way of "
+            "delivering delegated work over another."
         )
+        bg = r.tables.get("background")
+        if bg is not None and bg.height:
+            # Background tasks without transcripts still deliver results, but only through the parent's own
+            # events, which every single-call strategy reads alike (see 04-background).
+            turns = bg.filter(pl.col("delivery") == "turn").height
+            head += (
+                f" The parents did launch {_fmt_int(bg.height)} background task(s) ({_fmt_int(turns)} result(s) reached "
+                "them as a turn, see 04-background); those results are parent events, the same for every strategy."
+            )
         if prompt.height and all(c in prompt.columns for c in ("link", "fold", "hybrid")):
             head += (
                 f" The single-call strategies send {_fmt_int(prompt['link'].sum())} (link), "
