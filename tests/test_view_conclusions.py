@@ -218,3 +218,16 @@ def test_no_delegated_work_does_not_deny_background_results_the_parent_received(
     text = overview.verdict(_report(t)).data
     assert "The parents did launch 2 background task(s) (1 result(s) reached them as a turn" in text
     assert "no delegated result" not in text
+
+
+def test_per_row_tables_of_the_background_and_cost_pages_say_when_they_are_empty():
+    """A bare DataFrame renders an empty table as a header row with no note; common.top says "No … here"."""
+    from measure import paths
+
+    for name in ("04-background", "05-cost"):
+        lines = (paths.root() / "notebooks" / f"{name}.py").read_text(encoding="utf-8").splitlines()
+        bare = [ln for ln in lines if "_table(r)" in ln and not ln.startswith(("common.top(", "#", " "))]
+        assert bare == [], f"{name}: tables shown without a caption or empty note: {bare}"
+    empty = common.top(pl.DataFrame({"session": []}, schema={"session": pl.String}), what="undelivered tasks",
+                       table="background", order="session path")
+    assert repr(empty) == "No undelivered tasks here."
