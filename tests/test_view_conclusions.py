@@ -231,3 +231,13 @@ def test_per_row_tables_of_the_background_and_cost_pages_say_when_they_are_empty
     empty = common.top(pl.DataFrame({"session": []}, schema={"session": pl.String}), what="undelivered tasks",
                        table="background", order="session path")
     assert repr(empty) == "No undelivered tasks here."
+
+
+def test_wakeups_name_the_tasks_when_a_task_woke_its_parent_twice():
+    """05-cost counts notification turns, 04-background counts tasks: say so when the two differ."""
+    t = small_tables()
+    row = dict(session_id=S1[0], session_path=S1[1], task_id="a1", task_kind="agent")
+    t["wakeups"] = frame(TABLES["wakeups"], [{**row, "line": i, "task_id": f"a{i}"} for i in (1, 2, 3)])
+    assert "**3 notifications** woke a parent" in cost.wakeups_summary(_report(t)).data
+    t["wakeups"] = frame(TABLES["wakeups"], [{**row, "line": i, "task_id": k} for i, k in ((1, "a1"), (2, "a1"), (3, "a2"))])
+    assert "**3 notifications** from 2 tasks woke a parent" in cost.wakeups_summary(_report(t)).data

@@ -154,8 +154,12 @@ def wakeups_summary(r: Report):
     sessions = int((c["wakeup_turns"] > 0).sum())
     cr = int(c["wakeup_cache_read_tokens"].sum())
     share = _ratio(cr, int(c.filter(pl.col("wakeup_turns") > 0)["parent_cache_read_tokens"].sum()))
+    w = r.tables.get("wakeups")
+    tasks = w.select("session_id", "task_id").unique().height if w is not None and w.height else None
+    # 04-background counts tasks; a task that notifies twice (a resumed agent) wakes its parent twice.
+    of_tasks = f" from {_fmt_int(tasks)} tasks" if tasks is not None and tasks != turns else ""
     return _markdown(
-        f"**{turns} notifications** woke a parent in {sessions} sessions. The turns they opened made "
+        f"**{turns} notifications**{of_tasks} woke a parent in {sessions} sessions. The turns they opened made "
         f"{_fmt_int(c['wakeup_calls'].sum())} API calls that read {_fmt_int(cr)} tokens from the cache, "
         f"{_fmt_pct(100 * share) if share is not None else 'n/a'} of those parents' cache reads: each wake-up re-reads "
         f"the whole context. {_fmt_int(c['notifications_undelivered'].sum())} queued notifications were never "
