@@ -241,3 +241,33 @@ def test_wakeups_name_the_tasks_when_a_task_woke_its_parent_twice():
     assert "**3 notifications** woke a parent" in cost.wakeups_summary(_report(t)).data
     t["wakeups"] = frame(TABLES["wakeups"], [{**row, "line": i, "task_id": k} for i, k in ((1, "a1"), (2, "a1"), (3, "a2"))])
     assert "**3 notifications** from 2 tasks woke a parent" in cost.wakeups_summary(_report(t)).data
+
+
+def _verdict_report(hybrid_results: int = 1, hybrid_unique: int = 0) -> common.Report:
+    from measure.measurements.verdict import verdict_rows
+    from measure.schema import VERDICT
+
+    t = small_tables()
+    by = {"link": (1, 0), "hybrid": (hybrid_results, hybrid_unique)}
+    t["sessions"] = t["sessions"].with_columns(
+        pl.col("strategy").replace_strict({k: v[0] for k, v in by.items()}, default=2, return_dtype=pl.Int64).alias("delegated_results_in_prompt"),
+        pl.col("strategy").replace_strict({k: v[1] for k, v in by.items()}, default=500, return_dtype=pl.Int64).alias("subagent_unique_chars_in_prompt"),
+    )
+    rows = verdict_rows(t["sessions"].to_dicts(), t["eviction"].to_dicts(), t["run_cost"].to_dicts())
+    t["verdict"] = pl.DataFrame(rows, schema=VERDICT.polars_schema, orient="row")
+    return _report(t)
+
+
+def test_parent_only_prompts_are_labelled_identities_on_the_overview():
+    text = overview.verdict(_verdict_report()).data
+    line = next(ln for ln in text.splitlines() if ln.startswith("- **Subagent-only chars"))
+    assert "link 0 *(identity: link's prompt holds parent events only" in line
+    assert "hybrid 0 *(identity: hybrid's prompt holds parent events only" in line
+    line = next(ln for ln in text.splitlines() if ln.startswith("- **Delegated results"))
+    assert "hybrid 2 *(identity: hybrid's prompt events are link's kept set: equal to link" in line
+
+
+def test_a_broken_identity_is_shown_as_a_finding():
+    text = overview.verdict(_verdict_report(hybrid_results=3, hybrid_unique=7)).data
+    assert "hybrid 14;" in next(ln for ln in text.splitlines() if ln.startswith("- **Subagent-only chars"))
+    assert "hybrid 6;" in next(ln for ln in text.splitlines() if ln.startswith("- **Delegated results"))
