@@ -80,8 +80,9 @@ plots.eviction_bars(r["eviction"])
 #
 # The same comparison at every budget of the sweep, pooled over sessions (budget-evicted chars of
 # all sessions as a percentage of their parent-alone chars, stub-shortened chars not counted; link
-# and chunked are left out, see 03-llm-calls for what chunking keeps). The dotted line marks the smallest swept
-# budget from which fold evicts nothing in any session. Raising `maxTotalChars` is a config change,
+# and chunked are left out, see 03-llm-calls for what chunking keeps). When fold evicts at a smaller budget
+# but not from some swept budget on, a dotted line marks that budget; the figure says so instead when fold still
+# evicts at the largest budget, or when nothing is evicted at any budget. Raising `maxTotalChars` is a config change,
 # but it also makes every prompt larger.
 
 # %%
@@ -95,4 +96,4 @@ plots.budget_sweep_curve(r["budget_sweep"])
 common.top(eviction.zero_eviction_budgets(r), table="budget_sweep")
 
 # %%
-eviction.sweep_curve(r["budget_sweep"])
+eviction.sweep_table(r)

@@ -33,8 +33,9 @@
 #
 # Overlap is the word-set Jaccard similarity of the two texts (lower-cased, words longer than three
 # characters). "Both in prompt" means both copies survive the fold's pre-filter, i.e. the LLM would
-# read the result twice. "Stub saved" is what replacing the notification with a one-line
-# `[subagent … completed: …]` stub would save in raw characters.
+# read the result twice. "A stub would save" is what replacing the notification with a one-line
+# `[subagent … completed: …]` stub would save in raw characters: a counterfactual per pair, not the
+# stub savings of 01-eviction (the parent chars a strategy's stubs did replace in its kept set).
 
 # %% tags=["parameters"]
 sessions_root = "fixtures/default"  # sessions root: repo-relative, ~/..., or absolute

@@ -59,7 +59,7 @@ common.run_summary(r)
 background.background_summary(r)
 
 # %%
-background.stub_table(r)
+common.top(background.stub_table(r), what="task kinds", table="background", order="kind")
 
 # %%
 plots.stub_vs_run(r["background"])
@@ -71,7 +71,7 @@ plots.stub_vs_run(r["background"])
 # `never`: neither (still queued when the files end, or no notification written).
 
 # %%
-background.deliveries_table(r)
+common.top(background.deliveries_table(r), what="kind × version rows", table="background", order="kind, then Claude Code version")
 
 # %%
 plots.deliveries_bars(r["background"])
@@ -83,13 +83,13 @@ background.delivery_summary(r)
 # ## Results never delivered
 
 # %%
-background.undelivered_table(r)
+common.top(background.undelivered_table(r), what="undelivered tasks", table="background", n=40, order="session path")
 
 # %% [markdown]
 # ## Results after the parent's last turn
 
 # %%
-background.late_table(r)
+common.top(background.late_table(r), what="late tasks", table="background", n=40, order="session path")
 
 # %% [markdown]
 # ## What akm would extract while the session is written
@@ -100,7 +100,7 @@ background.late_table(r)
 background.replay_summary(r)
 
 # %%
-background.replay_table(r)
+common.top(background.replay_table(r), what="strategies", table="replay", order="strategy")
 
 # %%
 plots.replay_bars(r["replay"])

@@ -61,7 +61,7 @@ cost.tokens_summary(r)
 plots.tokens_by_origin_bars(r["tokens"])
 
 # %%
-cost.tokens_table(r)
+common.top(cost.tokens_table(r), what="session × origin rows", table="tokens", n=40)
 
 # %% [markdown]
 # ## The over-count of per-line sums
@@ -82,7 +82,7 @@ plots.naive_overcount_bars(r["tokens"])
 cost.wakeups_summary(r)
 
 # %%
-cost.wakeups_table(r)
+common.top(cost.wakeups_table(r), what="sessions with notifications", table="cost_sessions", n=40, order="session path")
 
 # %% [markdown]
 # ## Batching what is already queued
@@ -110,4 +110,4 @@ cost.repeat_summary(r)
 plots.repeat_reads_bars(r["cost_sessions"])
 
 # %%
-cost.repeat_table(r)
+common.top(cost.repeat_table(r), what="sessions that read background work", table="cost_sessions", n=40, order="session path")

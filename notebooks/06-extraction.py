@@ -18,7 +18,8 @@
 # # Extraction: does the strategy change what the model finds?
 #
 # Every other page measures a proxy (characters kept, evicted, duplicated). Here the prompts of two
-# strategies were sent to a model (`measure extract`) for the sessions with the most delegated work,
+# strategies were sent to a model (`measure extract`; the summary below says which client answered, and
+# whether a shell command stood in for the model) for the sessions with the most delegated work,
 # and the candidate memories it returned are compared session by session. The question of the #840
 # study: does fold find anything that hybrid misses and that is not a restatement of an inline ref
 # or of a notification's text, i.e. something only present in subagent-origin events?

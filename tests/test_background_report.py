@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
@@ -59,7 +60,7 @@ def test_summaries_are_computed_from_the_rows(report):
 def test_tables(report):
     assert views.deliveries_table(report).rows() == [("agent", "2.1.219", 0, 1, 1, 2)]
     assert views.undelivered_table(report).height == 2
-    assert views.late_table(report)["task_id"].to_list() == ["a1"]
+    assert views.late_table(report)["task id"].to_list() == ["a1"]
     t = views.replay_table(report)
     assert t["strategy"].to_list()[0] == "link" and t.filter(t["strategy"] == "hybrid")["wasted"].to_list() == [1]
 
@@ -67,7 +68,22 @@ def test_tables(report):
 def test_empty_run_says_so():
     empty = Report(tables={name: frame(TABLES[name], []) for name in TABLES})
     assert "launched a background task" in views.background_summary(empty).data
-    assert "did not replay" in views.replay_summary(empty).data
+    # An empty root was replayed like any other: nothing to replay is not "did not replay".
+    assert views.replay_summary(empty).data == "No sessions were measured, so there was nothing to replay."
+
+
+def test_a_run_without_replay_says_so(report):
+    no_replay = Report(tables={**report.tables, "replay": report.tables["replay"].clear()})
+    assert "did not replay" in views.replay_summary(no_replay).data
+
+
+def test_stub_sentence_follows_the_data(report):
+    """'A tool that trusts the launch result records the stub' only where a task ran longer than its stub."""
+    assert "records the stub, not the work" in views.background_summary(report).data
+    bg = report.tables["background"].with_columns(run_seconds=pl.col("stub_seconds"))
+    same = Report(tables={**report.tables, "background": bg})
+    text = views.background_summary(same).data
+    assert "records the stub" not in text and "never understates" in text
 
 
 @pytest.mark.parametrize("name", ["background_stub_vs_run", "background_deliveries", "replay_re_extractions"])
@@ -89,3 +105,25 @@ def test_report_parser_takes_the_replay_schedule():
     assert parser.parse_args(["--replay-at", "every:5"]).replay_at == "every:5"
     with pytest.raises(SystemExit):
         parser.parse_args(["--replay-at", "hourly"])
+
+
+def test_never_delivered_breakdown_only_when_some_were_never_delivered(report):
+    text = views.delivery_summary(report).data
+    assert "1 never reached a turn nor were removed (1 with a notification still in the queue, 0 with none at all)." in text
+    bg = report.tables["background"].filter(pl.col("delivery") != "never")
+    text = views.delivery_summary(Report(tables={**report.tables, "background": bg})).data
+    assert "0 never reached a turn nor were removed." in text and "the rest with none at all" not in text
+
+
+def test_no_background_tasks_does_not_call_the_replay_empty(report):
+    none = Report(tables={**report.tables, "background": report.tables["background"].clear()})
+    text = views.background_summary(none).data
+    assert "the rest of this page is empty" not in text and "The replay at the end covers every session" in text
+
+
+def test_late_results_sentence_follows_the_data(report):
+    assert "\n1 background results completed after" in views.replay_summary(report).data
+    rp = report.tables["replay"].with_columns(pl.lit(0).alias("late_results"))
+    text = views.replay_summary(Report(tables={**report.tables, "replay": rp})).data
+    assert "completed after their parent's last turn" not in text
+    assert "No background result completed after its parent's last turn" in text

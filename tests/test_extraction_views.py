@@ -47,7 +47,9 @@ def test_verdict_and_overview_section(x):
     assert f"{int(done['matched'].sum())} candidates matched" in text
     assert "sampling noise" in text
     section = extraction.verdict_section(Report(tables={}, sessions_root="fixtures/default"))
-    assert section.startswith("**What a model extracted**") and text in section
+    # The recorded store was answered by a shell command: the overview must not call that a model.
+    assert section.startswith("**What a stand-in for the model returned**") and text in section
+    assert "say nothing about what a real model extracts" in section and "recorded store" in section
     assert extraction.verdict_section(Report(tables={}, sessions_root="fixtures/s840")) == ""
     assert extraction.load("fixtures/s840") is None
     assert "No extraction results" in extraction.summary(None).data
@@ -62,9 +64,19 @@ def test_a_measure_extract_dir_is_read_as_written(tmp_path, x):
     assert extraction.find_results(None, out_dir=tmp_path / "run") == (tmp_path / "run" / "extraction", False)
     report = Report(tables={}, sessions_root="fixtures/s840")
     assert extraction.verdict_section(report) == ""
-    assert extraction.verdict_section(report, tmp_path / "run").startswith("**What a model extracted**")
+    assert extraction.verdict_section(report, tmp_path / "run").startswith("**What a stand-in for the model returned**")
 
 
 def test_sources_bars_draws_with_and_without_results(x):
     assert extraction.sources_bars(x).axes[0].get_title().startswith("Candidates found")
     assert extraction.sources_bars(None).axes
+
+
+def test_overview_section_names_a_real_model_only_when_a_model_answered(x, monkeypatch):
+    """The same replies read as a model's when the run used a model client (the test root where the
+    overview's wording comes out differently from the recorded command store)."""
+    meta = {**x.meta, "model": "claude-x", "params": {**x.meta.get("params", {}), "client": "anthropic", "model": "claude-x"}}
+    monkeypatch.setattr(extraction, "load", lambda *a, **k: replace(x, meta=meta, recorded=False))
+    section = extraction.verdict_section(Report(tables={}, sessions_root="fixtures/default"))
+    assert section.startswith("**What a model extracted** (`anthropic` / `claude-x`")
+    assert "stand-in" not in section and "recorded store" not in section

@@ -200,6 +200,12 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     if curve.height == 0:
         _empty(ax, "no budget sweep rows")
         return fig
+    if not curve.filter(pl.col("evicted_chars") != 0).height:
+        # Flat lines at 0 with a "fold evicts nothing from <smallest budget>" marker would dress up
+        # a root where nothing can be evicted (no subagent text) as a finding.
+        budgets = sorted(set(curve["budget"].to_list()))
+        _empty(ax, f"no strategy evicts parent content at any swept budget ({_thousands(budgets[0])}–{_thousands(budgets[-1])})")
+        return fig
     markers = "osD^vP*X"
     styles = ("-", "--", ":", "-.")
     for k, s in enumerate(ordered_strategies(curve["strategy"].to_list())):
@@ -510,7 +516,11 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
     ax.set_xlabel(_session_axis_label(len(sessions), totals.height, "tokens"))
     ax.set_ylabel("tokens (input + cache write + cache read + output)")
-    ax.legend(loc="upper left")
+    # One legend row above the tallest stack: the tallest bar is drawn first, where an upper-left
+    # legend stacked in a column would cover it.
+    drawn = len(ax.get_legend_handles_labels()[1])
+    ax.set_ylim(0, max(max(bottom), 1) * 1.2)
+    ax.legend(loc="upper center", ncols=max(1, drawn), frameon=False)
     return fig
 
 

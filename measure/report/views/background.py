@@ -30,7 +30,10 @@ def background_summary(r: Report):
     """Markdown: how many background tasks, how long their stub says they ran vs how long they ran."""
     bg = _background(r)
     if bg.height == 0:
-        return _markdown("No session of this run launched a background task: the rest of this page is empty.")
+        return _markdown(
+            "No session of this run launched a background task: the launch-stub, delivery and late-result sections "
+            "below are empty. The replay at the end covers every session, background tasks or not."
+        )
     sessions = bg["session_id"].n_unique()
     timed = bg.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
     text = f"{_fmt_int(bg.height)} background tasks in {_fmt_int(sessions)} sessions."
@@ -41,8 +44,11 @@ def background_summary(r: Report):
             f" For the {_fmt_int(timed.height)} with both a launch stub and a completion, the stub arrives a median"
             f" {_fmt_s(stub)} after the launch while the task completes a median {_fmt_s(run)} after it"
             f" (longest: {_fmt_s(timed['run_seconds'].max())}); {_fmt_int(longer)} of them ran longer than their stub says."
-            " A tool that trusts the launch result records the stub, not the work."
         )
+        if longer:
+            text += " A tool that trusts the launch result records the stub, not the work, for those."
+        else:
+            text += " Here the launch stub never understates a task's run time."
     untimed = bg.height - timed.height
     if untimed:
         text += (
@@ -59,9 +65,9 @@ def stub_table(r: Report) -> pl.DataFrame:
         bg.group_by("kind")
         .agg(
             pl.len().alias("tasks"),
-            pl.col("stub_seconds").median().round(1).alias("median stub s"),
-            pl.col("run_seconds").median().round(1).alias("median run s"),
-            pl.col("run_seconds").max().round(1).alias("longest run s"),
+            pl.col("stub_seconds").median().round(1).alias("median stub (s)"),
+            pl.col("run_seconds").median().round(1).alias("median run (s)"),
+            pl.col("run_seconds").max().round(1).alias("longest run (s)"),
         )
         .sort("kind")
     )
@@ -89,7 +95,21 @@ def undelivered_table(r: Report) -> pl.DataFrame:
         "session_id", "task_id", "kind", "cc_version", "status", "notifications", "removed", "delivery",
         "completed_after_parent_end", "result_chars",
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return _with_session(out, r).select("session", pl.exclude("session", "session_id")).rename(TASK_LABELS, strict=False)
+
+
+TASK_LABELS: dict[str, str] = {
+    "task_id": "task id",
+    "cc_version": "Claude Code",
+    "completed_after_parent_end": "completed after the parent's last turn",
+    "result_chars": "result (chars)",
+    "completed_by": "completion seen in",
+    "parent_end_at": "parent's last turn ended",
+    "completed_at": "completed",
+    "run_seconds": "run (s)",
+    "transcript_events": "subagent transcript events",
+}
+"""Headers of the per-task tables: the words of the deliveries table and the summaries, with units."""
 
 
 def late_table(r: Report) -> pl.DataFrame:
@@ -99,7 +119,7 @@ def late_table(r: Report) -> pl.DataFrame:
         "session_id", "task_id", "kind", "delivery", "completed_by", "parent_end_at", "completed_at", "run_seconds",
         "transcript_events",
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return _with_session(out, r).select("session", pl.exclude("session", "session_id")).rename(TASK_LABELS, strict=False)
 
 
 def delivery_summary(r: Report):
@@ -119,9 +139,10 @@ def delivery_summary(r: Report):
         f" ({_fmt_int(removed.filter(pl.col('killed')).height)} of them killed; {_fmt_int(killed)} killed in all):"
         " removal is not delivery: no user turn carries their notification (a parent may still have read the"
         " result with TaskOutput, as CC 2.0.x parents did)."
-        f" {_fmt_int(never.height)} never reached a turn nor were removed ({_fmt_int(never_notified)} with a"
-        " notification still in the queue, the rest with none at all)."
-        f" {_fmt_int(late.height)} completed after the parent's last turn"
+        f" {_fmt_int(never.height)} never reached a turn nor were removed"
+        + (f" ({_fmt_int(never_notified)} with a notification still in the queue, {_fmt_int(never.height - never_notified)}"
+           " with none at all)." if never.height else ".")
+        + f" {_fmt_int(late.height)} completed after the parent's last turn"
     )
     if late.height:
         text += (
@@ -149,7 +170,7 @@ def replay_table(r: Report) -> pl.DataFrame:
             pl.len().alias("sessions"),
             pl.col("extraction_points").sum().alias("moments"),
             pl.col("extractions").sum(),
-            pl.col("re_extractions").sum(),
+            pl.col("re_extractions").sum().alias("re-extractions"),
             (pl.col("re_extractions") > 0).sum().alias("sessions re-extracted"),
             pl.col("wasted_extractions").sum().alias("wasted"),
             (pl.col("wasted_extractions") > 0).sum().alias("sessions with waste"),
@@ -167,6 +188,8 @@ def replay_summary(r: Report):
     """Markdown: per strategy, what the replay schedule implies for akm, in plain sentences."""
     rp = _replay(r)
     if rp.height == 0:
+        if not any(r.tables[t].height for t in ("sessions", "background") if t in r.tables):
+            return _markdown("No sessions were measured, so there was nothing to replay.")
         return _markdown("This run did not replay the sessions (`measure run --replay`); `measure report` always does.")
     schedules = sorted(set(rp["schedule"].to_list()))
     moments = {
@@ -186,7 +209,7 @@ def replay_summary(r: Report):
         s = row["strategy"]
         line = (
             f"- **{s}** would extract {_fmt_int(row['extractions'])} times, re-extracting"
-            f" {_fmt_int(row['sessions re-extracted'])} sessions {_fmt_int(row['re_extractions'])} times"
+            f" {_fmt_int(row['sessions re-extracted'])} sessions {_fmt_int(row['re-extractions'])} times"
             f" ({_fmt_int(row['LLM calls'])} LLM calls in all)"
         )
         if row["wasted"]:
@@ -203,8 +226,11 @@ def replay_summary(r: Report):
             line += "."
         lines.append(line)
     late = rp.group_by("session_id").agg(pl.col("late_results").max())["late_results"].sum()
-    lines.append(
-        f"\n{_fmt_int(late)} background results completed after their parent's last turn: akm sees them only if it"
-        " extracts again after that moment."
-    )
+    if late:
+        lines.append(
+            f"\n{_fmt_int(late)} background results completed after their parent's last turn: akm sees them only if it"
+            " extracts again after that moment."
+        )
+    else:
+        lines.append("\nNo background result completed after its parent's last turn, so no result depends on a late re-extraction.")
     return _markdown("\n".join(lines))

@@ -11,6 +11,7 @@ from measure.report.views.common import (
     _fmt_x,
     _markdown,
     _with_session,
+    by_relevance,
 )
 
 ORIGIN_LABELS = {
@@ -50,7 +51,8 @@ def tokens_table(r: Report) -> pl.DataFrame:
         pl.col("naive_lines").alias("per-line calls"),
         (_all_tokens("naive_") / pl.max_horizontal(_all_tokens(), pl.lit(1))).round(2).alias("per-line ÷ deduplicated tokens"),
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    # Relevance order, like every per-session table: in path order the sessions with subagents sink below the cut.
+    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
 
 
 def tokens_summary(r: Report):
@@ -63,16 +65,28 @@ def tokens_summary(r: Report):
     tokens_total = int(total.select(_all_tokens()).to_series().sum())
     tokens_parent = int(parent.select(_all_tokens()).to_series().sum())
     lower = int(total["output_tokens_is_lower_bound"].sum())
+    sub_calls = int(total["api_calls"].sum() - parent["api_calls"].sum())
+    if sub_calls:
+        split = (
+            f"; the parents made {_fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
+            f"{_fmt_int(sub_calls)}, which spent "
+            f"{_fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
+        )
+    else:
+        split = "; every call was the parents' own: no subagent file recorded a call. "
     text = (
         f"The {total.height} sessions made **{_fmt_int(total['api_calls'].sum())} API calls** "
-        f"(one per `message.id`) for {_fmt_int(tokens_total)} tokens; the parents made "
-        f"{_fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
-        f"{_fmt_int(total['api_calls'].sum() - parent['api_calls'].sum())}, which spent "
-        f"{_fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
+        f"(one per `message.id`) for {_fmt_int(tokens_total)} tokens{split}"
         f"Cache reads are {_fmt_pct(100 * _ratio(total['cache_read_tokens'].sum(), tokens_total)) if tokens_total else 'n/a'} "
-        f"of all tokens. In {lower} of the {total.height} sessions some calls were written by Claude Code 2.1 or "
-        "later, whose transcripts store a placeholder `output_tokens`: their output figures are lower bounds."
+        "of all tokens. "
     )
+    if lower:
+        text += (
+            f"In {lower} of the {total.height} sessions some calls were written by Claude Code 2.1 or "
+            "later, whose transcripts store a placeholder `output_tokens`: their output figures are lower bounds."
+        )
+    else:
+        text += "No session holds a placeholder `output_tokens`: the output figures are exact."
     return _markdown(text)
 
 
@@ -85,14 +99,26 @@ def overcount_summary(r: Report):
     dedup = int(total.select(_all_tokens()).to_series().sum())
     naive = int(total.select(_all_tokens("naive_")).to_series().sum())
     progress = int(total["progress_usage_lines"].sum())
-    return _markdown(
-        f"Summing `usage` over every assistant line, as per-line tools do, counts "
-        f"{_fmt_int(total['naive_lines'].sum())} calls instead of {_fmt_int(calls)} "
-        f"({_fmt_x(_ratio(total['naive_lines'].sum(), calls))}) and {_fmt_int(naive)} tokens instead of "
-        f"{_fmt_int(dedup)} ({_fmt_x(_ratio(naive, dedup))}), because one response is written as one line per "
-        f"content block, each repeating the response's usage. A further {_fmt_int(progress)} `agent_progress` "
-        "lines re-embed subagent messages with their usage in parent files; they are never counted."
-    )
+    lines = int(total["naive_lines"].sum())
+    if lines == calls and naive == dedup:
+        text = (
+            f"Summing `usage` over every assistant line, as per-line tools do, gives the same {_fmt_int(calls)} calls "
+            f"and {_fmt_int(dedup)} tokens here: every response was written as a single line."
+        )
+    else:
+        text = (
+            f"Summing `usage` over every assistant line, as per-line tools do, counts "
+            f"{_fmt_int(lines)} calls instead of {_fmt_int(calls)} "
+            f"({_fmt_x(_ratio(lines, calls))}) and {_fmt_int(naive)} tokens instead of "
+            f"{_fmt_int(dedup)} ({_fmt_x(_ratio(naive, dedup))}): {_fmt_int(lines - calls)} lines repeat the usage of a "
+            "response already counted (one response is written as one line per content block)."
+        )
+    if progress:
+        text += (
+            f" A further {_fmt_int(progress)} `agent_progress` lines re-embed subagent messages with their usage in "
+            "parent files; they are never counted."
+        )
+    return _markdown(text)
 
 
 def wakeups_table(r: Report) -> pl.DataFrame:
@@ -128,8 +154,12 @@ def wakeups_summary(r: Report):
     sessions = int((c["wakeup_turns"] > 0).sum())
     cr = int(c["wakeup_cache_read_tokens"].sum())
     share = _ratio(cr, int(c.filter(pl.col("wakeup_turns") > 0)["parent_cache_read_tokens"].sum()))
+    w = r.tables.get("wakeups")
+    tasks = w.select("session_id", "task_id").unique().height if w is not None and w.height else None
+    # 04-background counts tasks; a task that notifies twice (a resumed agent) wakes its parent twice.
+    of_tasks = f" from {_fmt_int(tasks)} tasks" if tasks is not None and tasks != turns else ""
     return _markdown(
-        f"**{turns} notifications** woke a parent in {sessions} sessions. The turns they opened made "
+        f"**{turns} notifications**{of_tasks} woke a parent in {sessions} sessions. The turns they opened made "
         f"{_fmt_int(c['wakeup_calls'].sum())} API calls that read {_fmt_int(cr)} tokens from the cache, "
         f"{_fmt_pct(100 * share) if share is not None else 'n/a'} of those parents' cache reads: each wake-up re-reads "
         f"the whole context. {_fmt_int(c['notifications_undelivered'].sum())} queued notifications were never "

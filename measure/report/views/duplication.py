@@ -29,13 +29,13 @@ def pair_summary(r: Report, pairing: str | None = None) -> pl.DataFrame:
         pl.col("notification_in_prompt").sum().cast(pl.Int64).alias("notification in prompt"),
         pl.col("final_in_prompt").sum().cast(pl.Int64).alias("final in prompt"),
         pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
-        pl.col("stub_saved_chars").sum().alias("stub saved chars"),
+        pl.col("stub_saved_chars").sum().alias("a stub would save (chars)"),
     )
     if pairing is not None:
         # Sessions without pairs still get a row (0 pairs), as in the published table.
         base = pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String})
         agg = base.join(agg, on="session_id", how="left", maintain_order="left").with_columns(
-            pl.col("pairs", "notification in prompt", "final in prompt", "both in prompt", "stub saved chars").fill_null(0)
+            pl.col("pairs", "notification in prompt", "final in prompt", "both in prompt", "a stub would save (chars)").fill_null(0)
         )
         out = by_relevance(_with_session(agg, r), r)
         return out.select("session", pl.exclude("session", "session_id"))
@@ -54,7 +54,7 @@ def pair_totals(r: Report) -> pl.DataFrame:
             (100 * pl.col("overlap").mean()).round(1).alias("mean overlap %"),
             (pl.col("overlap") >= 0.8).sum().cast(pl.Int64).alias("pairs ≥ 80% alike"),
             pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
-            pl.col("stub_saved_chars").sum().alias("stub saved chars"),
+            pl.col("stub_saved_chars").sum().alias("a stub would save (chars)"),
         )
         .sort("pairing")
     )
@@ -98,6 +98,8 @@ def top_pairs(r: Report, n: int = 10) -> pl.DataFrame:
         .sort(["overlap", "session_id", "agent_id", "pairing"], descending=[True, False, False, False])
         .head(n)
         .select(cols)
+        # The pair's counterfactual, not the stub savings of 01-eviction (what a strategy's stubs did replace).
+        .rename({"stub_saved_chars": "a stub would save (chars)"})
     )
 
 
@@ -111,7 +113,7 @@ def duplication_summary(r: Report):
         lines.append(
             f"- `{row['pairing']}`: {row['pairs']} pairs in {row['sessions']} sessions, mean overlap "
             f"{_fmt_pct(row['mean overlap %'])}; **{row['both in prompt']} reach the fold prompt with both copies**; "
-            f"a stub would save {_fmt_int(row['stub saved chars'])} raw chars."
+            f"a stub would save {_fmt_int(row['a stub would save (chars)'])} raw chars."
         )
     return _markdown("\n".join(lines) + "\n\n" + dedupe_effect(r))
 

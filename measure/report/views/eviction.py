@@ -137,6 +137,21 @@ def sweep_curve(budget_sweep: pl.DataFrame, exclude: tuple[str, ...] = SWEEP_EXC
     )
 
 
+IDENTITY_ZERO: dict[str, str] = {
+    "hybrid": "its prompt is built from the parent's events only, so its kept set is link's: 0 by construction",
+}
+"""Strategies whose budget eviction is 0 by construction, with the reason the page prints."""
+
+
+def _has_subagent_text(r: Report) -> bool:
+    """Whether any session folds subagent transcripts (without them fold's stream is the parent's)."""
+    sub = r.tables.get("subagents")
+    if sub is not None and sub.height:
+        return True
+    s = r.tables.get("sessions")
+    return bool(s is not None and s.height and "subagent_files" in s.columns and (s["subagent_files"].fill_null(0) > 0).any())
+
+
 def eviction_summary(r: Report):
     """Markdown: who evicts parent content at the run's budget (budget eviction only), what stubs
     shorten on purpose, and which budget lets fold evict nothing."""
@@ -145,11 +160,16 @@ def eviction_summary(r: Report):
     n = ev["session_id"].n_unique()
     parts = []
     stubs = []
+    identities = []
     for s in ordered_strategies(ev["strategy"].to_list()):
         sub = ev.filter(pl.col("strategy") == s)
         evicting = sub.filter(pl.col(EVICTION_VALUE) > 0)
         k = evicting.height
         top = evicting["budget_evicted_pct"].max() if k else 0.0
+        if k == 0 and s in IDENTITY_ZERO:
+            # True by construction, so not a finding; a non-zero value would be one (a bug).
+            identities.append(f"`{s}` evicts nothing ({IDENTITY_ZERO[s]})")
+            continue
         parts.append(f"`{s}` evicts parent content in {k}/{n} sessions" + (f" (up to {_fmt_pct(top)})" if k else ""))
         stubbed = sub.filter(pl.col("stub_saved_chars") > 0)
         if stubbed.height:
@@ -157,7 +177,17 @@ def eviction_summary(r: Report):
                 f"`{s}` shortens parent notifications to stubs in {stubbed.height}/{n} sessions "
                 f"({_fmt_int(stubbed['stub_saved_chars'].sum())} chars in all)"
             )
-    text = "At the run's budget: " + "; ".join(parts) + "." if parts else "No eviction rows."
+    if ev.height == 0:
+        return _markdown("No sessions were measured, so there is no eviction to report.")
+    text = "At the run's budget: " + "; ".join(parts) + "." if parts else "At the run's budget:"
+    if identities:
+        text += " *Identity, not a finding:* " + "; ".join(identities) + "."
+    no_subagents = not _has_subagent_text(r)
+    if no_subagents:
+        text += (
+            " *This root has no subagent transcripts, so every fold strategy reads the parent alone: "
+            "no eviction is possible here (identity), and the sweep below cannot show any.*"
+        )
     if stubs:
         text += " Stubs are dedupe by design and not counted as eviction: " + "; ".join(stubs) + "."
     if sweep.height:
@@ -165,6 +195,28 @@ def eviction_summary(r: Report):
         largest = sweep["budget"].max()
         if zero is None:
             text += f" Within the sweep, fold still evicts parent content at the largest budget ({_fmt_int(largest)})."
+        elif no_subagents:
+            pass  # "fold evicts nothing from the smallest budget" would restate the identity above as a finding
         else:
             text += f" Within the sweep, **fold evicts nothing in any session from maxTotalChars = {_fmt_int(zero)}**."
     return _markdown(text)
+
+
+SWEEP_LABELS: dict[str, str] = {
+    "strategy": "strategy",
+    "budget": "budget (chars)",
+    "evicted_chars": "evicted (chars)",
+    "stub_saved_chars": "stub-shortened (chars)",
+    "alone_parent_kept_chars": "parent alone kept (chars)",
+    "evicted_pct": "evicted (%)",
+    "sessions_evicting": "sessions evicting",
+}
+"""Headers of the pooled sweep as the page shows it: the words and units of the eviction table above."""
+
+
+def sweep_table(r: Report):
+    """The pooled budget sweep (sweep_curve) with human headers; a note when nothing was swept."""
+    curve = sweep_curve(r.tables["budget_sweep"])
+    if curve.height == 0:
+        return _markdown("_No budget sweep rows: no session was measured under a fold strategy or hybrid._")
+    return curve.rename(SWEEP_LABELS)

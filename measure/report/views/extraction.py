@@ -252,8 +252,17 @@ def verdict_section(r, out_dir: str | os.PathLike | None = None, extraction_dir:
     body = verdict_text(x)
     if not body:
         return ""
-    model = x.meta.get("model") or x.meta.get("params", {}).get("model")
-    head = f"**What a model extracted** (`{x.meta.get('params', {}).get('client')}` / `{model}`, see 06-extraction):"
+    p = x.meta.get("params", {})
+    model = x.meta.get("model") or p.get("model")
+    head = f"**What a model extracted** (`{p.get('client')}` / `{model}`, see 06-extraction):"
+    if p.get("client") == "command":
+        # The overview must not present a stand-in's replies as a model's findings.
+        head = (
+            f"**What a stand-in for the model returned** (`command` / `{model}`: a shell command, `{p.get('command')}`, "
+            "answered instead of a model, so these counts say nothing about what a real model extracts; see 06-extraction):"
+        )
+    if x.recorded:
+        head += f" *Replies from the recorded store `{x.source}`, not from a call made for this report.*"
     return head + "\n\n" + body
 
 

@@ -66,6 +66,8 @@ def calls_summary(r: Report):
     """Markdown: the call multiplier of chunking, what it recovers, and what it costs per run."""
     calls = r.tables["llm_calls"]
     ch = calls.filter(pl.col("strategy") == "chunked")
+    if calls.height == 0:
+        return _markdown("No sessions were measured, so no LLM call would be made.")
     if ch.height == 0:
         return _markdown("No chunked rows: every strategy measured makes one call per session.")
     active = ch.filter(pl.col("llm_calls") > 0)
@@ -74,9 +76,7 @@ def calls_summary(r: Report):
         f"Chunked extraction makes {_fmt_int(ch['llm_calls'].sum())} calls for {ch.height} sessions"
         + (
             f" ({_fmt_x(active['multiplier'].min())}–{_fmt_x(active['multiplier'].max())} a single call"
-            f" in the {active.height} sessions with events). It keeps "
-            f"{_fmt_x(ct['recovered ×'].min())}–{_fmt_x(ct['recovered ×'].max())} the parent-origin chars of one "
-            "parent-alone call."
+            f" in the {active.height} sessions with events). " + _recovered(ct)
             if active.height
             else "."
         )
@@ -103,6 +103,17 @@ def calls_summary(r: Report):
     return _markdown(text)
 
 
+def _recovered(ct: pl.DataFrame) -> str:
+    """What chunking keeps of the parent, against one parent-alone call: a range, or "the same" when it is 1.0 everywhere."""
+    lo, hi = ct["recovered ×"].min(), ct["recovered ×"].max()
+    if lo == hi == 1.0:
+        return (
+            "Across its calls it keeps 1.0× the parent-origin chars of one parent-alone call in every session "
+            "(to one decimal): here chunking recovers no parent content a single call loses."
+        )
+    return f"It keeps {_fmt_x(lo)}–{_fmt_x(hi)} the parent-origin chars of one parent-alone call."
+
+
 def skipped_sessions(r: Report) -> pl.DataFrame:
     """Sessions akm's minContentChars gate skips under some strategy (no call): which, and for which strategies."""
     s = r.tables["sessions"]
@@ -114,4 +125,5 @@ def skipped_sessions(r: Report) -> pl.DataFrame:
         pl.col("skipped").first().alias("skipped by"),
         pl.col("strategy").sort_by(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64)).str.join(", ").alias("strategies"),
     )
-    return _with_session(agg, r).select("session", "skipped by", "strategies")
+    # by_relevance: the notebook's caption says the rows are in RELEVANCE_ORDER.
+    return by_relevance(_with_session(agg, r), r).select("session", "skipped by", "strategies")

@@ -46,6 +46,27 @@ CRITERION_LABELS = {
 }
 
 
+PAGE_IDENTITIES: dict[tuple[str, str], tuple[str, str]] = {
+    ("subagent_unique_chars_in_prompt", "link"): ("zero", "link's prompt holds parent events only: 0 by construction"),
+    ("subagent_unique_chars_in_prompt", "hybrid"): ("zero", "hybrid's prompt holds parent events only: 0 by construction"),
+    ("delegated_results_in_prompt", "hybrid"): ("link", "hybrid's prompt events are link's kept set: equal to link by construction"),
+}
+"""Identities the `verdict` table does not label (it labels those in measure.measurements.verdict.IDENTITIES):
+(criterion, strategy) -> (what must hold: "zero" or "link" = equal to link's value, the label). Labelled only
+where they hold on the run's values; where one fails, the value is shown as a finding."""
+
+
+def _page_identity(v: pl.DataFrame, c: str, strategy: str, value) -> str | None:
+    rule = PAGE_IDENTITIES.get((c, strategy))
+    if rule is None:
+        return None
+    kind, label = rule
+    if kind == "zero":
+        return label if value == 0 else None
+    link = v.filter((pl.col("criterion") == c) & (pl.col("strategy") == "link"))["value"].to_list()
+    return label if link and link[0] == value else None
+
+
 def verdict_table(r: Report) -> pl.DataFrame:
     """The run's `verdict` table; recomputed from the shown tables when the report keeps a subset of sessions."""
     v = r.tables.get("verdict")
@@ -129,8 +150,11 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
     decision_row = v.filter(pl.col("criterion") == "decision").row(0, named=True)
     decision = decision_row["decision"]
     if decision == "no_sessions":
+        errs = r.tables["errors"].height
         return _markdown(
-            f"**No sessions were measured under `{r.sessions_root}`.** See the errors table below."
+            f"**No sessions were measured under `{r.sessions_root}`**, so there is nothing to compare."
+            + (f" The errors table below says why {errs} file(s) could not be read." if errs else
+               " No file under it could be read as a session, and none failed: the root holds no session transcripts.")
         )
     n = s["session_id"].n_unique()
     cost = r.tables["run_cost"]
@@ -141,9 +165,18 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
         prompt = _wide(s, "prompt_chars", ["link", "fold", "hybrid"], r)
         head = (
             f"**No delegated work under this root** ({n} session(s)): no task or workflow agent transcripts, so there "
-            "is no delegated result or subagent-only content for any strategy to deliver or lose, and nothing here "
-            "can favour one way of delivering delegated work over another."
+            "is no subagent-only content for any strategy to send or lose, and nothing here can favour one way of "
+            "delivering delegated work over another."
         )
+        bg = r.tables.get("background")
+        if bg is not None and bg.height:
+            # Background tasks without transcripts still deliver results, but only through the parent's own
+            # events, which every single-call strategy reads alike (see 04-background).
+            turns = bg.filter(pl.col("delivery") == "turn").height
+            head += (
+                f" The parents did launch {_fmt_int(bg.height)} background task(s) ({_fmt_int(turns)} result(s) reached "
+                "them as a turn, see 04-background); those results are parent events, the same for every strategy."
+            )
         if prompt.height and all(c in prompt.columns for c in ("link", "fold", "hybrid")):
             head += (
                 f" The single-call strategies send {_fmt_int(prompt['link'].sum())} (link), "
@@ -191,8 +224,9 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             cell = f"{x['strategy']} {_fmt_int(x['value'])}"
             if c == "parent_chars_evicted" and x["sessions"]:
                 cell += f" in {x['sessions']} session(s)"
-            if x["identity"]:
-                cell += f" *(identity: {x['identity']})*"
+            identity = x["identity"] or _page_identity(v, c, x["strategy"], x["value"])
+            if identity:
+                cell += f" *(identity: {identity})*"
             cells.append(cell)
         lines.append(f"- **{label}** ({better} is better): " + "; ".join(cells) + ".")
     ev = r.tables["eviction"]

@@ -46,7 +46,7 @@ PUBLISHED_840_DUPLICATES = pl.DataFrame(
         "max overlap %": [97.0, 94.0, None, 96.0],
         "mean overlap %": [89.0, 89.0, None, 75.0],
         "both in prompt": [0, 0, 0, 0],
-        "stub saved chars": [207_000, 31_000, 0, 375_000],
+        "a stub would save (chars)": [207_000, 31_000, 0, 375_000],
     }
 )
 """#840 raw duplicate pairs (sidecar toolUseId pairing); stub savings were published rounded to 1K."""
