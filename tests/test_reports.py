@@ -203,12 +203,6 @@ def test_a_dead_kernel_is_named(tmp_path):
     assert failure.cell == 2
 
 
-def test_cli_reports_failures_and_returns_1(tmp_path, capsys):
-    code = report_build.main(["--root", str(tmp_path / "missing"), "--out", str(tmp_path / "r"), "--no-cache"])
-    assert code == 1
-    assert "measure run failed" in capsys.readouterr().err
-
-
 # ------------------------------------------------------------------------------------------------
 # Normalization and parameters
 # ------------------------------------------------------------------------------------------------
@@ -263,14 +257,6 @@ def test_report_parameters_are_plain_and_repo_relative():
 
 def test_nbclient_options_are_real_traits():
     notebooks._check_nbclient_options()
-
-
-def test_cli_budgets_accept_commas_and_spaces():
-    import argparse
-
-    parser = report_build.add_arguments(argparse.ArgumentParser())
-    args = parser.parse_args(["--budgets", "40000,80000", "20000"])
-    assert sorted({b for group in args.budgets for b in group}) == [20_000, 40_000, 80_000]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -367,7 +353,7 @@ def test_sessions_filter_keeps_prefix_matches(tmp_path):
 
 
 def test_readme_documents_every_table_notebook_figure_and_report_option():
-    import argparse
+    from measure.cli import _subparsers, build_parser
 
     from measure.report import plots
     from measure.schema import TABLES
@@ -379,7 +365,7 @@ def test_readme_documents_every_table_notebook_figure_and_report_option():
         assert f"`{source.stem}`" in readme, source.stem
     for name in plots.FIGURES:
         assert name in readme, name
-    parser = report_build.add_arguments(argparse.ArgumentParser())
+    parser = _subparsers(build_parser())["report"]
     for action in parser._actions:
         for flag in action.option_strings:
             if flag.startswith("--") and flag != "--help":

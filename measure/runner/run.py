@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import platform
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,7 +16,10 @@ from measure.akm.read import list_sessions, rel
 from measure.measurements.llm_calls import run_cost_rows
 from measure.runner.cache import _cached_measure, _file_key, _subagent_files
 from measure.runner.job import RunParams, SessionOutcome, _error
+from measure.runner.progress import Progress
+from measure.runner.progress import current as current_progress
 from measure.runner.redact import _redact_rows
+from measure.runner.select import select_sessions
 from measure.runner.tables import frame, write_tables
 from measure.schema import TABLES
 
@@ -52,23 +54,19 @@ def orphan_errors(root: str) -> list[dict]:
     return rows
 
 
-def _progress(done: int, total: int) -> None:
-    if sys.stderr.isatty() and total >= 20:
-        sys.stderr.write(f"\rmeasure: {done}/{total} sessions")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def run_measurement(
     root: str | os.PathLike,
     out_dir: str | os.PathLike,
     params: RunParams = RunParams(),
     jobs: int | None = None,
     cache_dir: str | os.PathLike | None = None,
-    progress=_progress,
+    progress: Progress | None = None,
 ) -> RunSummary:
-    """Measure every session under `root` and write the tables to `out_dir`."""
+    """Measure every session under `root` and write the tables to `out_dir`.
+
+    `progress` (default: `measure.runner.progress.current()`, silent unless the command line
+    made one active) is told the sessions and their bytes, and stopped when they are measured.
+    """
     root = os.path.abspath(os.fspath(root))
     if not os.path.isdir(root):
         raise FileNotFoundError(f"sessions root not found: {root}")
@@ -76,24 +74,27 @@ def run_measurement(
     list_errors: list = []
     listings = list_sessions(root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms)
     if params.sessions:
-        wanted = set(params.sessions)
-        listings = [s for s in listings if s.session_id in wanted or rel(s.path, root) in wanted]
+        listings = select_sessions(listings, params.sessions, root)
     errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors]
     errors += orphan_errors(root)
     # Largest first, so the pool does not end waiting on one big session.
     order = sorted(listings, key=lambda s: -_size(s.path))
     jobs_list = [(root, s.path, params, template, os.fspath(cache_dir) if cache_dir else None) for s in order]
     outcomes: list[SessionOutcome] = []
+    sizes = [sum(map(_size, (s.path, *_subagent_files(s.path)))) for s in order]
+    bar = progress if progress is not None else current_progress()
+    bar.start(len(jobs_list), sum(sizes))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(jobs_list) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for i, o in enumerate(pool.map(_cached_measure, jobs_list, chunksize=1), 1):
                 outcomes.append(o)
-                progress(i, len(jobs_list))
+                bar.advance(sizes[i - 1])
     else:
         for i, job in enumerate(jobs_list, 1):
             outcomes.append(_cached_measure(job))
-            progress(i, len(jobs_list))
+            bar.advance(sizes[i - 1])
+    bar.stop()
     rows: dict[str, list[dict]] = {name: [] for name in TABLES}
     for o in outcomes:
         for name, table_rows in o.tables.items():

@@ -144,12 +144,20 @@ def run_measure(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    since_ms: float = 0,
+    session_cap: int | None = None,
+    max_event_chars: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
     `cache=False` measures without the incremental cache: every number is computed by the
     code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
-    Raises RuntimeError when the sessions root does not exist.
+    `since_ms`, `session_cap`, `max_event_chars` and `cache_dir` are `measure run`'s --since,
+    --session-cap, --max-event-chars and --cache-dir. Progress goes to the active
+    `measure.runner.progress` (silent unless the command line made one active).
+    Raises RuntimeError when the sessions root does not exist, and
+    `measure.runner.select.UnknownSessions` when a `sessions` value names no session.
     """
     from measure.runner.cache import default_cache_dir
     from measure.runner.job import RunParams
@@ -162,13 +170,14 @@ def run_measure(
         redact=redact,
         sessions=tuple(sessions or ()),
         file_time_ms=file_time_ms,
+        since_ms=since_ms or 0,
+        **({"session_cap": int(session_cap)} if session_cap else {}),
+        **({"max_event_text_length": int(max_event_chars)} if max_event_chars else {}),
     )
     out = Path(out_dir)
+    cache_at = (cache_dir or default_cache_dir()) if cache else None
     try:
-        run_measurement(
-            paths.resolve(sessions_root), out, params, jobs=jobs, cache_dir=default_cache_dir() if cache else None,
-            progress=lambda done, total: None,
-        )
+        run_measurement(paths.resolve(sessions_root), out, params, jobs=jobs, cache_dir=cache_at)
     except FileNotFoundError as exc:
         raise RuntimeError(f"measure run failed: {exc}") from exc
     return out
