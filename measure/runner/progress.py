@@ -25,6 +25,8 @@ and only the summary line is printed. `quiet=True` prints nothing at all.
 
 from __future__ import annotations
 
+import io
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -68,7 +70,8 @@ class Progress:
                 file=self._stream(),
                 disable=False,
                 leave=False,
-                dynamic_ncols=True,
+                ncols=_columns(self._stream()),
+                nrows=24,  # tqdm hides a bar at a row past the screen's; a fresh pseudo-terminal reports 0 rows
                 bar_format="{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]",
             )
 
@@ -125,6 +128,15 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _columns(stream: TextIO) -> int:
+    """The terminal's width; 80 when it reports none (a fresh pseudo-terminal says 0)."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        columns = 0
+    return columns if columns >= 40 else 80
 
 
 _ACTIVE: ContextVar[Progress | None] = ContextVar("measure_progress", default=None)
