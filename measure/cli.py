@@ -210,20 +210,24 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from measure.report.views.diff import RunDiffError, diff_runs  # noqa: PLC0415
+    import polars as pl  # noqa: PLC0415
+
+    from measure.report.views.diff import RunDiffError, diff_runs, formatted  # noqa: PLC0415
 
     try:
-        table = diff_runs(args.run_a, args.run_b, metrics=args.metric)
+        table, changes = diff_runs(args.run_a, args.run_b, metrics=args.metric)
     except RunDiffError as exc:
         print(f"measure diff: {exc}", file=sys.stderr)
         return 2
     if args.csv:
-        sys.stdout.write(table.write_csv())
-    else:
-        import polars as pl  # noqa: PLC0415
-
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
-            print(table)
+        sys.stdout.write(table.write_csv(float_precision=None))
+        return 0
+    print(f"A = {args.run_a}\nB = {args.run_b}")
+    print("what differs: " + ("; ".join(changes) if changes else "no parameter (same options and template)"))
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, tbl_hide_dataframe_shape=True,
+                   tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN", fmt_str_lengths=100,
+                   tbl_cell_alignment="RIGHT"):
+        print(formatted(table))
     return 0
 
 

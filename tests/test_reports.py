@@ -70,8 +70,8 @@ def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
     stems = [p.stem for p in notebooks.notebook_sources()]
     expected = {f"{s}.{ext}" for s in stems for ext in ("ipynb", "html")}
     expected |= {f"params/{s}.yaml" for s in stems} | {"run.json"}
-    expected |= {f"figures/{name}.png" for name in ("budget_sweep", "eviction_by_strategy", "llm_calls", "overlap_distribution", "run_cost")}
-    expected |= {f"tables/{name}.csv" for name in ("budget_sweep", "duplicates", "errors", "eviction", "llm_calls", "quirks", "run_cost", "sessions", "subagents")}
+    expected |= {f"figures/{name}.png" for name in ("budget_sweep", "eviction_by_strategy", "llm_calls", "overlap_distribution", "run_cost", "breakdown")}
+    expected |= {f"tables/{name}.csv" for name in ("budget_sweep", "duplicates", "errors", "eviction", "llm_calls", "quirks", "run_cost", "sessions", "subagents", "session_info", "breakdown")}
     assert set(first) == expected
     assert first.keys() == second.keys()
     different = sorted(k for k in first if first[k] != second[k])
@@ -341,6 +341,30 @@ def test_duplication_and_call_views(small_report):
     chunk = llm_calls.chunking_table(small_report)
     assert chunk["recovered ×"].to_list() == [3.8, 3.8]  # 300,000 across chunks vs 80,000 in one call
     assert llm_calls.run_cost_table(small_report)["strategy"].to_list() == list(common.STRATEGY_ORDER)
+
+
+def test_breakdown_view_orders_each_dimension():
+    from test_plots import _breakdown
+
+    r = common.Report(tables={**small_tables(), "breakdown": _breakdown()})
+    view = overview.breakdown(r)
+    assert view.columns[:3] == ["by", "value", "sessions"]
+    assert view["by"].unique(maintain_order=True).to_list() == ["project", "Claude Code version", "month"]
+    assert view.filter(pl.col("by") == "project")["sessions"].to_list() == [3, 2, 1]  # most sessions first
+    assert view.filter(pl.col("by") == "month")["value"].to_list() == ["2026-01", "2026-02"]
+
+
+def test_pandas_view_of_every_table(small_report):
+    pd = pytest.importorskip("pandas")
+    frames = small_report.pandas()
+    assert set(frames) == set(small_report.tables)
+    ev = small_report.pandas("eviction")
+    assert list(ev.columns) == small_report["eviction"].columns and len(ev) == small_report["eviction"].height
+    assert isinstance(ev["evicted_chars"].dtype, pd.ArrowDtype)  # Arrow-backed: the numbers are not copied
+    assert ev["evicted_chars"].tolist() == small_report["eviction"]["evicted_chars"].to_list()
+    assert ev[ev["strategy"] == "fold"]["evicted_chars_pct"].max() == 25.0
+    with pytest.raises(KeyError, match="no table 'nope'"):
+        small_report.pandas("nope")
 
 
 def test_sessions_filter_keeps_prefix_matches(tmp_path):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from measure.akm.hashing import content_hash
 from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
+from measure.measurements.breakdown import session_info_rows
 from measure.measurements.budget_sweep import sweep_rows
 from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.eviction import eviction_rows
@@ -112,4 +113,5 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
     add("subagents", subagent_rows(session))
     add("quirks", quirk_rows(session, results))
+    add("session_info", session_info_rows(session_path, session.ref.started_at, lines.get("version")))
     return out

@@ -65,6 +65,25 @@ class Report:
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]
 
+    def pandas(self, name: str | None = None):
+        """Table `name` as a pandas DataFrame (every table, as a dict by name, when `name` is None).
+
+        Through Arrow: columns are `pd.ArrowDtype` backed by the polars buffers, so numbers are
+        not copied; rows and columns are the schema's. Needs the `pandas` extra (`make lab` has it).
+        """
+        try:
+            import pandas  # noqa: F401, PLC0415
+            import pyarrow  # noqa: F401, PLC0415
+        except ImportError as exc:
+            raise ImportError(
+                "Report.pandas needs pandas and pyarrow: pip install -e '.[pandas]' (make lab installs them)"
+            ) from exc
+        if name is None:
+            return {n: self.pandas(n) for n in self.tables}
+        if name not in self.tables:
+            raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables)}")
+        return self.tables[name].to_pandas(use_pyarrow_extension_array=True)
+
 
 def load(
     sessions_root: str | os.PathLike,
