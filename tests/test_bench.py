@@ -284,3 +284,23 @@ def test_clear_caches_empties_measure_caches():
     assert jscompat._DATES and jscompat._MINUTES
     timing.clear_caches()
     assert not jscompat._DATES and not jscompat._MINUTES
+
+
+def test_make_bench_writes_no_tracked_file():
+    """`make bench` (and `python -m measure.bench`) write under build/, which git ignores; the committed
+    results under reports/bench/ change only with BENCH_OUT=reports/bench."""
+    import shutil
+    import subprocess
+
+    from measure.bench.results import DEFAULT_OUT
+
+    repo = Path(__file__).parent.parent
+    assert DEFAULT_OUT == repo / "build" / "bench"
+    makefile = (repo / "Makefile").read_text(encoding="utf-8")
+    assert "BENCH_OUT ?= build/bench" in makefile and '-m measure.bench --out "$(BENCH_OUT)"' in makefile
+    if shutil.which("git") is None or not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    for name in ("bench.csv", "machine.json"):
+        rel = (DEFAULT_OUT / name).relative_to(repo).as_posix()
+        assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=repo).returncode == 0, rel
+        assert subprocess.run(["git", "ls-files", "--error-unmatch", rel], cwd=repo, capture_output=True).returncode != 0

@@ -157,6 +157,19 @@ def test_a_failing_cell_is_named_and_the_other_notebooks_still_run(tmp_path):
     assert not (out / "a-broken.html").exists()
 
 
+def test_kernels_run_over_ipc_without_the_tcp_warning(tmp_path, capfd):
+    assert notebooks._kernel_config().KernelManager.transport == "ipc"
+    source = _notebook(tmp_path / "nb", "ok", OK)
+    notebooks.run_notebooks([source], {"x": 1}, tmp_path / "out", build_dir=tmp_path / "build", html=False, log=lambda _m: None)
+    err = capfd.readouterr().err  # the kernel writes to this process's stderr (fd 2)
+    assert "without encryption" not in err and "Kernel is running over TCP" not in err
+
+
+def test_kernels_fall_back_to_tcp_when_the_socket_path_is_too_long(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / ("r" * 80)))
+    assert notebooks._kernel_config().KernelManager.transport == "tcp"
+
+
 def test_a_cell_timeout_is_named(tmp_path):
     source = _notebook(
         tmp_path / "nb",
