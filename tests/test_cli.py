@@ -199,3 +199,13 @@ def test_report_path_printed_is_where_the_report_is_even_with_spaces(parity_root
     printed = shlex.split(out.split(" — open ", 1)[1])[0]
     assert (here / printed).is_file() and printed == "my report/00-overview.html"
     assert (here / "my report" / "tables" / "sessions.csv").is_file()
+
+
+def test_session_accepts_the_short_id_of_a_redacted_report(parity_root, tmp_path):
+    import polars as pl
+
+    from measure.runner.redact import redact
+
+    shown = redact(SID)[:16]  # "sha256:" and the first hex digits, as a --redact report shows the id
+    assert _run(parity_root, tmp_path, "--redact", "--session", shown) == 0
+    assert pl.read_parquet(tmp_path / "o" / "sessions.parquet")["session_id"].unique().to_list() == [redact(SID)]

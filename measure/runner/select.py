@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 
 from measure.akm.read import rel
+from measure.runner.redact import redact
 
 
 class UnknownSessions(ValueError):
@@ -24,7 +25,10 @@ class UnknownSessions(ValueError):
 
 
 def matches(value: str, session_id: str, session_path: str) -> bool:
-    """A value names a session by its id, its root-relative path (with or without .jsonl) or an id prefix."""
+    """A value names a session by its id, its root-relative path (with or without .jsonl) or an id
+    prefix; a `sha256:` prefix names it by its id as a `--redact` report shows it."""
+    if value.startswith("sha256:"):
+        return redact(session_id).startswith(value)
     return (
         value == session_id
         or value == session_path
