@@ -79,7 +79,24 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--template", type=_template, metavar="PATH", help="prompt template with akm's placeholders (default: the package's own; point at akm's extract-session.md for akm's exact lengths)")
 
 
-def _add_measure_options(p: argparse.ArgumentParser, *, budgets_default: str) -> None:
+def _schedule(text: str) -> str:
+    from measure.measurements.replay import parse_schedule  # noqa: PLC0415
+
+    try:
+        return parse_schedule(text).name
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_replay_options(p: argparse.ArgumentParser, *, always: bool = False) -> None:
+    """--replay / --replay-at, shared by `run` and `report` (a report always replays)."""
+    p.add_argument("--replay", action="store_true", help="(a report always replays: accepted, changes nothing)" if always else "also write the replay table: akm's pipeline at earlier moments of each session")
+    p.add_argument("--replay-at", type=_schedule, default="turn_end", metavar="WHEN",
+                   help="replay moments: turn_end (each parent turn's end, and the final state; default), final, or every:<minutes>")
+
+
+
+def _add_measure_options(p: argparse.ArgumentParser, *, budgets_default: str, always_replay: bool = False) -> None:
     """The options `measure run` and `measure report` share, with the same meaning and checks."""
     p.add_argument("--root", help="sessions root (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
     _add_pipeline_options(p)
@@ -93,6 +110,7 @@ def _add_measure_options(p: argparse.ArgumentParser, *, budgets_default: str) ->
     p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
     p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
+    add_replay_options(p, always=always_replay)
 
 
 def _run_params(args: argparse.Namespace, budgets: tuple[int, ...]):
@@ -108,6 +126,7 @@ def _run_params(args: argparse.Namespace, budgets: tuple[int, ...]):
         sessions=tuple(args.session or ()),
         since_ms=args.since or 0,
         file_time_ms=args.pin_file_times,
+        replay=args.replay_at if args.replay else None,
     )
 
 
@@ -180,6 +199,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 cache=not args.no_cache,
                 file_time_ms=args.pin_file_times,
                 show_excerpts=args.show_excerpts,
+                replay_at=args.replay_at,
                 timeout=args.timeout,
                 log=log,
                 run_options={
@@ -269,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="run the measurement once and render every notebook into a report")
     p.add_argument("--out", help="report directory (default: reports/<last part of the root>)")
-    _add_measure_options(p, budgets_default="default: " + ",".join(str(b) for b in REPORT_BUDGETS))
+    _add_measure_options(p, budgets_default="default: " + ",".join(str(b) for b in REPORT_BUDGETS), always_replay=True)
     p.add_argument("--show-excerpts", action="store_true", help="allow transcript-derived text (subagent descriptions) in the notebooks")
     p.add_argument("--timeout", type=_positive, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
     p.add_argument("--golden", action="store_true", help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")

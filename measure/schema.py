@@ -200,6 +200,60 @@ QUIRKS = Table(
     ("session_path", "strategy", "quirk"),
 )
 
+# -- #11 background tasks over time: launch stubs, late completions, replay ----------------------
+
+BACKGROUND = Table(
+    "background",
+    "One row per background task a parent launched (background agents, forked skills, background Bash, monitors, workflows).",
+    _SESSION
+    + (
+        ("task_id", Str, "agentId / backgroundTaskId / taskId / notification task-id (line:<n> when a notification names none)"),
+        ("tool_use_id", Str, "the launching tool_use id (from the launch, else the notification's <tool-use-id>)"),
+        ("kind", Str, "agent, forked_skill, bash, monitor, workflow or other (launch ack, else the notification's wording/id shape)"),
+        ("cc_version", Str, "Claude Code version on the parent's lines (the last one seen)"),
+        ("launched_at", Str, "the parent's tool_use line (ISO, UTC); empty when the launch is not in the file"),
+        ("ack_at", Str, "the launch acknowledgement (tool_result) line: the launch stub (ISO, UTC)"),
+        ("ack_chars", Int, "UTF-16 chars of the stub's tool_result text"),
+        ("completed_at", Str, "first notification's enqueue (or delivered turn), else the subagent transcript's last line (ISO, UTC)"),
+        ("completed_by", Str, "notification or transcript: where completed_at comes from"),
+        ("stub_seconds", Float, "ack_at - launched_at: what a tool that trusts the launch result records as the run"),
+        ("run_seconds", Float, "completed_at - launched_at: the true run time"),
+        ("notifications", Int, "notifications for this task in the parent (a resumed task notifies again)"),
+        ("delivered", Int, "notifications consumed as a user turn"),
+        ("removed", Int, "notifications enqueued then removed with no user line (remove is not delivery)"),
+        ("delivery", Str, "turn (any delivered), removed (only removed), never (no notification reached a turn or was removed)"),
+        ("parent_end_at", Str, "the parent's last assistant line (ISO, UTC): when its last turn ended"),
+        ("completed_after_parent_end", Bool, "completed_at is after parent_end_at"),
+        ("status", Str, "the last notification's status: completed, failed, killed, stopped"),
+        ("killed", Bool, "a notification says killed"),
+        ("resumes", Int, "SendMessage resumes of this task acknowledged in the parent"),
+        ("transcript_events", Int, "events in subagents/agent-<task_id>.jsonl (empty: no such file)"),
+        ("transcript_chars", Int, "UTF-16 chars of those events"),
+        ("transcript_end_at", Str, "the subagent transcript's last timestamped line (ISO, UTC)"),
+        ("result_chars", Int, "UTF-16 chars of the last notification <result> (empty: no <result> tag)"),
+    ),
+    ("session_path", "launched_at", "task_id", "tool_use_id"),
+)
+
+REPLAY = Table(
+    "replay",
+    "One row per session x strategy when the run replays (--replay): akm's pipeline at each moment of the schedule.",
+    _SESSION
+    + (
+        ("strategy", Str, "strategy"),
+        ("schedule", Str, "turn_end, final or every:<minutes> (--replay-at)"),
+        ("extraction_points", Int, "moments at which the session had content and the strategy ran"),
+        ("moments_dropped", Int, "moments the per-session cap (replay.MAX_MOMENTS) thinned out"),
+        ("extractions", Int, "moments whose content hash differs from the previous extraction's: akm extracts (the first counts); link hashes the parent alone, as akm did before folding, the others the folded stream"),
+        ("re_extractions", Int, "extractions after the first"),
+        ("distinct_prompts", Int, "distinct prompts those extractions send (kept events and preserved refs; Started/Ended header excluded)"),
+        ("wasted_extractions", Int, "extractions whose prompt equals the previous extraction's: the hash moved, the prompt did not"),
+        ("late_extractions", Int, "extractions at moments after the parent's last event: triggered only by other files' later lines"),
+        ("late_results", Int, "background results completed after the parent's last turn (background.completed_after_parent_end)"),
+        ("llm_calls", Int, "LLM calls the extractions imply (calls per extraction, summed)"),
+        ("wasted_llm_calls", Int, "LLM calls of the wasted extractions"),
+    ),
+    ("session_path", "strategy"),
 # --- issue #14: breakdowns by project, Claude Code version and month -------------------------
 
 SESSION_INFO = Table(
@@ -239,7 +293,7 @@ BREAKDOWN = Table(
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
-        SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS,
+        SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS, BACKGROUND, REPLAY,
         SESSION_INFO, BREAKDOWN,  # issue #14
     )
 }

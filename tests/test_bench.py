@@ -286,6 +286,14 @@ def test_clear_caches_empties_measure_caches():
     assert not jscompat._DATES and not jscompat._MINUTES
 
 
+def test_replay_target_is_reported_when_measured():
+    rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 1.25, "rounds": 2}})
+    target = next(r for r in rows if r["name"] == "replay_over_plain")
+    assert (target["value"], target["threshold"], target["status"]) == (1.25, results.REPLAY_OVER_PLAIN_MAX, "PASS")
+    rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 3.5, "rounds": 1}})
+    assert next(r for r in rows if r["name"] == "replay_over_plain")["status"] == "FAIL"
+
+
 def test_make_bench_writes_no_tracked_file():
     """`make bench` (and `python -m measure.bench`) write under build/, which git ignores; the committed
     results under reports/bench/ change only with BENCH_OUT=reports/bench."""

@@ -82,7 +82,8 @@ def _legend(ax) -> list[str]:
 
 
 def test_registry_names_schema_tables():
-    assert set(plots.FIGURES) == {"eviction_by_strategy", "budget_sweep", "overlap_distribution", "llm_calls", "run_cost", "breakdown"}
+    assert set(plots.FIGURES) == {"eviction_by_strategy", "budget_sweep", "overlap_distribution", "llm_calls", "run_cost",
+                                  "background_stub_vs_run", "background_deliveries", "replay_re_extractions", "breakdown"}
     for table, fn in plots.FIGURES.values():
         assert table in TABLES and callable(fn)
 

@@ -70,8 +70,11 @@ def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
     stems = [p.stem for p in notebooks.notebook_sources()]
     expected = {f"{s}.{ext}" for s in stems for ext in ("ipynb", "html")}
     expected |= {f"params/{s}.yaml" for s in stems} | {"run.json"}
-    expected |= {f"figures/{name}.png" for name in ("budget_sweep", "eviction_by_strategy", "llm_calls", "overlap_distribution", "run_cost", "breakdown")}
-    expected |= {f"tables/{name}.csv" for name in ("budget_sweep", "duplicates", "errors", "eviction", "llm_calls", "quirks", "run_cost", "sessions", "subagents", "session_info", "breakdown")}
+    from measure.report import plots
+    from measure.schema import TABLES
+
+    expected |= {f"figures/{name}.png" for name in plots.FIGURES}  # every registered figure
+    expected |= {f"tables/{name}.csv" for name in TABLES}  # every table of the run
     assert set(first) == expected
     assert first.keys() == second.keys()
     different = sorted(k for k in first if first[k] != second[k])

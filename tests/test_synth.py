@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"
 DEFAULT = ROOT / "fixtures" / "default"
 DEFAULT_SEED = 20260826  # the seed fixtures/default was generated with (fixtures/README.md)
+DEFAULT_SESSIONS = 14  # and its --sessions
 
 # akm's inline-ref patterns (pipeline-spec §8), used to count refs the way the study did.
 REMEMBER = re.compile(r"\bakm\s+remember\s+(?:\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)')")
@@ -492,10 +493,37 @@ def test_default_fixture_is_reproducible(tmp_path):
     if not DEFAULT.exists():
         pytest.skip("fixtures/default not built")
     regen = tmp_path / "default"
-    synth.generate(regen, seed=DEFAULT_SEED)
+    synth.generate(regen, seed=DEFAULT_SEED, sessions=DEFAULT_SESSIONS)
     synth.copy_real(REAL, regen)
 
     def contents(root: Path) -> list:  # git keeps no mtimes, so compare paths and bytes only
         return sorted((str(p.relative_to(root)), hashlib.sha256(p.read_bytes()).hexdigest())
                       for p in root.rglob("*") if p.is_file() and p.name != "README.md")
     assert contents(regen) == contents(DEFAULT)
+
+
+def test_background_tasks_can_outlive_the_parent(tmp_path):
+    """Fates late/lost (#11): finished after the parent's last turn, notified but never delivered, or never notified."""
+    from measure.akm.read import read_session
+    from measure.measurements import tasks  # noqa: F401
+    from measure.measurements.background import background_rows
+    from measure.measurements.lines import SessionLines
+
+    out = tmp_path / "m"
+    synth.generate(out, seed=DEFAULT_SEED, sessions=DEFAULT_SESSIONS)
+    first12 = tmp_path / "m12"
+    synth.generate(first12, seed=DEFAULT_SEED, sessions=12)
+    # the two sessions are appended: the first twelve and the root extras keep their bytes
+    assert {p.relative_to(first12) for p in first12.rglob("*")} < {p.relative_to(out) for p in out.rglob("*")}
+    rows = []
+    for parent in sorted(out.glob("*/*.jsonl")):
+        lines = SessionLines(("tasks",))
+        try:
+            session, _ = read_session(str(parent), str(out), file_time_ms=0, observe=lines.observe)
+        except Exception:
+            continue
+        rows += background_rows(session, lines.get("tasks"))
+    late = [(r["kind"], r["delivery"], r["completed_by"]) for r in rows if r["completed_after_parent_end"]]
+    assert sorted(late) == sorted([("agent", "never", "notification"), ("agent", "never", "notification"),
+                                   ("agent", "never", "transcript"), ("bash", "never", "notification")])
+    assert any(r["killed"] and r["delivery"] == "removed" for r in rows)

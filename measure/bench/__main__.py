@@ -40,6 +40,21 @@ from measure.bench.timing import (
 )
 
 
+def replay_cost(work: Path, rounds: int, interval: float) -> dict:
+    """Wall time of `measure run` over fixtures/default without and with `--replay` (no cache, one job)."""
+    root = REPO / "fixtures" / "default"
+    out: dict[str, list[float]] = {"plain": [], "replay": []}
+    for i in range(max(1, rounds)):
+        for key, extra in (("plain", []), ("replay", ["--replay"])):
+            cmd = [sys.executable, "-m", "measure", "run", "--root", os.fspath(root), "--out", os.fspath(work / f"replay-{key}{i}"),
+                   "--no-cache", "--jobs", "1", "--pin-file-times", "1780000000000", "--budgets", "20000,40000,80000,160000,320000,640000", *extra]
+            t = timed_run(cmd, interval, cwd=os.fspath(REPO))
+            if t.returncode != 0:
+                raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
+            out[key].append(t.wall_s)
+    return {"plain_s": min(out["plain"]), "replay_s": min(out["replay"]), "rounds": max(1, rounds)}
+
+
 def run_bench(args, log=print) -> tuple[dict, list[dict]]:
     corpus = Path(args.corpus).resolve()
     corpus_dir = ensure_corpus(corpus, args.size_mb, args.seed, args.regenerate, log=log)
@@ -75,6 +90,8 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
         with OtherLoad() as load:
             lin = linearity(os.fspath(root), work, args.linear_events, repeat=args.linear_repeat, steps=args.linear_steps)
         lin["other_load"] = load.cores
+        log("bench: replay (#11): measure run on fixtures/default, plain and with --replay ...")
+        replay = replay_cost(work, args.rounds, args.interval)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     corpus_stats = {
@@ -100,6 +117,7 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
         "warm_tables_identical": identical,
         "linear": lin,
         "jobs": jobs,
+        "replay": replay,
     }
     return res, build_rows(res)
 

@@ -35,6 +35,9 @@ CORPUS_MB_MIN = 500.0  # the wall-clock target is stated for a corpus at least t
 LINEAR_MAX = 2.0
 
 
+REPLAY_OVER_PLAIN_MAX = 3.0  # issue #11: --replay over fixtures/default within 3x a plain run
+
+
 LOAD_NOTE = "CPU used by other processes meanwhile (0 = quiet machine)"
 
 
@@ -192,6 +195,12 @@ def build_rows(res: dict) -> list[dict]:
     if "spread" in lin:
         note += f"; repeats vary by up to {lin['spread'] * 100:.0f}%"
     add("target", "linearity", lin["ratio"], "x", LINEAR_MAX, status(lin["ratio"], LINEAR_MAX), note)
+    rp = res.get("replay")
+    if rp:
+        ratio = rp["replay_s"] / rp["plain_s"]
+        add("replay", "plain_wall", rp["plain_s"], "s", note=f"measure run on fixtures/default, --no-cache --jobs 1, best of {rp['rounds']}")
+        add("replay", "replay_wall", rp["replay_s"], "s", note="the same with --replay (turn_end)")
+        add("target", "replay_over_plain", ratio, "x", REPLAY_OVER_PLAIN_MAX, status(ratio, REPLAY_OVER_PLAIN_MAX))
     return rows
 
 

@@ -93,6 +93,7 @@ class Timeline:
     turns: tuple[Turn, ...]
     first_ts: float | None
     last_ts: float | None
+    versions: tuple[str, ...] = ()  # distinct Claude Code `version` values on its lines, first seen first
 
 
 def timestamp(record: dict) -> float | None:
@@ -180,7 +181,7 @@ def _str(v) -> str | None:
 class TaskCollector:
     """Builds a transcript's `Timeline` line by line."""
 
-    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts")
+    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions")
 
     def __init__(self, label: str):
         self.launches: list[Launch] = []
@@ -189,6 +190,7 @@ class TaskCollector:
         self.turns: list[Turn] = []
         self.first_ts: float | None = None
         self.last_ts: float | None = None
+        self.versions: list[str] = []
 
     def __call__(self, record: dict, line: int) -> None:
         kind = record.get("type")
@@ -199,6 +201,9 @@ class TaskCollector:
             if self.first_ts is None:
                 self.first_ts = ts
             self.last_ts = ts
+        version = record.get("version")
+        if type(version) is str and version and version not in self.versions:
+            self.versions.append(version)
         if kind == "queue-operation":
             content = record.get("content")
             note = parse_notification(content) if type(content) is str else None
@@ -255,4 +260,4 @@ class TaskCollector:
         self.turns.append(Turn(line, ts, source, note))
 
     def result(self) -> Timeline:
-        return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.first_ts, self.last_ts)
+        return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.first_ts, self.last_ts, tuple(self.versions))

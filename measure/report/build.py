@@ -128,6 +128,7 @@ def report(
     cache: bool = True,
     file_time_ms: int | None = None,
     show_excerpts: bool = False,
+    replay_at: str = "turn_end",
     notebooks_dir: str | os.PathLike | None = None,
     build_dir: str | os.PathLike | None = None,
     timeout: int = EXECUTION_TIMEOUT,
@@ -146,6 +147,7 @@ def report(
     file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
         (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
+    replay_at : the replay schedule of `measure run --replay` (a report always replays).
     notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
     timeout : seconds per cell.
     run_options : further keyword arguments of `views.common.run_measure` (since_ms, session_cap, ...).
@@ -181,6 +183,7 @@ def report(
         redact=redact,
         cache=cache,
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+        replay=replay_at,
         **(run_options or {}),
     )
 

@@ -16,7 +16,7 @@ import matplotlib as mpl
 import matplotlib.style
 import polars as pl
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, short_ids
 from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
@@ -33,6 +33,9 @@ __all__ = [
     "llm_calls_bars",
     "run_cost_bars",
     "breakdown_bars",
+    "stub_vs_run",
+    "deliveries_bars",
+    "replay_bars",
     "save",
 ]
 
@@ -372,6 +375,120 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
     return fig
 
 
+KIND_COLORS: dict[str, str] = {
+    "agent": "#0072B2",
+    "forked_skill": "#CC79A7",
+    "bash": "#E69F00",
+    "monitor": "#56B4E9",
+    "workflow": "#009E73",
+    "other": OTHER_COLOR,
+}
+"""One color per background task kind (background table)."""
+
+DELIVERY_COLORS: dict[str, str] = {"turn": "#009E73", "removed": "#D55E00", "never": "#7F7F7F"}
+"""One color per delivery of a background result."""
+
+
+@_styled
+def stub_vs_run(background: pl.DataFrame) -> Figure:
+    """Launch stub (x) vs true run time (y) of each background task, log-log, with the line where they agree."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Background tasks: what the launch stub says vs how long the task ran")
+    timed = background.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
+    timed = timed.filter((pl.col("stub_seconds") > 0) & (pl.col("run_seconds") > 0))
+    if timed.height == 0:
+        _empty(ax, "no background task with both a launch stub and a completion")
+        return fig
+    for kind in sorted(set(timed["kind"].to_list())):
+        part = timed.filter(pl.col("kind") == kind)
+        late = part["completed_after_parent_end"].fill_null(False).to_list()
+        xs, ys = part["stub_seconds"].to_list(), part["run_seconds"].to_list()
+        color = KIND_COLORS.get(kind, OTHER_COLOR)
+        ax.scatter([x for x, l in zip(xs, late) if not l], [y for y, l in zip(ys, late) if not l], s=28, color=color,
+                   label=f"{kind} ({part.height})", edgecolor="white", linewidth=0.5)
+        if any(late):
+            ax.scatter([x for x, l in zip(xs, late) if l], [y for y, l in zip(ys, late) if l], s=46, facecolor="none",
+                       edgecolor=color, linewidth=1.5, marker="D")
+    x_lo, x_hi = timed["stub_seconds"].min() / 2, timed["stub_seconds"].max() * 2
+    y_lo, y_hi = min(x_lo, timed["run_seconds"].min() / 2), timed["run_seconds"].max() * 2
+    ax.plot([x_lo, x_hi], [x_lo, x_hi], color="black", linestyle="--", linewidth=1, label="run = stub")
+    if timed["completed_after_parent_end"].fill_null(False).any():
+        ax.scatter([], [], s=46, facecolor="none", edgecolor="black", marker="D", label="completed after the parent's last turn")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(y_lo, y_hi)
+    fmt = FuncFormatter(lambda v, _p: f"{v:,.0f} s" if v >= 1 else f"{v:g} s")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(fmt)
+    ax.yaxis.set_major_formatter(fmt)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("launch stub: launch → acknowledgement (seconds, log scale)")
+    ax.set_ylabel("true run: launch → completion (seconds, log scale)")
+    ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+@_styled
+def deliveries_bars(background: pl.DataFrame) -> Figure:
+    """Background results by kind and Claude Code version, stacked by delivery (turn, removed, never)."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("How background results reached the parent, by kind and Claude Code version")
+    if background.height == 0:
+        _empty(ax, "no background rows")
+        return fig
+    bg = background.with_columns(pl.col("cc_version").fill_null("unknown"))
+    groups = sorted({(k, v) for k, v in bg.select("kind", "cc_version").iter_rows()},
+                    key=lambda kv: (kv[0], tuple(int(p) if p.isdigit() else -1 for p in kv[1].split("."))))
+    counts = {(k, v, d): n for k, v, d, n in bg.group_by("kind", "cc_version", "delivery").len().iter_rows()}
+    xs = list(range(len(groups)))
+    bottom = [0] * len(groups)
+    for d, color in DELIVERY_COLORS.items():
+        ys = [counts.get((k, v, d), 0) for k, v in groups]
+        bars = ax.bar(xs, ys, bottom=bottom, width=0.6, color=color, label=d, edgecolor="white", linewidth=0.5)
+        ax.bar_label(bars, labels=[str(y) if y else "" for y in ys], label_type="center", fontsize=8, color="white")
+        bottom = [b + y for b, y in zip(bottom, ys)]
+    rotate = len(groups) > 6
+    ax.set_xticks(xs, [f"{k}\n{v}" for k, v in groups], rotation=45 if rotate else 0, ha="right" if rotate else "center",
+                  fontsize=8)
+    ax.set_ylim(0, max(bottom) * 1.15 + 0.5)
+    ax.set_ylabel("background tasks")
+    ax.legend(loc="upper left", title="delivery")
+    return fig
+
+
+@_styled
+def replay_bars(replay: pl.DataFrame) -> Figure:
+    """Per strategy: re-extractions the replay implies and how many of them send an unchanged prompt."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    if replay.height == 0:
+        ax.set_title("Re-extractions while sessions are written")
+        _empty(ax, "no replay rows (measure run --replay)")
+        return fig
+    schedules = ", ".join(sorted(set(replay["schedule"].to_list())))
+    ax.set_title(f"Re-extractions while sessions are written (replayed at {schedules})")
+    strategies = ordered_strategies(replay["strategy"].to_list())
+    sums = {s: (part["re_extractions"].sum(), part["wasted_extractions"].sum())
+            for s in strategies for part in [replay.filter(pl.col("strategy") == s)]}
+    xs = list(range(len(strategies)))
+    re = [sums[s][0] for s in strategies]
+    wasted = [sums[s][1] for s in strategies]
+    bars = ax.bar([x - 0.2 for x in xs], re, width=0.4, color=[_color(s) for s in strategies], label="re-extractions")
+    ax.bar_label(bars, labels=[str(v) for v in re], fontsize=8, padding=1)
+    bars = ax.bar([x + 0.2 for x in xs], wasted, width=0.4, color="white", edgecolor=[_color(s) for s in strategies],
+                  hatch="//", linewidth=1, label="of which the prompt did not change")
+    ax.bar_label(bars, labels=[str(v) for v in wasted], fontsize=8, padding=1)
+    ax.set_xticks(xs, [_label(s) for s in strategies])
+    ax.set_ylim(0, max([1, *re]) * 1.2)
+    ax.set_ylabel("extractions after a session's first")
+    ax.legend(loc="upper left")
+    return fig
+
+
 FIGURES: dict[str, tuple[str, object]] = {
     "eviction_by_strategy": ("eviction", eviction_bars),
     "budget_sweep": ("budget_sweep", budget_sweep_curve),
@@ -379,6 +496,9 @@ FIGURES: dict[str, tuple[str, object]] = {
     "llm_calls": ("llm_calls", llm_calls_bars),
     "run_cost": ("run_cost", run_cost_bars),
     "breakdown": ("breakdown", breakdown_bars),
+    "background_stub_vs_run": ("background", stub_vs_run),
+    "background_deliveries": ("background", deliveries_bars),
+    "replay_re_extractions": ("replay", replay_bars),
 }
 """Figure name -> (the schema table it is drawn from, the function); the report saves each as PNG."""
 

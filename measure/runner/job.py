@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from measure.akm.hashing import content_hash
 from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
+from measure.measurements.background import background_rows
 from measure.measurements.breakdown import session_info_rows
 from measure.measurements.budget_sweep import sweep_rows
 from measure.measurements.duplicates import duplicate_rows
@@ -15,6 +16,7 @@ from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
 from measure.measurements.llm_calls import llm_rows
 from measure.measurements.quirks import quirk_rows
+from measure.measurements.replay import replay_rows
 from measure.measurements.sessions import session_rows
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
 from measure.measurements.subagents import subagent_rows
@@ -34,6 +36,7 @@ class RunParams:
     since_ms: float = 0
     strategies: tuple[str, ...] = tuple(STRATEGIES)
     file_time_ms: float | None = None  # stand-in for file mtimes/ctimes (bundled fixtures)
+    replay: str | None = None  # --replay-at schedule (turn_end, final, every:<minutes>); None: no replay table
 
 
 @dataclass
@@ -113,5 +116,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
     add("subagents", subagent_rows(session))
     add("quirks", quirk_rows(session, results))
+    add("background", background := background_rows(session, lines.get("tasks")))
+    add("replay", replay_rows(ctx, lines.get("tasks"), tuple(results), params.replay, background) if params.replay else [])
     add("session_info", session_info_rows(session_path, session.ref.started_at, lines.get("version")))
     return out

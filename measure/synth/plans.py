@@ -16,7 +16,9 @@ class AgentPlan:
 
     at: float  # fraction of the parent's progress at which it is launched
     kind: str = "sync"  # "sync" | "async" | "workflow" | "bash"
-    fate: str = "completed"  # "completed" | "killed" | "resumed"
+    fate: str = "completed"  # "completed" | "killed" | "resumed" | "late" | "lost"
+    # late: finishes after the parent's last turn; its notification is enqueued, never delivered.
+    # lost: finishes after the parent's last turn and no notification is ever written.
     events: int = 40  # user/assistant lines in its transcript (akm events), approximately
     report_chars: int = 2500  # size of its final report
     agent_type: str = "general-purpose"

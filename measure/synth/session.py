@@ -25,6 +25,10 @@ from measure.synth.text import Project, TextForge
 from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, MODERN_NOTE, USERS
 
 
+OUTLIVING = ("late", "lost")
+"""Fates of background tasks that outlive the parent's last turn."""
+
+
 class SessionSim(SubagentsMixin):
     """Simulates one main session in time order and writes it, its subagents and sidecars."""
 
@@ -52,6 +56,7 @@ class SessionSim(SubagentsMixin):
         self.ready: list[Running] = []
         self.awaiting_output: list[Running] = []  # 'agent' era: results fetched with TaskOutput
         self.resumable: list[Running] = []
+        self.outliving: list[Running] = []  # fate late/lost: they report after the parent's last turn, if ever
         self.seq = 0
         self.plans = sorted(recipe.agents, key=lambda a: a.at)
         self.plan_i = 0
@@ -104,6 +109,9 @@ class SessionSim(SubagentsMixin):
 
     # -- queue: background completions ------------------------------------------------------
     def push(self, run: Running) -> None:
+        if run.plan.fate in OUTLIVING:  # the parent never waits for it (see outlive)
+            self.outliving.append(run)
+            return
         self.seq += 1
         heapq.heappush(self.heap, (run.t_end, self.seq, run))
 
@@ -485,6 +493,16 @@ class SessionSim(SubagentsMixin):
             self.parent_call(last=True)
             self.turn_end(start)
 
+    def outlive(self) -> None:
+        """Background tasks still running when the parent stops: a `late` one's notification is
+        enqueued after the parent's last line and never dequeued; a `lost` one writes nothing."""
+        for run in self.outliving:
+            if run.plan.fate == "late":
+                t = max(run.t_end, self.parent.now + self.rng.randint(30_000, 240_000))
+                self.queue_line("enqueue", t, self.notification(run))
+                self.notifications += 1
+                self.tally.notifications += 1
+
     def finish(self) -> None:
         r = self.rng
         a = self.parent
@@ -496,6 +514,7 @@ class SessionSim(SubagentsMixin):
         while self.resumable:
             self.resume(self.resumable.pop(0))
             self.wait_all()
+        self.outlive()
         if self.recipe.title and not self.title_written and self.era.modern:
             self.tr.write({"type": "custom-title", "customTitle": self.forge.description(), "sessionId": self.sid}, a.now)
         torn = None

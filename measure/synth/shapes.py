@@ -129,6 +129,30 @@ def _mixed_fixed(rng: random.Random) -> list[SessionRecipe]:
     ]
 
 
+def _mixed_outliving(rng: random.Random) -> list[SessionRecipe]:
+    """Sessions 12-13 (#11): background tasks that outlive the parent's last turn.
+
+    Drawn from their own stream, so adding them leaves sessions 0-11 and the root extras as they were.
+    """
+    A = AgentPlan
+    R = SessionRecipe
+    return [
+        # 12: modern; reviewers still running when the parent stops: one notification enqueued and
+        # never delivered, one never written, a late background Bash, and a killed agent
+        R("modern", 2, _start(rng, "modern"), target_chars=24_000, hooks=1, remember=1,
+          agents=(A(0.2, "async", events=14, report_chars=2500),
+                  A(0.5, "async", fate="killed", events=6),
+                  A(0.75, "async", fate="late", events=30, report_chars=4000, duration_s=1500, remember=1),
+                  A(0.8, "async", fate="lost", events=22, report_chars=3000, duration_s=1200),
+                  A(0.85, "bash", fate="late", duration_s=1800))),
+        # 13: 2.1.17; a fan-out whose last agent finishes after the parent's last turn (undelivered)
+        R("2.1.17", 4, _start(rng, "2.1.17"), target_chars=16_000, hooks=0,
+          agents=(A(0.3, "async", events=12, report_chars=2000, group=6),
+                  A(0.3, "async", events=10, report_chars=1800, group=6),
+                  A(0.7, "async", fate="late", events=24, report_chars=3500, duration_s=900))),
+    ]
+
+
 def _random_recipe(rng: random.Random, n_projects: int) -> SessionRecipe:
     era = rng.choice(("modern", "modern", "2.1.39", "2.1.39", "2.1.17", "sibling", "inline"))
     agents = []
@@ -145,7 +169,7 @@ def _random_recipe(rng: random.Random, n_projects: int) -> SessionRecipe:
 def _mixed_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
     projects = _projects(ctx.rng, 5)
     ctx.projects = projects
-    fixed = _mixed_fixed(ctx.rng)
+    fixed = _mixed_fixed(ctx.rng) + _mixed_outliving(random.Random(f"{ctx.seed}:mixed:outliving"))
     target = int(ctx.size_mb * 1_000_000) if ctx.size_mb else 0
     k = 0
     # --size-mb overrides --sessions: keep adding sessions until the bytes are there.

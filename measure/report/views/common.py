@@ -94,6 +94,7 @@ def load(
     template_path: str | os.PathLike | None = None,
     sessions: list[str] | None = None,
     show_excerpts: bool = False,
+    replay: str | None = None,
 ) -> Report:
     """Return the tables of a measurement of `sessions_root`.
 
@@ -106,6 +107,8 @@ def load(
     max_total_chars, budgets, template_path : passed to `measure run` when measuring now.
     sessions : keep only these session ids (exact or prefix); empty or None keeps all.
     show_excerpts : allow transcript-derived text (subagent descriptions) in views.
+    replay : the `--replay-at` schedule when measuring now (None: no replay table; only the
+        04-background page needs one, and replaying costs a pipeline run per moment).
     """
     sessions = list(sessions or [])
     resolved = paths.resolve(out_dir) if out_dir else None
@@ -122,6 +125,7 @@ def load(
                 sessions=sessions,
                 cache=False,
                 file_time_ms=file_time_for(sessions_root),
+                replay=replay,
             )
             tables, run = _read_run(Path(tmp))
     if sessions:
@@ -167,6 +171,7 @@ def run_measure(
     session_cap: int | None = None,
     max_event_chars: int | None = None,
     cache_dir: str | os.PathLike | None = None,
+    replay: str | None = None,
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
@@ -175,6 +180,7 @@ def run_measure(
     `since_ms`, `session_cap`, `max_event_chars` and `cache_dir` are `measure run`'s --since,
     --session-cap, --max-event-chars and --cache-dir. Progress goes to the active
     `measure.runner.progress` (silent unless the command line made one active).
+    `replay` is `--replay-at` (None: no replay table; `measure report` always passes one).
     Raises RuntimeError when the sessions root does not exist, and
     `measure.runner.select.UnknownSessions` when a `sessions` value names no session.
     """
@@ -192,6 +198,7 @@ def run_measure(
         since_ms=since_ms or 0,
         **({"session_cap": int(session_cap)} if session_cap else {}),
         **({"max_event_text_length": int(max_event_chars)} if max_event_chars else {}),
+        replay=replay,
     )
     out = Path(out_dir)
     cache_at = (cache_dir or default_cache_dir()) if cache else None

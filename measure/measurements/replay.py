@@ -1,0 +1,255 @@
+"""The `replay` table: akm's pipeline re-run at earlier moments of a session, as if extracting it mid-write.
+
+A session is rebuilt as it stood at moment *t* from the one read the run already made: every
+file is cut to the events written up to *t* (a file is appended, so an event is written no
+earlier than the events before it: its moment is the running maximum of its file's timestamps,
+and an event without a timestamp of its own belongs to the moment of the event before it).
+Files with nothing written yet are absent. At each moment every strategy runs on the cut
+session and akm's content hash is taken; a changed hash is an extraction akm would make.
+
+Cost: each moment is one pipeline run over the cut session (pre-filter verdicts and rendered
+lines are shared with the plain run, so a moment costs roughly the budget pass, the prompt and
+the hash), i.e. moments x events. Moments are capped at MAX_MOMENTS per session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, replace
+
+from measure.akm.hashing import content_hash
+from measure.akm.read import inline_refs
+from measure.akm.records import Session, TranscriptFile
+from measure.measurements.strategies import STRATEGIES, SessionContext, StrategyResult
+from measure.measurements.tasks import Timeline
+
+MAX_MOMENTS = 48
+"""At most this many moments per session (evenly thinned, the final state always kept)."""
+
+SCHEDULES = ("turn_end", "final", "every:<minutes>")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When to replay: at each turn end, only at the final state, or every `minutes`."""
+
+    kind: str  # turn_end | final | every
+    minutes: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return f"every:{self.minutes:g}" if self.kind == "every" else self.kind
+
+
+def parse_schedule(text: str) -> Schedule:
+    """`turn_end`, `final` or `every:<minutes>`; raises ValueError otherwise."""
+    if text in ("turn_end", "final"):
+        return Schedule(text)
+    if text.startswith("every:"):
+        try:
+            minutes = float(text[len("every:") :])
+        except ValueError:
+            minutes = 0.0
+        if minutes > 0 and minutes == minutes and minutes != float("inf"):
+            return Schedule("every", minutes)
+    raise ValueError(f"expected one of {', '.join(SCHEDULES)} (minutes > 0), got {text!r}")
+
+
+def written_at(tf: TranscriptFile) -> list[float]:
+    """The moment each event of a file was written: the running maximum of its own timestamps."""
+    fallback = set(tf.fallback)
+    out: list[float] = []
+    high = None
+    for i, e in enumerate(tf.events):
+        if i not in fallback and (high is None or e.ts > high):
+            high = e.ts
+        out.append(high)  # None until the first timestamped event
+    first = next((w for w in out if w is not None), 0.0)
+    return [first if w is None else w for w in out]
+
+
+def _ref_counts(tf: TranscriptFile) -> list[int]:
+    """refs found in the first k events, for k = 0..len(events) (refs come in event order)."""
+    counts = [0]
+    n = 0
+    for e in tf.events:
+        if "akm" in e.text:
+            n += len(inline_refs(e.text, e.ts))
+        counts.append(n)
+    return counts
+
+
+class Replayer:
+    """A read session, indexed once so that it can be cut at any moment in one pass over its events."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.files = (session.parent, *session.subagents)
+        self.written = [written_at(tf) for tf in self.files]
+        self.refs = [_ref_counts(tf) for tf in self.files]
+        # The folded stream is the stable ts-sort of the files' events (prefixed for subagents),
+        # concatenated in walk order: the same sort over the written-at values aligns them.
+        order = []
+        for k, (tf, wa) in enumerate(zip(self.files, self.written)):
+            order.extend((e.ts, k, w) for e, w in zip(tf.events, wa))
+        order.sort(key=lambda x: x[0])
+        self.folded_written = [w for _, _, w in order]
+        self.final = max((wa[-1] for wa in self.written if wa), default=None)
+
+    def cut(self, t: float) -> Session | None:
+        """The session as it stood at `t`, or None when nothing was written yet."""
+        s = self.session
+        cuts = [bisect_right(wa, t) for wa in self.written]
+        if not any(cuts):
+            return None
+        files = []
+        for tf, k, refs in zip(self.files, cuts, self.refs):
+            files.append(replace(tf, events=tf.events[:k], refs=tf.refs[: refs[k]], fallback=tuple(i for i in tf.fallback if i < k)))
+        parent, subs = files[0], tuple(f for f, k in zip(files[1:], cuts[1:]) if k)
+        folded = tuple(e for e, w in zip(s.folded, self.folded_written) if w <= t)
+        refs = parent.refs + tuple(r for f in subs for r in f.refs)
+        ref = replace(
+            s.ref,
+            started_at=folded[0].ts if folded else s.ctime_ms,
+            ended_at=folded[-1].ts if folded else s.mtime_ms,
+        )
+        return replace(s, ref=ref, parent=parent, subagents=subs, folded=folded, refs=refs)
+
+
+def turn_ends(parent_written: list[float], timeline: Timeline | None) -> list[float]:
+    """The end of each parent turn: its last event before the next human prompt, and its last event."""
+    out = parent_written[-1:]
+    for turn in timeline.turns if timeline is not None else ():
+        if turn.source == "human" and turn.ts is not None:
+            i = bisect_left(parent_written, turn.ts)
+            if i:
+                out.append(parent_written[i - 1])
+    return out
+
+
+def moments(replayer: Replayer, timeline: Timeline | None, schedule: Schedule) -> tuple[list[float], int]:
+    """The schedule's moments for one session (sorted, distinct, final state last) and how many the cap dropped."""
+    final = replayer.final
+    if final is None:
+        return [], 0
+    if schedule.kind == "turn_end":
+        points = turn_ends(replayer.written[0], timeline)
+    elif schedule.kind == "every":
+        start = min(wa[0] for wa in replayer.written if wa)
+        step = schedule.minutes * 60_000
+        n = int((final - start) // step)
+        points = [start + step * i for i in range(1, min(n, 100 * MAX_MOMENTS) + 1)]
+    else:
+        points = []
+    found = sorted({p for p in points if p < final} | {final})
+    if len(found) <= MAX_MOMENTS:
+        return found, 0
+    keep = [found[round(i * (len(found) - 1) / (MAX_MOMENTS - 1))] for i in range(MAX_MOMENTS)]
+    return keep, len(found) - len(keep)
+
+
+def prompt_key(result: StrategyResult) -> str:
+    """What the LLM would read: the kept events of every call and the refs listed as preserved.
+
+    The Started/Ended header is left out: any later event (a subagent's too) widens Ended in
+    every strategy, and a prompt that differs only there tells the LLM nothing new.
+    """
+    h = hashlib.sha256(f"refs:{result.inline_refs}".encode())
+    for call in result.calls:
+        h.update(b"\x01call")
+        for e in call.kept.events:
+            h.update(f"\x00{e.role}\x00{e.ts!r}\x00".encode())
+            h.update(e.text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+@dataclass
+class _Tally:
+    points: int = 0
+    extractions: int = 0
+    wasted: int = 0
+    calls: int = 0
+    wasted_calls: int = 0
+    late: int = 0
+    last_hash: str | None = None
+    last_prompt: str | None = None
+    prompts: set = None  # type: ignore[assignment]
+
+
+def replay_rows(
+    plain: SessionContext,
+    timelines: dict[str, Timeline],
+    strategies,
+    schedule: str | Schedule,
+    background: list[dict],
+) -> list[dict]:
+    """One row per strategy: what akm would extract, and re-extract, at each moment of `schedule`.
+
+    `plain` is the run's own context (its session, parameters and shared pre-filter verdicts);
+    `background` the session's `background` rows (their late completions are `late_results`).
+    """
+    session, params, memo, lines = plain.session, plain.params, plain.memo, plain.lines
+    schedule = parse_schedule(schedule) if isinstance(schedule, str) else schedule
+    late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
+    replayer = Replayer(session)
+    # Moments after the parent's last event see only what other files wrote after it.
+    end = replayer.written[0][-1] if replayer.written[0] else None
+    points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
+    tallies = {name: _Tally(prompts=set()) for name in strategies}
+    alive = []  # results (and their stub events) stay alive while `memo` may hold their ids
+    for t in points:
+        cut = replayer.cut(t)
+        if cut is None:
+            continue
+        ctx = SessionContext(cut, params)
+        ctx.memo, ctx.lines = memo, lines
+        folded_hash = content_hash(cut.folded)
+        alone_hash = None
+        for name in strategies:
+            try:
+                result = STRATEGIES[name](ctx)
+            except ValueError:  # akm's prompt build would throw; the plain run reports it
+                continue
+            alive.append(result)
+            if name == "link":
+                alone_hash = alone_hash or content_hash(cut.alone)
+                digest = alone_hash
+            else:
+                digest = folded_hash
+            tl = tallies[name]
+            tl.points += 1
+            if digest == tl.last_hash:
+                continue
+            key = prompt_key(result)
+            tl.extractions += 1
+            tl.calls += len(result.calls)
+            if end is not None and t > end:
+                tl.late += 1
+            if key == tl.last_prompt:
+                tl.wasted += 1
+                tl.wasted_calls += len(result.calls)
+            tl.prompts.add(key)
+            tl.last_hash, tl.last_prompt = digest, key
+    rows = []
+    for name in strategies:
+        tl = tallies[name]
+        rows.append(
+            {
+                "strategy": name,
+                "schedule": schedule.name,
+                "extraction_points": tl.points,
+                "moments_dropped": dropped,
+                "extractions": tl.extractions,
+                "re_extractions": max(0, tl.extractions - 1),
+                "distinct_prompts": len(tl.prompts),
+                "wasted_extractions": tl.wasted,
+                "late_extractions": tl.late,
+                "late_results": late_results,
+                "llm_calls": tl.calls,
+                "wasted_llm_calls": tl.wasted_calls,
+            }
+        )
+    del alive
+    return rows
+

@@ -1,0 +1,151 @@
+"""measure.measurements.replay: the session cut at earlier moments, and what akm would (re-)extract."""
+
+from __future__ import annotations
+
+import pytest
+
+from measure.akm.hashing import content_hash
+from measure.akm.prompt import load_template
+from measure.measurements.background import background_rows
+from measure.measurements.replay import MAX_MOMENTS, Replayer, Schedule, moments, parse_schedule, replay_rows
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from tests.test_background import ASYNC, ack, human, launch, note_2219, queue, read, say, sub_lines
+
+TEMPLATE = load_template(None)
+
+
+def context(session) -> SessionContext:
+    return SessionContext(session, Params(template=TEMPLATE, keep_prompts=False))
+
+
+def replay(tmp_path, parent, subagents, schedule):
+    session, timelines = read(tmp_path, parent, subagents)
+    ctx = context(session)
+    rows = replay_rows(ctx, timelines, tuple(STRATEGIES), schedule, background_rows(session, timelines))
+    return session, timelines, {r["strategy"]: r for r in rows}
+
+
+LATE = (
+    [human(0), launch(1, "toolu_1"), ack(2, "toolu_1", ASYNC), say(30, "I will wait for the reviewer.")],
+    {"a1": sub_lines(2, 10, 20, 290)},  # the subagent keeps writing long after the parent's last turn
+)
+
+
+def test_late_subagent_completion_moves_the_hash_but_not_hybrids_prompt(tmp_path):
+    session, timelines, rows = replay(tmp_path, *LATE, "every:1")
+    # moments at 1, 2, 3, 4 minutes and the final state (290 s)
+    hybrid, fold, link = rows["hybrid"], rows["fold"], rows["link"]
+    assert hybrid["extraction_points"] == 5 and hybrid["schedule"] == "every:1"
+    # minute 1 extracts; the subagent's last event at 290 s moves the folded hash once more
+    assert (hybrid["extractions"], hybrid["re_extractions"], hybrid["wasted_extractions"]) == (2, 1, 1)
+    assert hybrid["distinct_prompts"] == 1 and hybrid["late_extractions"] == 2  # both moments follow the parent's 30 s
+    assert (hybrid["llm_calls"], hybrid["wasted_llm_calls"]) == (2, 1)
+    # fold sends the new subagent text: a re-extraction, but not a wasted one
+    assert (fold["extractions"], fold["wasted_extractions"], fold["distinct_prompts"]) == (2, 0, 2)
+    # link hashes the parent alone, which did not change after minute 1
+    assert (link["extractions"], link["wasted_extractions"]) == (1, 0)
+    # chunked makes a parent window and a subagent chunk each time
+    assert rows["chunked"]["llm_calls"] == 4
+    # no notification reached the parent: the subagent file's last line is its completion, after the parent's end
+    assert hybrid["late_results"] == 1
+    assert [(r["completed_by"], r["completed_after_parent_end"]) for r in background_rows(session, timelines)] == [("transcript", True)]
+
+
+def test_late_results_count_background_completions_after_the_parent_end(tmp_path):
+    parent, subs = LATE
+    _, _, rows = replay(tmp_path, parent + [queue(291, "enqueue", note_2219("a1", "toolu_1"))], subs, "final")
+    assert {r["late_results"] for r in rows.values()} == {1}
+    assert {r["extraction_points"] for r in rows.values()} == {1}
+    assert {r["extractions"] for r in rows.values()} == {1}
+
+
+def test_the_final_moment_is_the_plain_run(tmp_path):
+    session, timelines = read(tmp_path, *LATE)
+    r = Replayer(session)
+    cut = r.cut(r.final)
+    assert cut.folded == session.folded and cut.refs == session.refs and cut.ref == session.ref
+    assert content_hash(cut.folded) == content_hash(session.folded)
+    for name in STRATEGIES:
+        assert STRATEGIES[name](context(cut)).prompt_sha256 == STRATEGIES[name](context(session)).prompt_sha256
+
+
+def test_cut_keeps_what_was_written_and_leaves_out_files_not_yet_there(tmp_path):
+    session, _ = read(tmp_path, *LATE)
+    r = Replayer(session)
+    assert r.cut(r.written[0][0] - 1) is None
+    early = r.cut(1_767_225_600_000 + 1_500)  # parent up to 1.5 s, no subagent line yet
+    assert early.subagents == () and [e.role for e in early.folded] == ["user", "assistant"]
+    mid = r.cut(1_767_225_600_000 + 15_000)
+    assert len(mid.subagents) == 1 and len(mid.subagents[0].events) == 2
+    assert mid.ref.ended_at == mid.folded[-1].ts
+
+
+def test_a_line_without_timestamp_belongs_to_the_moment_before_it(tmp_path):
+    untimed = say(0, "no time")
+    del untimed["timestamp"]
+    session, _ = read(tmp_path, [human(0), say(5), untimed, say(9)], {})
+    r = Replayer(session)
+    assert r.written[0] == [r.written[0][0], r.written[0][0] + 5000, r.written[0][0] + 5000, r.written[0][0] + 9000]
+    assert len(r.cut(r.written[0][0] + 5000).parent.events) == 3
+
+
+def test_turn_end_moments_are_the_last_parent_event_before_each_human_prompt(tmp_path):
+    parent = [human(0), say(5), human(100, "next"), say(120), say(130)]
+    session, timelines = read(tmp_path, parent, {"a1": sub_lines(6, 50, 140)})
+    points, dropped = moments(Replayer(session), timelines[session.ref.path], Schedule("turn_end"))
+    assert points == [1_767_225_605_000, 1_767_225_730_000, 1_767_225_740_000] and dropped == 0  # + the last turn, + final
+
+
+def test_moments_are_capped(tmp_path):
+    session, timelines = read(tmp_path, [human(0), say(60 * 60 * 10)], {})
+    points, dropped = moments(Replayer(session), timelines[session.ref.path], Schedule("every", 1))
+    assert len(points) == MAX_MOMENTS and dropped == 600 - MAX_MOMENTS
+    assert points[-1] == Replayer(session).final
+
+
+@pytest.mark.parametrize("text, name", [("turn_end", "turn_end"), ("final", "final"), ("every:5", "every:5"), ("every:0.5", "every:0.5")])
+def test_schedules(text, name):
+    assert parse_schedule(text).name == name
+
+
+@pytest.mark.parametrize("text", ["", "every:", "every:0", "every:-1", "every:x", "hourly", "every:nan"])
+def test_bad_schedules(text):
+    with pytest.raises(ValueError):
+        parse_schedule(text)
+
+
+def test_measure_run_writes_the_replay_table_only_with_replay(tmp_path):
+    import polars as pl
+
+    from measure.cli import main
+
+    root = tmp_path / "root"
+    from tests.test_background import write_session
+
+    write_session(root, *LATE)
+    for flags, expected in (([], 0), (["--replay", "--replay-at", "every:1"], len(STRATEGIES))):
+        out = tmp_path / f"o{len(flags)}"
+        assert main(["run", "--root", str(root), "--out", str(out), "--no-cache", "--jobs", "1", "--pin-file-times", "1767225600000", *flags]) == 0
+        replay_df = pl.read_csv(out / "replay.csv")
+        assert replay_df.height == expected
+        assert pl.read_csv(out / "background.csv").height == 1
+    assert replay_df.filter(pl.col("strategy") == "hybrid")["wasted_extractions"].to_list() == [1]
+
+
+@pytest.mark.parametrize("bad", ["--replay-at=hourly", "--replay-at=every:0"])
+def test_run_rejects_bad_schedules(bad, tmp_path):
+    from measure.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--out", str(tmp_path), "--replay", bad])
+
+
+def test_hostile_timestamps_do_not_crash(tmp_path):
+    weird = say(5, "far future")
+    weird["timestamp"] = 1e20  # beyond JS Date: akm's prompt build throws, the replay skips that strategy
+    nan = say(6, "not a date")
+    nan["timestamp"] = "yesterday"
+    session, timelines = read(tmp_path, [human(0), weird, nan, say(9)], {"a1": sub_lines(1, 2)})
+    rows = replay_rows(context(session), timelines, tuple(STRATEGIES), "every:0.01", background_rows(session, timelines))
+    assert len(rows) == len(STRATEGIES)
+    assert all(r["extraction_points"] <= MAX_MOMENTS for r in rows)
