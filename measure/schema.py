@@ -254,6 +254,8 @@ REPLAY = Table(
         ("wasted_llm_calls", Int, "LLM calls of the wasted extractions"),
     ),
     ("session_path", "strategy"),
+)
+
 # --- issue #14: breakdowns by project, Claude Code version and month -------------------------
 
 SESSION_INFO = Table(

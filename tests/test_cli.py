@@ -209,3 +209,13 @@ def test_session_accepts_the_short_id_of_a_redacted_report(parity_root, tmp_path
     shown = redact(SID)[:16]  # "sha256:" and the first hex digits, as a --redact report shows the id
     assert _run(parity_root, tmp_path, "--redact", "--session", shown) == 0
     assert pl.read_parquet(tmp_path / "o" / "sessions.parquet")["session_id"].unique().to_list() == [redact(SID)]
+
+
+def test_report_of_one_redacted_session_by_its_short_id(parity_root, tmp_path):
+    out = tmp_path / "r"
+    code = main(["report", "--root", str(parity_root / "projects"), "--out", str(out), "--no-cache", "--jobs", "1",
+                 "--redact", f"--session={SID[:8]}", "--budgets", "40000,80000", "--quiet"])
+    assert code == 0
+    assert (out / "tables" / "sessions.csv").read_text().count("sha256:") >= 1
+    assert SID not in (out / "tables" / "sessions.csv").read_text()
+    assert "(1 session measured" in (out / "00-overview.ipynb").read_text()  # the notebooks keep it too

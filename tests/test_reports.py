@@ -411,3 +411,16 @@ def test_readme_documents_every_table_notebook_figure_and_report_option():
             if flag.startswith("--") and flag != "--help":
                 assert f"`{flag}" in readme, flag
     assert "## Performance" in readme
+
+
+def test_sessions_filter_takes_paths_and_trusts_a_run_made_with_them(tmp_path):
+    run_dir = tmp_path / "run"
+    tables = small_tables()
+    write_tables(tables, run_dir)
+    (run_dir / "run.json").write_text("{}\n")
+    path = tables["sessions"].filter(pl.col("session_id").str.starts_with("2222"))["session_path"][0]
+    r = common.load("fixtures/default", run_dir, sessions=[path])
+    assert set(r["sessions"]["session_id"].to_list()) == {"22222222-bbbb-4000-8000-000000000002"}
+    # A run restricted with the same values (e.g. under --redact, where ids are hashed) is not filtered again.
+    (run_dir / "run.json").write_text(json.dumps({"parameters": {"sessions": ["sha-of-nothing"]}}))
+    assert common.load("fixtures/default", run_dir, sessions=["sha-of-nothing"])["sessions"].height == tables["sessions"].height

@@ -128,7 +128,8 @@ def load(
                 replay=replay,
             )
             tables, run = _read_run(Path(tmp))
-    if sessions:
+    # A run made with these --session values holds exactly them already (ids and paths may be hashed).
+    if sessions and list((run.get("parameters") or {}).get("sessions") or []) != sessions:
         tables = _filter_sessions(tables, sessions)
     return Report(tables=tables, run=run, sessions_root=paths.portable(sessions_root), show_excerpts=show_excerpts)
 
@@ -141,16 +142,18 @@ def _read_run(directory: Path) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]
 
 
 def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str]) -> dict[str, pl.DataFrame]:
-    def keep(col: pl.Expr) -> pl.Expr:
-        expr = pl.lit(False)
-        for s in sessions:
-            expr = expr | col.str.starts_with(s)
-        return expr
+    """Keep the rows of the sessions `sessions` names, as `--session` does (id, id prefix, path)."""
+    from measure.runner.select import matches  # noqa: PLC0415
 
+    pairs = set()
+    for df in tables.values():
+        if {"session_id", "session_path"} <= set(df.columns):
+            pairs.update(df.select("session_id", "session_path").unique().iter_rows())
+    kept = sorted({sid for sid, path in pairs if any(matches(s, sid, path or "") for s in sessions)})
     out = {}
     for name, df in tables.items():
         if "session_id" in df.columns:
-            df = df.filter(keep(pl.col("session_id")))
+            df = df.filter(pl.col("session_id").is_in(kept))
         out[name] = df
     return out
 
