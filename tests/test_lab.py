@@ -79,6 +79,33 @@ def test_make_lab_serves_the_notebooks(tmp_path):
         assert b"Jupytext Notebook" in body  # double-clicking a .py opens it as a notebook
         status, _ = _get(f"{base}/lab/tree/notebooks/{sources[0]}?token={token}")
         assert status == 200
+
+        # A kernel of the project's venv, over IPC sockets: no "running over TCP without encryption".
+        request = urllib.request.Request(
+            f"{base}/api/kernels", data=b'{"name": "python3"}', method="POST",
+            headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback only
+            kernel = json.loads(response.read())
+        connection = json.loads((tmp_path / "runtime" / f"kernel-{kernel['id']}.json").read_text())
+        assert connection["transport"] == "ipc"
+        from jupyter_client import BlockingKernelClient
+
+        client = BlockingKernelClient(connection_file=str(tmp_path / "runtime" / f"kernel-{kernel['id']}.json"))
+        client.load_connection_file()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=60)  # by now the kernel has printed whatever it prints at start
+            outputs = []
+            client.execute_interactive("import sys; print(sys.prefix)", timeout=30,
+                                       output_hook=lambda m: outputs.append(m["content"].get("text", "")))
+        finally:
+            client.stop_channels()
+        assert Path("".join(outputs).strip()).resolve() == (REPO / ".venv").resolve()  # the project's kernel
+        request = urllib.request.Request(f"{base}/api/kernels/{kernel['id']}", method="DELETE",
+                                         headers={"Authorization": f"token {token}"})
+        urllib.request.urlopen(request, timeout=30).close()  # noqa: S310 - loopback only
+        assert "without encryption" not in (tmp_path / "lab.log").read_text(errors="replace")
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
