@@ -56,6 +56,11 @@ SESSIONS = Table(
         ("raw_events", Int, "events the strategy starts from"),
         ("raw_chars", Int, "UTF-16 chars the strategy starts from"),
         ("subagent_files", Int, "subagent transcripts folded (recursive under subagents/)"),
+        # issue #9: the delegation table summed per session (delegated = task and workflow agents)
+        ("delegated_transcripts", Int, "task and workflow agent transcripts (compaction helpers and journals excluded)"),
+        ("delegated_results", Int, "of those, transcripts with a final report (a last assistant event)"),
+        ("delegated_results_in_prompt", Int, "delegated transcripts whose result reaches this strategy's prompt(s) (delegation.result_in_prompt)"),
+        ("subagent_unique_chars_in_prompt", Int, "delegated subagent-origin kept chars that copy no parent content (delegation.unique_chars_in_prompt)"),
     ),
     ("session_path", "strategy"),
 )
@@ -256,6 +261,167 @@ REPLAY = Table(
     ("session_path", "strategy"),
 )
 
+# --- issue #12: what delegation costs the agent itself (tokens, wake-ups, repeat reads) -------
+
+_USAGE = (
+    ("input_tokens", Int, "usage.input_tokens summed over API calls (one per message.id, last line wins)"),
+    ("cache_creation_tokens", Int, "usage.cache_creation_input_tokens, summed the same way"),
+    ("cache_creation_5m_tokens", Int, "of which cache_creation.ephemeral_5m_input_tokens (0 where absent)"),
+    ("cache_creation_1h_tokens", Int, "of which cache_creation.ephemeral_1h_input_tokens (0 where absent)"),
+    ("cache_read_tokens", Int, "usage.cache_read_input_tokens, summed the same way"),
+    ("output_tokens", Int, "usage.output_tokens, summed the same way (see output_tokens_is_lower_bound)"),
+)
+
+TOKENS = Table(
+    "tokens",
+    "One row per session x origin: the session's own API usage, one call per message.id (format §6).",
+    _SESSION
+    + (
+        ("origin", Str, "parent, task_agent, workflow_agent, compaction_helper, other (subagent files by kind), or total; inline sidechain lines of CC 1.x parents count as parent"),
+        ("origin_order", Int, "row order of the origin within a session (parent first, total last)"),
+        ("files", Int, "transcripts of this origin with at least one API call"),
+        ("api_calls", Int, "distinct message.id of assistant lines carrying usage (a line without an id is one call); progress lines never count"),
+    )
+    + _USAGE
+    + (
+        ("output_tokens_is_lower_bound", Bool, "true when a call was written by CC 2.1 or later (or no version): its JSONL output_tokens is a streaming placeholder"),
+        ("models", Str, "message.model of the calls, sorted, comma-separated"),
+        ("naive_lines", Int, "assistant lines carrying usage (what a per-line tool counts as calls)"),
+        ("naive_input_tokens", Int, "input_tokens summed over every such line, without dedupe"),
+        ("naive_cache_creation_tokens", Int, "cache_creation_tokens summed over every line"),
+        ("naive_cache_read_tokens", Int, "cache_read_tokens summed over every line"),
+        ("naive_output_tokens", Int, "output_tokens summed over every line"),
+        ("progress_usage_lines", Int, "progress lines re-embedding a message with usage (agent_progress; excluded from every sum)"),
+    ),
+    ("session_path", "origin_order"),
+)
+
+WAKEUPS = Table(
+    "wakeups",
+    "One row per notification the parent consumed as a turn (enqueue -> dequeue -> user line): what the turn it opened cost.",
+    _SESSION
+    + (
+        ("line", Int, "line of the user line that delivered the notification"),
+        ("task_id", Str, "notification task-id / agent-id (hashed under --redact)"),
+        ("task_kind", Str, "agent, bash, workflow or other"),
+        ("status", Str, "completed, failed, killed, stopped"),
+        ("enqueued_at", Str, "timestamp of the matching queue enqueue (ISO, UTC); null when there is none"),
+        ("delivered_at", Str, "timestamp of the delivering user line (ISO, UTC)"),
+        ("waited_seconds", Float, "delivered_at - enqueued_at, seconds"),
+        ("api_calls", Int, "API calls of the turn it opened (first line after it, before the next non-meta turn)"),
+        ("input_tokens", Int, "input_tokens of those calls"),
+        ("cache_creation_tokens", Int, "cache_creation_tokens of those calls"),
+        ("cache_read_tokens", Int, "cache_read_tokens of those calls"),
+        ("output_tokens", Int, "output_tokens of those calls (a lower bound on CC 2.1.x)"),
+        ("batchable_with_previous", Bool, "enqueued before the previous notification's turn began (seed 003: batch only what is queued at the boundary)"),
+        ("batch", Int, "counterfactual batch (1-based): a head and the following notifications enqueued before the head's turn began"),
+    ),
+    ("session_path", "line"),
+)
+
+REPEAT_READS = Table(
+    "repeat_reads",
+    "One row per parent read of background work (TaskOutput, BashOutput, Read of tasks/<id>.output, SendMessage / resume, a task's repeat notification).",
+    _SESSION
+    + (
+        ("line", Int, "line of the user line holding the result"),
+        ("tool", Str, "TaskOutput, BashOutput, Read, SendMessage, Task, Agent, or notification"),
+        ("task_id", Str, "task read (hashed under --redact)"),
+        ("chars", Int, "UTF-16 length of the result text"),
+        ("repeated_chars", Int, "chars of result lines the parent already received for this task (earlier read or notification; trimmed, Read line numbers removed, blank lines never count)"),
+        ("repeated_pct", Float, "repeated_chars as % of chars, one decimal"),
+    ),
+    ("session_path", "line", "task_id"),
+)
+
+COST_SESSIONS = Table(
+    "cost_sessions",
+    "One row per session: wake-ups, the batching counterfactual and repeat reads, beside the session's calls.",
+    _SESSION
+    + (
+        ("parent_api_calls", Int, "the parent's API calls (tokens, origin parent)"),
+        ("parent_cache_read_tokens", Int, "the parent's cache_read_tokens"),
+        ("total_api_calls", Int, "API calls of every origin (tokens, origin total)"),
+        ("total_cache_read_tokens", Int, "cache_read_tokens of every origin"),
+        ("notifications_enqueued", Int, "queue enqueue lines holding a notification"),
+        ("notifications_undelivered", Int, "enqueued notifications matched to no delivered turn (enqueue + remove, or never delivered)"),
+        ("wakeup_turns", Int, "rows of wakeups"),
+        ("wakeup_calls", Int, "API calls of those turns"),
+        ("wakeup_input_tokens", Int, "their input_tokens"),
+        ("wakeup_cache_creation_tokens", Int, "their cache_creation_tokens"),
+        ("wakeup_cache_read_tokens", Int, "their cache_read_tokens"),
+        ("wakeup_output_tokens", Int, "their output_tokens (lower bound on CC 2.1.x)"),
+        ("batchable_wakeups", Int, "wake-ups with batchable_with_previous"),
+        ("batched_turns", Int, "wake-up turns had every counterfactual batch been one turn"),
+        ("batch_saved_calls", Int, "calls of the non-head turns of each batch (assumption: a batch turn costs what its head's turn cost)"),
+        ("batch_saved_cache_read_tokens", Int, "cache_read_tokens of those turns"),
+        ("batch_saved_tokens", Int, "input + cache_creation + cache_read + output tokens of those turns"),
+        ("background_reads", Int, "rows of repeat_reads"),
+        ("repeat_reads", Int, "reads with repeated_chars > 0"),
+        ("read_chars", Int, "chars of every background read"),
+        ("repeated_chars", Int, "repeated chars of every background read"),
+        ("repeat_fraction", Float, "repeated_chars / read_chars, four decimals; null without reads"),
+    ),
+    ("session_path",),
+)
+
+# --- issue #9: what link and hybrid lose, and the verdict as a dominance analysis ---------------
+
+COPY_RULE = (
+    "copy: text B copies text A when the word-set Jaccard of the two (#840's word set: lowercase, runs "
+    "outside a-z0-9 as one space, words over 3 chars; JSON escapes \\n \\t \\\" undone first) is >= 0.5 "
+    "(measure.measurements.delegation.COPY_JACCARD)"
+)
+"""The one definition of "copy" the delegation columns use."""
+
+DELEGATION = Table(
+    "delegation",
+    "One row per subagent transcript x strategy: how its result reached the parent, and what of it reaches the prompt. "
+    + COPY_RULE + ".",
+    _SESSION
+    + (
+        ("subagent_path", Str, "subagent transcript relative to the root"),
+        ("agent_id", Str, "file stem (agent-<id>, or journal)"),
+        ("kind", Str, "task_agent, workflow_agent (delegated work), compaction_helper, workflow_journal or other (listed, not counted)"),
+        ("delegated", Bool, "kind is task_agent or workflow_agent: counted as delegated work in sessions and verdict"),
+        ("launch", Str, "sync, background or unknown: the parent's launch acknowledgement (toolUseResult) naming the agent"),
+        ("strategy", Str, "strategy"),
+        ("budget", Int, "maxTotalChars"),
+        ("result_chars", Int, "UTF-16 chars of the subagent's final report (its last assistant event in time order; 0 if none)"),
+        ("delivery", Str, "how the result reached the parent transcript: tool_result (foreground Task result), notification "
+         "(a task/agent notification consumed as a turn; a queue `remove` is not delivery), launch_ack_only (background launch "
+         "acknowledged, no result delivered), none (the parent never acknowledges the agent)"),
+        ("completed_after_parent", Bool, "the subagent's last timestamped line is later than the parent's last (null when either has none)"),
+        ("result_in_prompt", Bool, "a copy of the result reaches one of the strategy's prompts: the subagent's own final event, or a parent "
+         "event naming the agent (task-id/agent-id/agentId) that copies it"),
+        ("result_chars_in_prompt", Int, "kept UTF-16 chars of those copies, summed (both copies count when both are kept)"),
+        ("subagent_chars_in_prompt", Int, "kept chars of this transcript's own events (fold's provenance line excluded)"),
+        ("unique_chars_in_prompt", Int, "of those, subagent-only chars: tool calls, tool output and reasoning, plus the prompt (the "
+         "first other event) and the report when they copy no parent event naming or launching the agent"),
+    ),
+    ("session_path", "subagent_path", "strategy"),
+)
+
+VERDICT = Table(
+    "verdict",
+    "Run-level dominance (Pareto) analysis: one row per criterion x strategy, plus one decision row (criterion = decision).",
+    (
+        ("criterion", Str, "parent_chars_evicted (budget eviction), delegated_results_in_prompt, subagent_unique_chars_in_prompt, "
+         "inline_refs, llm_calls, calls_per_run_max, prompt_chars; or decision"),
+        ("strategy", Str, "strategy; on the decision row the Pareto front, comma-separated in registry order (tied strategies joined by =)"),
+        ("better", Str, "lower or higher (null on the decision row)"),
+        ("value", Float, "the criterion summed over the run's sessions (calls_per_run_max: from run_cost)"),
+        ("sessions", Int, "sessions where the per-session value is non-zero (null for calls_per_run_max and the decision row)"),
+        ("best", Bool, "this strategy's value is the best of all strategies on this criterion"),
+        ("pareto_front", Bool, "no other strategy is at least as good on every criterion and better on one"),
+        ("dominated_by", Str, "strategies that dominate this one, comma-separated (empty when none)"),
+        ("identity", Str, "why the value holds by construction, when it does (an identity, not a finding)"),
+        ("decision", Str, "decision row only: the strategy that dominates every other (ties go to hybrid, akm's shipped path, "
+         "then registry order), trade_off, no_delegated_work (no task/workflow agent transcripts) or no_sessions"),
+    ),
+    ("criterion", "strategy"),
+)
+
 # --- issue #14: breakdowns by project, Claude Code version and month -------------------------
 
 SESSION_INFO = Table(
@@ -295,7 +461,10 @@ BREAKDOWN = Table(
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
-        SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS, BACKGROUND, REPLAY,
+        SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS,
+        BACKGROUND, REPLAY,  # issue #11
+        TOKENS, WAKEUPS, REPEAT_READS, COST_SESSIONS,  # issue #12
+        DELEGATION, VERDICT,  # issue #9
         SESSION_INFO, BREAKDOWN,  # issue #14
     )
 }

@@ -61,12 +61,20 @@ common.run_summary(r)
 # %% [markdown]
 # ## What the data supports
 #
-# A reading of the tables below, computed from them. "Parent-origin content evicted" is how many
-# characters of the parent's own events the pre-filter keeps when the parent is read alone but drops
-# under the strategy, because subagent text took their place in the budget.
+# The decision is a dominance (Pareto) analysis over the whole run, read from the `verdict` table: a
+# strategy is named only if it is at least as good as every other on every criterion and better than
+# each on one; otherwise the page names the trade-off. The criteria measure both sides: what fold loses
+# (parent-origin chars *evicted*: kept when the parent is read alone, dropped under the strategy because
+# subagent text took their place in the budget; stub savings are not eviction) and what link and hybrid
+# lose (delegated results that never reach their prompt, subagent-only content they never send), plus
+# inline refs, LLM calls (per session and per akm run) and prompt size. A value that holds by
+# construction is labelled as an identity.
 
 # %%
 overview.verdict(r)
+
+# %%
+overview.verdict_matrix(r)
 
 # %% [markdown]
 # ## Headline table

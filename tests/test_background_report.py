@@ -13,7 +13,17 @@ from measure.report.views import background as views
 from measure.report.views.common import Report
 from measure.runner.tables import frame
 from measure.schema import TABLES
-from tests.test_background import ASYNC, ack, human, launch, note_2219, queue, read, say, sub_lines
+from tests.test_background import (
+    ASYNC,
+    ack,
+    human,
+    launch,
+    note_2219,
+    queue,
+    read,
+    say,
+    sub_lines,
+)
 from tests.test_replay import context
 
 

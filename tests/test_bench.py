@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 import measure
-
+from measure.akm.read import read_session, subagents_dir
 from measure.bench import corpus as bench_corpus
 from measure.bench import results, timing
-from measure.akm.read import read_session, subagents_dir
 
 PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
 FOLD_SMALL = "-home-dev-fold-small/e88b7591-31db-4e32-98dc-b35f94c662cd.jsonl"

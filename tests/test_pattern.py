@@ -9,6 +9,7 @@ import pytest
 
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement
+from measure.runner.tables import read_tables
 
 S840 = Path(__file__).parent.parent / "fixtures" / "s840"
 PIN = 1_780_000_000_000
@@ -20,7 +21,7 @@ def tables(tmp_path_factory):
         pytest.fail("fixtures/s840 is missing: run `make fixtures` (measure synth --shape s840)")
     out = tmp_path_factory.mktemp("s840")
     run_measurement(S840, out, RunParams(file_time_ms=PIN), jobs=2, cache_dir=None)
-    return {n: pl.read_parquet(out / f"{n}.parquet") for n in ("sessions", "eviction", "duplicates", "llm_calls")}
+    return read_tables(out)
 
 
 def test_four_sessions_with_the_published_subagent_counts(tables):
@@ -56,3 +57,23 @@ def test_most_duplicate_pairs_never_reach_the_prompt_together(tables):
     assert d.height >= 50
     assert d["both_in_prompt"].sum() < d.height / 2
     assert d["overlap"].mean() > 0.5
+
+
+def test_the_840_determination_recomputed_as_a_dominance_analysis(tables):
+    """#840 determined C3 (hybrid). Measuring what hybrid loses too, no strategy dominates on this root:
+    fold sends subagent-only content hybrid never sends, at the cost of budget-evicted parent content."""
+    v = tables["verdict"]
+    decision = v.filter(pl.col("criterion") == "decision").row(0, named=True)
+    assert decision["decision"] == "trade_off"
+    front = decision["strategy"].replace("=", ",").split(",")
+    assert "hybrid" in front and "fold" in front
+    val = {(r["criterion"], r["strategy"]): r["value"] for r in v.iter_rows(named=True) if r["criterion"] != "decision"}
+    assert val["subagent_unique_chars_in_prompt", "fold"] > 0 == val["subagent_unique_chars_in_prompt", "hybrid"]
+    assert val["parent_chars_evicted", "fold"] > 0 == val["parent_chars_evicted", "hybrid"]
+    # what #840 did find holds: hybrid lists fold's refs and evicts nothing
+    assert val["inline_refs", "hybrid"] == val["inline_refs", "fold"]
+    # and the overview says so beside the published figures
+    from measure.report.views import common, published
+
+    note = published.published_note(common.Report(tables=tables, sessions_root="fixtures/s840")).data
+    assert "#840 determined **hybrid** (C3)" in note and "decides **trade_off**." in note

@@ -7,8 +7,8 @@ from matplotlib.figure import Figure
 
 from measure.report import plots
 from measure.report.views import common, eviction
-from measure.schema import TABLES
 from measure.runner.tables import frame
+from measure.schema import TABLES
 
 S1 = ("11111111-aaaa-4000-8000-000000000001", "-home-dev-a/11111111-aaaa-4000-8000-000000000001.jsonl")
 S2 = ("22222222-bbbb-4000-8000-000000000002", "-home-dev-b/22222222-bbbb-4000-8000-000000000002.jsonl")
@@ -69,7 +69,30 @@ def small_tables() -> dict:
             dict(strategy=st, session_cap=25, sessions=2, runs=1, llm_calls=n, calls_per_run_mean=float(n),
                  calls_per_run_max=n, cap_multiplier=n / 25)
         )
+    _cost_rows(rows)
     return {name: frame(TABLES[name], rows[name]) for name in TABLES}
+
+
+def _cost_rows(rows: dict[str, list[dict]]) -> None:
+    """#12: S1 with a task agent, wake-ups (one batchable) and repeat reads; S2 parent only, nothing else."""
+    def usage(calls, cr, naive=2):
+        return dict(api_calls=calls, input_tokens=calls, cache_creation_tokens=10 * calls, cache_creation_5m_tokens=0,
+                    cache_creation_1h_tokens=10 * calls, cache_read_tokens=cr, output_tokens=calls,
+                    output_tokens_is_lower_bound=True, models="m", naive_lines=naive * calls,
+                    naive_input_tokens=naive * calls, naive_cache_creation_tokens=naive * 10 * calls,
+                    naive_cache_read_tokens=naive * cr, naive_output_tokens=naive * calls, progress_usage_lines=0)
+    for (sid, sp), origins in ((S1, [("parent", 0, 10, 500_000), ("task_agent", 1, 6, 200_000), ("total", 5, 16, 700_000)]),
+                               (S2, [("parent", 0, 4, 90_000), ("total", 5, 4, 90_000)])):
+        for origin, order, calls, cr in origins:
+            rows["tokens"].append(dict(session_id=sid, session_path=sp, origin=origin, origin_order=order, files=1,
+                                       **usage(calls, cr)))
+    zero = dict.fromkeys([c for c, _, _ in TABLES["cost_sessions"].columns[2:]], 0)
+    rows["cost_sessions"].append({**zero, "session_id": S1[0], "session_path": S1[1], "parent_cache_read_tokens": 500_000,
+                                  "notifications_enqueued": 3, "wakeup_turns": 3, "wakeup_calls": 4,
+                                  "wakeup_cache_read_tokens": 150_000, "batchable_wakeups": 1, "batched_turns": 2,
+                                  "batch_saved_calls": 1, "batch_saved_cache_read_tokens": 40_000, "background_reads": 2,
+                                  "repeat_reads": 1, "read_chars": 10_000, "repeated_chars": 4_000, "repeat_fraction": 0.4})
+    rows["cost_sessions"].append({**zero, "session_id": S2[0], "session_path": S2[1], "repeat_fraction": None})
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +106,8 @@ def _legend(ax) -> list[str]:
 
 def test_registry_names_schema_tables():
     assert set(plots.FIGURES) == {"eviction_by_strategy", "budget_sweep", "overlap_distribution", "llm_calls", "run_cost",
-                                  "background_stub_vs_run", "background_deliveries", "replay_re_extractions", "breakdown"}
+                                  "background_stub_vs_run", "background_deliveries", "replay_re_extractions",
+                                  "tokens_by_origin", "naive_overcount", "wakeup_cost", "repeat_reads", "breakdown"}
     for table, fn in plots.FIGURES.values():
         assert table in TABLES and callable(fn)
 
@@ -191,6 +215,24 @@ def test_many_sessions_are_capped(tables):
     assert ax.get_xlabel().startswith(f"session ({plots.MAX_SESSIONS} of 30")
 
 
+def test_tokens_by_origin_stacks_origins_per_session(tables):
+    ax = plots.tokens_by_origin_bars(tables["tokens"]).axes[0]
+    assert _legend(ax) == ["parent", "task agents"]
+    heights = sorted(round(p.get_height()) for p in ax.patches)
+    assert heights == [0, 90_000 + 4 * 12, 200_000 + 6 * 12, 500_000 + 10 * 12]  # S2 has no task agents
+
+
+def test_naive_overcount_shows_the_ratio_per_session(tables):
+    ax = plots.naive_overcount_bars(tables["tokens"]).axes[0]
+    assert [round(p.get_height(), 2) for p in ax.patches] == [2.0, 2.0]
+
+
+def test_wakeup_cost_and_repeat_reads_draw_only_sessions_that_have_them(tables):
+    ax = plots.wakeup_cost_bars(tables["cost_sessions"]).axes[0]
+    assert [round(p.get_height()) for p in ax.patches] == [110_000, 40_000]
+    ax = plots.repeat_reads_bars(tables["cost_sessions"]).axes[0]
+    assert [round(p.get_height()) for p in ax.patches] == [6_000, 4_000]
+    assert [t.get_text() for t in ax.texts] == ["40%"]
 def _breakdown(n_projects: int = 3) -> pl.DataFrame:
     from measure.schema import TABLES as T
 

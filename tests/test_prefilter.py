@@ -1,7 +1,14 @@
 """The pre-filter's rules, budget pass and #839 dedupe, on hand-made events."""
 
 from measure.akm.jscompat import utf16_len
-from measure.akm.prefilter import classify, dedupe_notifications, dice, prefilter, stub_description, truncate
+from measure.akm.prefilter import (
+    classify,
+    dedupe_notifications,
+    dice,
+    prefilter,
+    stub_description,
+    truncate,
+)
 from measure.akm.records import Event
 
 

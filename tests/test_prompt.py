@@ -1,6 +1,11 @@
 """Prompt building: placeholders, formatting and the quirk counters."""
 
-from measure.akm.prompt import build_prompt, format_refs, format_transcript, load_template
+from measure.akm.prompt import (
+    build_prompt,
+    format_refs,
+    format_transcript,
+    load_template,
+)
 from measure.akm.records import Event, InlineRef, SessionRef
 
 REF = SessionRef("claude", "s", "p/s.jsonl", 1780000000000, 0, "proj", "T")

@@ -10,10 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from measure.akm.read import ReadError, flatten_content, inline_refs, list_sessions, read_session, resolve_root
+from measure.akm.read import (
+    ReadError,
+    flatten_content,
+    inline_refs,
+    list_sessions,
+    read_session,
+    resolve_root,
+)
+from measure.measurements.strategies import STRATEGIES
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement
-from measure.measurements.strategies import STRATEGIES
 
 PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
 

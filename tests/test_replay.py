@@ -7,9 +7,26 @@ import pytest
 from measure.akm.hashing import content_hash
 from measure.akm.prompt import load_template
 from measure.measurements.background import background_rows
-from measure.measurements.replay import MAX_MOMENTS, Replayer, Schedule, moments, parse_schedule, replay_rows
+from measure.measurements.replay import (
+    MAX_MOMENTS,
+    Replayer,
+    Schedule,
+    moments,
+    parse_schedule,
+    replay_rows,
+)
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
-from tests.test_background import ASYNC, ack, human, launch, note_2219, queue, read, say, sub_lines
+from tests.test_background import (
+    ASYNC,
+    ack,
+    human,
+    launch,
+    note_2219,
+    queue,
+    read,
+    say,
+    sub_lines,
+)
 
 TEMPLATE = load_template(None)
 

@@ -20,7 +20,15 @@ import yaml
 from measure import paths
 from measure.report import build as report_build
 from measure.report import notebooks
-from measure.report.views import common, duplication, eviction, llm_calls, overview, published
+from measure.report.views import (
+    common,
+    cost,
+    duplication,
+    eviction,
+    llm_calls,
+    overview,
+    published,
+)
 from measure.runner.tables import write_tables
 
 try:
@@ -297,22 +305,53 @@ def test_headline_columns_and_values(small_report):
     assert h["refs link"].to_list() == [1, 1] and h["refs hybrid"].to_list() == [5, 5]
 
 
-def test_verdict_is_computed_from_the_tables(small_report):
-    text = overview.verdict(small_report).data
-    assert text.startswith("**The data supports C3, hybrid**")
-    assert "hybrid evicted 0 parent-origin chars in 2/2 sessions" in text
-    assert "fold evicted parent content in 1/2 sessions, up to 25.0%" in text
-    assert "3 notification/subagent pairs; 1 reaches the fold prompt with both copies" in text
-    assert "chunked needs 3.0×–12.0× the calls" in text
-
-
-def test_verdict_says_so_when_hybrid_evicts(small_report):
-    tables = dict(small_report.tables)
-    tables["eviction"] = tables["eviction"].with_columns(
-        pl.when(pl.col("strategy") == "hybrid").then(pl.lit(5)).otherwise(pl.col("evicted_chars")).alias("evicted_chars")
+def _with_delegation(r: common.Report, **by_strategy) -> common.Report:
+    """small_report with the delegated-work columns of `sessions` filled in, per strategy (results, unique chars)."""
+    s = r.tables["sessions"]
+    results = {k: v[0] for k, v in by_strategy.items()}
+    unique = {k: v[1] for k, v in by_strategy.items()}
+    s = s.with_columns(
+        pl.lit(2).alias("delegated_transcripts"),
+        pl.lit(2).alias("delegated_results"),
+        pl.col("strategy").replace_strict(results, default=0, return_dtype=pl.Int64).alias("delegated_results_in_prompt"),
+        pl.col("strategy").replace_strict(unique, default=0, return_dtype=pl.Int64).alias("subagent_unique_chars_in_prompt"),
     )
-    text = overview.verdict(common.Report(tables=tables)).data
-    assert "does not cleanly support C3" in text and "hybrid evicts parent content in 2 session(s)" in text
+    return common.Report(tables={**r.tables, "sessions": s}, sessions_root=r.sessions_root)
+
+
+def test_verdict_is_computed_from_the_tables(small_report):
+    text = overview.verdict(small_report).data  # the small tables hold no delegated work
+    assert text.startswith("**No delegated work under this root** (2 session(s))")
+    r = _with_delegation(small_report, fold=(2, 5_000), hybrid=(1, 0), link=(1, 0), chunked=(2, 5_000))
+    v = overview.verdict_table(r)
+    assert v.filter(pl.col("criterion") == "decision")["decision"].to_list() == ["trade_off"]
+    text = overview.verdict(r).data
+    assert text.startswith("**No strategy dominates on this root: the data shows a trade-off**")
+    assert "- **fold or hybrid.** fold gets 2 more delegated results into the prompt (4 vs 2); sends 10,000 more chars of " \
+        "subagent-only content (10,000 vs 0) — while hybrid evicts 20,000 fewer parent-origin chars (budget eviction: 0 vs " \
+        "20,000, fold evicting in 1 session(s))" in text
+    assert "- **Dominated.** fold_dedupe_scoped (by fold, hybrid); fold_stub_raw (by fold, hybrid); link (by hybrid)." in text
+    assert "chunked 10." in text  # chunked's refs are not 0 here, so no identity is claimed for them
+    assert "hybrid 0 *(identity: hybrid's prompt events are link's kept set: 0 by construction)*" in text
+    assert "3 notification/subagent pairs; 1 reaches the fold prompt with both copies" in text
+
+
+def test_the_decision_changes_with_the_data(small_report):
+    # subagents add nothing hybrid lacks: fold only evicts, chunked only costs, link lists fewer refs
+    r = _with_delegation(small_report, fold=(1, 0), hybrid=(1, 0), link=(1, 0), chunked=(1, 0), fold_dedupe_scoped=(1, 0),
+                         fold_stub_raw=(1, 0))
+    s = r.tables["sessions"].with_columns(
+        pl.when(pl.col("strategy") == "link").then(pl.lit(90_000)).otherwise(pl.col("prompt_chars")).alias("prompt_chars")
+    )
+    r = common.Report(tables={**r.tables, "sessions": s})
+    assert overview.verdict(r).data.startswith("**The data supports hybrid (C3)**")
+    # the decision printed is the verdict table's, whatever it says
+    v = overview.verdict_table(r).with_columns(
+        pl.when(pl.col("criterion") == "decision").then(pl.lit("fold")).otherwise(pl.col("decision")).alias("decision")
+    )
+    assert overview.verdict(common.Report(tables={**r.tables, "verdict": v})).data.startswith("**The data supports fold (C1)**")
+    empty = {k: df.clear() for k, df in r.tables.items()}
+    assert overview.verdict(common.Report(tables=empty, sessions_root="x")).data.startswith("**No sessions were measured")
 
 
 def test_published_figures_only_for_the_840_fixture(small_report):
@@ -359,6 +398,20 @@ def test_duplication_and_call_views(small_report):
     assert llm_calls.run_cost_table(small_report)["strategy"].to_list() == list(common.STRATEGY_ORDER)
 
 
+def test_cost_views(small_report):
+    t = cost.tokens_table(small_report)
+    assert t["origin"].to_list() == ["parent", "task agents", "total", "parent", "total"]
+    assert t["per-line ÷ deduplicated tokens"].to_list() == [2.0] * 5
+    assert "790,240 tokens" in cost.tokens_summary(small_report).data  # 700,000 + 16 x 12 + 90,000 + 4 x 12
+    assert "(2.0×)" in cost.overcount_summary(small_report).data
+    w = cost.wakeups_table(small_report)
+    assert w["session"].to_list() == ["11111111"] and w["% of parent cache read"].to_list() == [30.0]
+    assert "**3 notifications** woke a parent in 1 sessions" in cost.wakeups_summary(small_report).data
+    assert "need 2 turns instead of 3 and save **1 calls** and 40,000" in cost.batching_summary(small_report).data
+    assert cost.repeat_table(small_report)["% repeated"].to_list() == [40.0]
+    assert "**40.0% of those chars** (4,000)" in cost.repeat_summary(small_report).data
+
+
 def test_breakdown_view_orders_each_dimension():
     from test_plots import _breakdown
 
@@ -390,6 +443,9 @@ def test_sessions_filter_keeps_prefix_matches(tmp_path):
     r = common.load("fixtures/default", run_dir, sessions=["2222"])
     assert set(r["sessions"]["session_id"].to_list()) == {"22222222-bbbb-4000-8000-000000000002"}
     assert r["run_cost"].height == 6  # run-level tables are kept as measured
+    assert r["verdict"].height == 0  # ... except the verdict, which depends on the sessions shown
+    decision = overview.verdict_table(r).filter(pl.col("criterion") == "decision")
+    assert decision["decision"].to_list() == ["no_delegated_work"]
 
 
 def test_readme_documents_every_table_notebook_figure_and_report_option():

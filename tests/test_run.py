@@ -146,3 +146,15 @@ def test_redact_hashes_names_and_descriptions(parity_root, tmp_path):
     assert dup["description"].str.starts_with("sha256:").all()
     sessions = pl.read_parquet(tmp_path / "o" / "sessions.parquet")
     assert sessions["session_path"].str.starts_with("sha256:").all()
+
+
+def test_redact_hashes_task_ids_of_the_cost_tables(tmp_path):
+    """#12: wakeups and repeat_reads name tasks; under --redact their ids are hashes too."""
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "default"
+    params = RunParams(template_path=TEMPLATE, redact=True, file_time_ms=1_780_000_000_000)
+    run_measurement(root, tmp_path / "o", params, jobs=1, cache_dir=None)
+    for name in ("wakeups", "repeat_reads"):
+        ids = pl.read_parquet(tmp_path / "o" / f"{name}.parquet")["task_id"]
+        assert ids.len() and ids.str.starts_with("sha256:").all(), name
+    tokens = pl.read_parquet(tmp_path / "o" / "tokens.parquet")
+    assert tokens["session_path"].str.starts_with("sha256:").all() and tokens["models"].str.starts_with("claude").any()

@@ -14,8 +14,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from measure.measurements.pairs import jaccard
 from measure import synth
+from measure.measurements.pairs import jaccard
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"

@@ -34,7 +34,11 @@ def word_set(text: str) -> set[str]:
 
 
 def jaccard(a: str, b: str) -> float:
-    sa, sb = word_set(a), word_set(b)
+    return set_jaccard(word_set(a), word_set(b))
+
+
+def set_jaccard(sa: set[str] | frozenset[str], sb: set[str] | frozenset[str]) -> float:
+    """Jaccard of two word sets (0 when either is empty), as #840 scores a pair."""
     if not sa or not sb:
         return 0.0
     inter = len(sa & sb)

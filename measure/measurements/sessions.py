@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from measure.measurements.strategies import SessionContext, StrategyResult
 
+_NO_DELEGATION = {"delegated_transcripts": 0, "delegated_results": 0, "delegated_results_in_prompt": 0, "subagent_unique_chars_in_prompt": 0}
 
-def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str) -> list[dict]:
+
+def session_rows(
+    ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str, delegation: dict[str, dict] | None = None
+) -> list[dict]:
+    """`delegation`: per strategy, the delegated-work totals (`delegation.delegation_totals`)."""
     s = ctx.session
+    delegation = delegation or {}
     rows = []
     for name, r in results.items():
         pe, pc, se, sc = r.kept_by_origin()
@@ -31,6 +37,7 @@ def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], conten
                 "raw_events": r.raw_events,
                 "raw_chars": r.raw_chars,
                 "subagent_files": len(s.subagents),
+                **delegation.get(name, _NO_DELEGATION),
             }
         )
     return rows

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, short_ids
+from measure.report.views.cost import ORIGIN_LABELS, TOKEN_COLUMNS
 from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
 from measure.report.views.eviction import fold_zero_budget, sweep_curve
 from measure.report.views.overview import BREAKDOWN_DIMENSIONS, breakdown_ordered
@@ -36,6 +37,10 @@ __all__ = [
     "stub_vs_run",
     "deliveries_bars",
     "replay_bars",
+    "tokens_by_origin_bars",
+    "naive_overcount_bars",
+    "wakeup_cost_bars",
+    "repeat_reads_bars",
     "save",
 ]
 
@@ -489,6 +494,155 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
     return fig
 
 
+# --- issue #12: what delegation costs the agent itself ---------------------------------------
+
+ORIGIN_COLORS: dict[str, str] = {
+    "parent": "#0072B2",
+    "task_agent": "#E69F00",
+    "workflow_agent": "#009E73",
+    "compaction_helper": "#CC79A7",
+    "other": OTHER_COLOR,
+}
+"""One color per token origin (the tokens table's `origin`)."""
+
+
+def _millions(y: float, _pos=None) -> str:
+    if y >= 1e6:
+        return f"{y / 1e6:,.1f}M"
+    if y >= 1e3:
+        return f"{y / 1e3:,.0f}k"
+    return f"{y:,.0f}"
+
+
+def _session_ticks(ax, sessions: list[str], short: dict[str, str]) -> None:
+    rotate = len(sessions) > 8
+    ax.set_xticks(range(len(sessions)), [short[sid] for sid in sessions], rotation=45 if rotate else 0,
+                  ha="right" if rotate else "center")
+    ax.set_xlim(-0.6, len(sessions) - 0.4)
+
+
+@_styled
+def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
+    """Native tokens (input + cache write + cache read + output) per session, stacked by origin."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Native tokens per session by origin (one API call per message.id)")
+    df = tokens.filter(pl.col("origin") != "total").with_columns(
+        pl.sum_horizontal(*(pl.col(c) for c in TOKEN_COLUMNS)).alias("_tokens")) if tokens.height else tokens
+    if df.height == 0 or int(df["_tokens"].sum()) == 0:
+        _empty(ax, "no API calls")
+        return fig
+    totals = df.group_by("session_id", "session_path").agg(pl.col("_tokens").sum()).filter(pl.col("_tokens") > 0)
+    sessions = _top_sessions(totals, "_tokens")
+    short = short_ids(_sessions(totals))
+    bottom = [0] * len(sessions)
+    for origin in ORIGIN_COLORS:
+        part = df.filter(pl.col("origin") == origin)
+        if part.height == 0:
+            continue
+        lookup = dict(zip(part["session_id"].to_list(), part["_tokens"].to_list(), strict=True))
+        ys = [lookup.get(sid, 0) for sid in sessions]
+        ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=ORIGIN_COLORS[origin],
+               label=ORIGIN_LABELS[origin], edgecolor="white", linewidth=0.5)
+        bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
+    _session_ticks(ax, sessions, short)
+    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
+    ax.set_xlabel(_session_axis_label(len(sessions), totals.height, "tokens"))
+    ax.set_ylabel("tokens (input + cache write + cache read + output)")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@_styled
+def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
+    """Per session: tokens a per-line sum reports over the deduplicated tokens (1.0 = no over-count)."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Over-count of per-line usage sums (every assistant line) vs one call per message.id")
+    df = tokens.filter(pl.col("origin") == "total") if tokens.height else tokens
+    if df.height:
+        df = df.with_columns(
+            pl.sum_horizontal(*(pl.col(c) for c in TOKEN_COLUMNS)).alias("_dedup"),
+            pl.sum_horizontal(*(pl.col("naive_" + c) for c in TOKEN_COLUMNS)).alias("_naive"),
+        ).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
+    if df.height == 0:
+        _empty(ax, "no API calls")
+        return fig
+    sessions = _top_sessions(df, "_x")
+    short = short_ids(_sessions(df))
+    lookup = dict(zip(df["session_id"].to_list(), df["_x"].to_list(), strict=True))
+    ys = [lookup[sid] for sid in sessions]
+    bars = ax.bar(range(len(sessions)), ys, width=0.7, color=_color("fold"))
+    if len(sessions) <= 30:
+        ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=7, padding=1)
+    ax.axhline(1.0, color="black", linestyle="--", linewidth=1)
+    _session_ticks(ax, sessions, short)
+    ax.set_ylim(0, max(2.0, max(ys) * 1.15))
+    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "over-count"))
+    ax.set_ylabel("per-line tokens ÷ deduplicated tokens")
+    return fig
+
+
+@_styled
+def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
+    """Per session with wake-ups: cache-read tokens of the wake-up turns, and the part batching saves."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Notification wake-ups: cache reads of the turns they opened, and what batching saves")
+    df = cost_sessions.filter(pl.col("wakeup_turns") > 0) if cost_sessions.height else cost_sessions
+    if df.height == 0:
+        _empty(ax, "no notification was delivered as a turn")
+        return fig
+    sessions = _top_sessions(df, "wakeup_cache_read_tokens")
+    short = short_ids(_sessions(df))
+    rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
+    xs = range(len(sessions))
+    kept = [rows[s]["wakeup_cache_read_tokens"] - rows[s]["batch_saved_cache_read_tokens"] for s in sessions]
+    saved = [rows[s]["batch_saved_cache_read_tokens"] for s in sessions]
+    ax.bar(xs, kept, width=0.7, color=_color("link"), label="cache read, batched delivery")
+    bars = ax.bar(xs, saved, bottom=kept, width=0.7, color=BOTH_COLOR, label="saved by batching what was queued")
+    if len(sessions) <= 30:
+        ax.bar_label(bars, labels=[f"{rows[s]['wakeup_turns']}→{rows[s]['batched_turns']} turns" for s in sessions],
+                     fontsize=7, padding=1)
+    _session_ticks(ax, sessions, short)
+    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
+    top = max(k + v for k, v in zip(kept, saved, strict=True))
+    ax.set_ylim(0, max(1, top) * 1.2)
+    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "wake-up cache reads"))
+    ax.set_ylabel("cache-read tokens of wake-up turns")
+    ax.legend(loc="upper left")
+    return fig
+
+
+@_styled
+def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
+    """Per session with reads of background work: chars read, split into new and already held."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    ax.set_title("Reads of background work: chars the parent already held")
+    df = cost_sessions.filter(pl.col("read_chars") > 0) if cost_sessions.height else cost_sessions
+    if df.height == 0:
+        _empty(ax, "no reads of background work")
+        return fig
+    sessions = _top_sessions(df, "read_chars")
+    short = short_ids(_sessions(df))
+    rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
+    xs = range(len(sessions))
+    new = [rows[s]["read_chars"] - rows[s]["repeated_chars"] for s in sessions]
+    rep = [rows[s]["repeated_chars"] for s in sessions]
+    ax.bar(xs, new, width=0.7, color=PAIR_COLOR, label="new to the parent")
+    bars = ax.bar(xs, rep, bottom=new, width=0.7, color=BOTH_COLOR, label="already received (earlier read or notification)")
+    if len(sessions) <= 30:
+        ax.bar_label(bars, labels=[f"{100 * rows[s]['repeat_fraction']:.0f}%" for s in sessions], fontsize=7, padding=1)
+    _session_ticks(ax, sessions, short)
+    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
+    ax.set_ylim(0, max(n + r for n, r in zip(new, rep, strict=True)) * 1.2)
+    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "chars read"))
+    ax.set_ylabel("UTF-16 chars of read results")
+    ax.legend(loc="upper left")
+    return fig
+
+
 FIGURES: dict[str, tuple[str, object]] = {
     "eviction_by_strategy": ("eviction", eviction_bars),
     "budget_sweep": ("budget_sweep", budget_sweep_curve),
@@ -499,6 +653,10 @@ FIGURES: dict[str, tuple[str, object]] = {
     "background_stub_vs_run": ("background", stub_vs_run),
     "background_deliveries": ("background", deliveries_bars),
     "replay_re_extractions": ("replay", replay_bars),
+    "tokens_by_origin": ("tokens", tokens_by_origin_bars),
+    "naive_overcount": ("tokens", naive_overcount_bars),
+    "wakeup_cost": ("cost_sessions", wakeup_cost_bars),
+    "repeat_reads": ("cost_sessions", repeat_reads_bars),
 }
 """Figure name -> (the schema table it is drawn from, the function); the report saves each as PNG."""
 

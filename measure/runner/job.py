@@ -11,6 +11,10 @@ from measure.measurements import tasks  # noqa: F401  (registers the "tasks" lin
 from measure.measurements.background import background_rows
 from measure.measurements.breakdown import session_info_rows
 from measure.measurements.budget_sweep import sweep_rows
+from measure.measurements.cost import (
+    cost_tables,  # its modules register the "usage" and "reads" collectors
+)
+from measure.measurements.delegation import delegation_rows, delegation_totals
 from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
@@ -108,7 +112,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     def add(table: str, rows: list[dict]) -> None:
         out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
 
-    add("sessions", session_rows(ctx, results, digest))
+    delegation = delegation_rows(ctx, results, lines.get("tasks"))
+    add("sessions", session_rows(ctx, results, digest, delegation_totals(delegation)))
     if "link" in results:
         add("eviction", eviction_rows(results))
     add("duplicates", duplicate_rows(ctx, results))
@@ -118,5 +123,11 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("quirks", quirk_rows(session, results))
     add("background", background := background_rows(session, lines.get("tasks")))
     add("replay", replay_rows(ctx, lines.get("tasks"), tuple(results), params.replay, background) if params.replay else [])
+    cost = cost_tables(session, lines)
+    add("tokens", cost["tokens"])
+    add("wakeups", cost["wakeups"])
+    add("repeat_reads", cost["repeat_reads"])
+    add("cost_sessions", cost["cost_sessions"])
+    add("delegation", delegation)
     add("session_info", session_info_rows(session_path, session.ref.started_at, lines.get("version")))
     return out

@@ -37,7 +37,7 @@ def _redact_rows(rows: dict[str, list[dict]]) -> None:
             for key in ("session_path", "subagent_path", "path"):
                 if row.get(key):
                     row[key] = redact_path(row[key])
-            for key in ("session_id", "description"):
+            for key in ("session_id", "description", "task_id"):  # task_id: wakeups, repeat_reads (#12)
                 if row.get(key) is not None:  # "" too: every value of a redacted column is a hash
                     row[key] = redact(row[key])
             # Project folders are cwd paths: hashed as redact_path hashes session_path's first part.

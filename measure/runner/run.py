@@ -15,6 +15,7 @@ from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, rel
 from measure.measurements.breakdown import breakdown_rows
 from measure.measurements.llm_calls import run_cost_rows
+from measure.measurements.verdict import verdict_rows
 from measure.runner.cache import _cached_measure, _file_key, _subagent_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.progress import Progress
@@ -102,6 +103,7 @@ def run_measurement(
             rows[name].extend(table_rows)
         errors.extend(o.errors)
     rows["run_cost"] = run_cost_rows(rows["llm_calls"], [rel(s.path, root) for s in listings], params.session_cap)
+    rows["verdict"] = verdict_rows(rows["sessions"], rows["eviction"], rows["run_cost"])
     rows["breakdown"] = breakdown_rows(rows["session_info"], rows["sessions"], rows["eviction"], rows["subagents"])
     rows["errors"] = errors
     if params.redact:

@@ -24,7 +24,6 @@ from measure.synth.plans import SessionRecipe
 from measure.synth.text import Project, TextForge
 from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, MODERN_NOTE, USERS
 
-
 OUTLIVING = ("late", "lost")
 """Fates of background tasks that outlive the parent's last turn."""
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from measure.report.views.common import Report, _fmt_int, _markdown, _with_session, ordered_strategies
+from measure.report.views.common import (
+    Report,
+    _fmt_int,
+    _markdown,
+    _with_session,
+    ordered_strategies,
+)
 
 DELIVERIES = ("turn", "removed", "never")
 """How a background task's result reached the parent: as a user turn, removed from the queue, or not at all."""

@@ -154,6 +154,8 @@ def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str]) -> di
     for name, df in tables.items():
         if "session_id" in df.columns:
             df = df.filter(pl.col("session_id").is_in(kept))
+        elif name == "verdict":
+            df = df.clear()  # it depends on which sessions are shown: overview.verdict_table recomputes it
         out[name] = df
     return out
 

@@ -7,8 +7,6 @@ import polars as pl
 from measure.report.views.common import (
     Report,
     _fmt_int,
-    _fmt_pct,
-    _fmt_x,
     _markdown,
     _wide,
     _with_session,
@@ -31,92 +29,197 @@ def headline(r: Report) -> pl.DataFrame:
     return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
 
 
+STRATEGY_LABELS = {"link": "link (C2)", "fold": "fold (C1)", "hybrid": "hybrid (C3)", "chunked": "chunked (C4)"}
+
+CRITERION_LABELS = {
+    "parent_chars_evicted": "Parent-origin chars evicted (budget eviction)",
+    "delegated_results_in_prompt": "Delegated results reaching the prompt",
+    "subagent_unique_chars_in_prompt": "Subagent-only chars reaching the prompt",
+    "inline_refs": "Inline refs listed",
+    "llm_calls": "LLM calls",
+    "calls_per_run_max": "Calls in the most expensive akm run",
+    "prompt_chars": "Prompt chars",
+}
+
+
+def verdict_table(r: Report) -> pl.DataFrame:
+    """The run's `verdict` table; recomputed from the shown tables when the report keeps a subset of sessions."""
+    v = r.tables.get("verdict")
+    if v is not None and v.height:
+        return v
+    from measure.measurements.verdict import verdict_rows
+    from measure.schema import VERDICT
+
+    rows = verdict_rows(
+        r.tables["sessions"].to_dicts(), r.tables["eviction"].to_dicts(), r.tables["run_cost"].to_dicts()
+    )
+    return pl.DataFrame(rows, schema=VERDICT.polars_schema, orient="row").sort(list(VERDICT.sort), nulls_last=True)
+
+
+def verdict_matrix(r: Report) -> pl.DataFrame:
+    """The verdict table wide: one row per criterion, one column per strategy, the best and the identities."""
+    v = verdict_table(r).filter(pl.col("criterion") != "decision")
+    if v.height == 0:
+        return pl.DataFrame({"criterion": []}, schema={"criterion": pl.String})
+    names = ordered_strategies(v["strategy"].unique().to_list())
+    order = {c: i for i, c in enumerate(CRITERION_LABELS)}
+    wide = v.pivot(on="strategy", index=["criterion", "better"], values="value").select("criterion", "better", *names)
+    best = v.filter(pl.col("best")).group_by("criterion").agg(pl.col("strategy").sort_by(
+        pl.col("strategy").replace_strict({n: i for i, n in enumerate(names)}, return_dtype=pl.Int64)).str.join(", ").alias("best"))
+    out = wide.join(best, on="criterion", how="left").with_columns(
+        pl.col("criterion").replace_strict(order, return_dtype=pl.Int64).alias("_o")
+    ).sort("_o").drop("_o")
+    return out.with_columns(  # every criterion counts chars, calls, refs or results: whole numbers
+        pl.col("criterion").replace_strict(CRITERION_LABELS, return_dtype=pl.String), pl.col(names).round(0).cast(pl.Int64)
+    )
+
+
+def _advantage(c: str, a: float, b: float, loser: str, k: int | None, cap: int | None) -> str:
+    """What a value `a` gains over `b` on criterion `c`, in words (a is the better one; `loser` has b)."""
+    d = abs(a - b)
+    if c == "parent_chars_evicted":
+        where = f", {loser} evicting in {k} session(s)" if k else ""
+        return f"evicts {_fmt_int(d)} fewer parent-origin chars (budget eviction: {_fmt_int(a)} vs {_fmt_int(b)}{where})"
+    if c == "delegated_results_in_prompt":
+        return f"gets {_fmt_int(d)} more delegated results into the prompt ({_fmt_int(a)} vs {_fmt_int(b)})"
+    if c == "subagent_unique_chars_in_prompt":
+        return f"sends {_fmt_int(d)} more chars of subagent-only content ({_fmt_int(a)} vs {_fmt_int(b)})"
+    if c == "inline_refs":
+        return f"lists {_fmt_int(d)} more inline refs ({_fmt_int(a)} vs {_fmt_int(b)})"
+    if c == "llm_calls":
+        return f"makes {_fmt_int(d)} fewer LLM calls ({_fmt_int(a)} vs {_fmt_int(b)})"
+    if c == "calls_per_run_max":
+        under = f" under akm's cap of {cap} sessions per run" if cap else ""
+        return f"makes {_fmt_int(d)} fewer calls in its most expensive run{under} ({_fmt_int(a)} vs {_fmt_int(b)})"
+    return f"sends {_fmt_int(d)} fewer prompt chars ({_fmt_int(a)} vs {_fmt_int(b)})"
+
+
+def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
+    """One sentence: what `a` gives that `b` does not, and at what cost."""
+    from measure.measurements.verdict import CRITERIA
+
+    cell = {(x["criterion"], x["strategy"]): x for x in v.iter_rows(named=True) if x["criterion"] != "decision"}
+    gains, losses = [], []
+    for c, better in CRITERIA:
+        x, y = cell.get((c, a)), cell.get((c, b))
+        if x is None or y is None or x["value"] == y["value"]:
+            continue
+        a_better = (x["value"] < y["value"]) == (better == "lower")
+        if a_better:
+            gains.append(_advantage(c, x["value"], y["value"], b, y["sessions"], cap))
+        else:
+            losses.append(_advantage(c, y["value"], x["value"], a, x["sessions"], cap))
+    text = f"- **{a} or {b}.** {a} " + "; ".join(gains)
+    return text + (f" — while {b} " + "; ".join(losses) + "." if losses else ".")
+
+
 def verdict(r: Report):
-    """Markdown: a plain-language reading of the run, computed from the tables."""
+    """Markdown: the decision of the `verdict` table (a Pareto analysis), its trade-offs and criteria."""
     s = r.tables["sessions"]
-    ev = r.tables["eviction"]
-    ids = s["session_id"].unique().to_list()
-    n = len(ids)
-    if n == 0:
+    v = verdict_table(r)
+    decision_row = v.filter(pl.col("criterion") == "decision").row(0, named=True)
+    decision = decision_row["decision"]
+    if decision == "no_sessions":
         return _markdown(
             f"**No sessions were measured under `{r.sessions_root}`.** See the errors table below."
         )
+    n = s["session_id"].n_unique()
+    cost = r.tables["run_cost"]
+    cap = int(cost["session_cap"][0]) if cost.height else None
+    front = [g.split("=") for g in (decision_row["strategy"] or "").split(",") if g]
     lines: list[str] = []
-
-    hyb = ev.filter(pl.col("strategy") == "hybrid")
-    fold = ev.filter(pl.col("strategy") == "fold")
-    hybrid_zero = hyb.filter(pl.col("evicted_chars") <= 0).height
-    fold_evicting = fold.filter(pl.col("evicted_chars") > 0)
-    max_pct = fold_evicting["evicted_chars_pct"].max() if fold_evicting.height else 0.0
-    total_evicted = int(fold_evicting["evicted_chars"].sum()) if fold_evicting.height else 0
-    lines.append(
-        f"- **Eviction.** hybrid evicted 0 parent-origin chars in {hybrid_zero}/{hyb.height} sessions; "
-        f"fold evicted parent content in {fold_evicting.height}/{fold.height} sessions"
-        + (f", up to {_fmt_pct(max_pct)} ({_fmt_int(total_evicted)} chars in all)." if fold_evicting.height else ".")
-    )
-
-    refs = _wide(s, "inline_refs", ["link", "fold", "hybrid"], r)
-    same_refs = refs.filter(pl.col("hybrid") == pl.col("fold")).height
-    gained = int((refs["fold"].fill_null(0) - refs["link"].fill_null(0)).sum())
-    lines.append(
-        f"- **Inline refs.** hybrid lists the same `akm remember/feedback` refs as fold in "
-        f"{same_refs}/{n} sessions; reading subagent transcripts adds {_fmt_int(gained)} refs over link."
-    )
-
-    prompt = _wide(s, "prompt_chars", ["link", "fold", "hybrid"], r)
-    not_larger = prompt.filter(pl.col("hybrid") <= pl.col("fold")).height
-    lines.append(
-        f"- **Prompt size.** hybrid's prompt is no larger than fold's in {not_larger}/{n} sessions "
-        f"(total {_fmt_int(prompt['hybrid'].sum())} vs {_fmt_int(prompt['fold'].sum())} chars)."
-    )
-
+    if decision == "no_delegated_work":
+        prompt = _wide(s, "prompt_chars", ["link", "fold", "hybrid"], r)
+        head = (
+            f"**No delegated work under this root** ({n} session(s)): no task or workflow agent transcripts, so there "
+            "is no delegated result or subagent-only content for any strategy to deliver or lose, and nothing here "
+            "can favour one way of delivering delegated work over another."
+        )
+        if prompt.height and all(c in prompt.columns for c in ("link", "fold", "hybrid")):
+            head += (
+                f" The single-call strategies send {_fmt_int(prompt['link'].sum())} (link), "
+                f"{_fmt_int(prompt['fold'].sum())} (fold) and {_fmt_int(prompt['hybrid'].sum())} (hybrid) prompt chars in all."
+            )
+    elif decision == "trade_off":
+        names = ", ".join(" = ".join(g) for g in front)
+        head = (
+            f"**No strategy dominates on this root: the data shows a trade-off** (measured over {n} session(s)). "
+            f"On the Pareto front, where no other strategy is at least as good on every criterion below and better on one: "
+            f"{names}. What each gives up:"
+        )
+        reps = [g[0] if "hybrid" not in g else "hybrid" for g in front]
+        ref = "hybrid" if "hybrid" in reps else reps[0]
+        lines += [_trade(v, a, ref, cap) for a in reps if a != ref]
+    else:
+        group = next((g for g in front if decision in g), [decision])
+        ties = [x for x in group if x != decision]
+        head = (
+            f"**The data supports {STRATEGY_LABELS.get(decision, decision)}** (measured over {n} session(s)): on every "
+            "criterion below it is at least as good as every other strategy, and better than each on at least one."
+        )
+        if ties:
+            head += (
+                f" {', '.join(ties)} {'ties' if len(ties) == 1 else 'tie'} with it on every criterion; a tie goes to "
+                "hybrid, the path akm ships (#843)."
+            )
+    dominated = v.filter((pl.col("criterion") == "prompt_chars") & (pl.col("dominated_by") != ""))
+    if decision != "no_delegated_work" and dominated.height:
+        lines.append(
+            "- **Dominated.** "
+            + "; ".join(f"{x['strategy']} (by {x['dominated_by'].replace(',', ', ')})" for x in dominated.iter_rows(named=True))
+            + "."
+        )
+    lines.append("")
+    lines.append("The criteria, summed over the run (an *identity* holds by construction and is not a finding):")
+    lines.append("")
+    for c, label in CRITERION_LABELS.items():
+        rows = v.filter(pl.col("criterion") == c)
+        if not rows.height:
+            continue
+        better = rows["better"][0]
+        cells = []
+        for x in sorted(rows.iter_rows(named=True), key=lambda x: ordered_strategies(rows["strategy"].to_list()).index(x["strategy"])):
+            cell = f"{x['strategy']} {_fmt_int(x['value'])}"
+            if c == "parent_chars_evicted" and x["sessions"]:
+                cell += f" in {x['sessions']} session(s)"
+            if x["identity"]:
+                cell += f" *(identity: {x['identity']})*"
+            cells.append(cell)
+        lines.append(f"- **{label}** ({better} is better): " + "; ".join(cells) + ".")
+    ev = r.tables["eviction"]
+    if ev.height and "stub_saved_chars" in ev.columns:
+        saved = ev.group_by("strategy").agg(pl.col("stub_saved_chars").sum()).filter(pl.col("stub_saved_chars") > 0)
+        if saved.height:
+            lines.append(
+                "- **Stub savings are not eviction.** Parent chars a notification stub shortened on purpose: "
+                + "; ".join(f"{x['strategy']} {_fmt_int(x['stub_saved_chars'])}" for x in saved.sort("strategy").iter_rows(named=True))
+                + "."
+            )
     dup = r.tables["duplicates"]
     if dup.height:
         both = dup.filter(pl.col("both_in_prompt")).height
-        saved = int(dup["stub_saved_chars"].sum())
         lines.append(
             f"- **Duplication.** {dup.height} notification/subagent pairs; {both} "
-            f"{'reaches' if both == 1 else 'reach'} the fold prompt with both copies (hybrid sends no subagent "
-            f"text, so never a result twice); stubbing the notification would save {_fmt_int(saved)} raw chars."
+            f"{'reaches' if both == 1 else 'reach'} the fold prompt with both copies."
         )
-    else:
-        lines.append("- **Duplication.** No notification/subagent pairs were found.")
+    text = head + "\n\n" + "\n".join(lines)
+    section = _extraction_section(r)
+    return _markdown(text + ("\n\n" + section if section else ""))
 
-    calls = r.tables["llm_calls"].filter(pl.col("strategy") == "chunked")
-    cost = r.tables["run_cost"]
-    calls = calls.filter(pl.col("llm_calls") > 0)  # sessions without events make no call at all
-    if calls.height:
-        lo, hi = calls["multiplier"].min(), calls["multiplier"].max()
-        text = f"- **Cost.** chunked needs {_fmt_x(lo)}–{_fmt_x(hi)} the calls of a single-call strategy"
-        chunk_cost = cost.filter(pl.col("strategy") == "chunked")
-        if chunk_cost.height:
-            row = chunk_cost.row(0, named=True)
-            text += (
-                f"; with akm's cap of {row['session_cap']} sessions per run, its most expensive run makes "
-                f"{_fmt_int(row['calls_per_run_max'])} calls ({_fmt_x(row['cap_multiplier'])} the cap)"
-            )
-        lines.append(text + ".")
 
-    supports = hyb.height == n and hybrid_zero == n and same_refs == n
-    if supports:
-        decision = (
-            "**The data supports C3, hybrid**: it never evicts parent-origin content, keeps every inline ref "
-            "that folding finds, and makes one call per session. Fold spends parent budget on subagent text; "
-            "chunking recovers more content but multiplies the calls."
-        )
-    else:
-        reasons = []
-        if hybrid_zero < hyb.height:
-            reasons.append(f"hybrid evicts parent content in {hyb.height - hybrid_zero} session(s)")
-        if hyb.height < n:
-            reasons.append(f"hybrid has no row for {n - hyb.height} session(s)")
-        if same_refs < n:
-            reasons.append(f"hybrid's inline refs differ from fold's in {n - same_refs} session(s)")
-        decision = (
-            "**On this root the data does not cleanly support C3, hybrid**: " + "; ".join(reasons)
-            + ". Read the eviction and LLM-call notebooks before deciding."
-        )
-    return _markdown(decision + "\n\n" + "\n".join(lines))
+def _extraction_section(r: Report) -> str | None:
+    """Hook: `measure.report.views.extraction.verdict_section(r)` (markdown text), once such a view exists."""
+    import importlib
+
+    try:
+        extraction = importlib.import_module("measure.report.views.extraction")
+    except ImportError:
+        return None
+    fn = getattr(extraction, "verdict_section", None)
+    if fn is None:
+        return None
+    out = fn(r)
+    return getattr(out, "data", out)
 
 
 def errors(r: Report):

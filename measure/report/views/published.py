@@ -7,7 +7,7 @@ import polars as pl
 from measure.report.views.common import Report, _markdown
 from measure.report.views.duplication import pair_summary
 from measure.report.views.llm_calls import chunking_table
-from measure.report.views.overview import headline
+from measure.report.views.overview import headline, verdict_table
 
 PUBLISHED_840_SOURCE = (
     "akm #840 design determination (document in PR #841, implemented by #843), "
@@ -64,6 +64,9 @@ PUBLISHED_840_CHUNKING = pl.DataFrame(
     }
 )
 """#840 chunking table: windows, chunks, calls, parent-origin chars kept across chunks vs one call."""
+
+PUBLISHED_840_DETERMINATION = "hybrid"
+"""#840 §5: "Winner: Candidate 3" (harvest-without-prompting hybrid)."""
 
 
 _840_PREFIXES = tuple(PUBLISHED_840_HEADLINE["session"].to_list())
@@ -143,6 +146,13 @@ def published_note(r: Report, which: str = "headline"):
         text += (
             " `subagent files`: #840 counted only the top level of `subagents/`; this report counts"
             " every transcript the fold reads, nested workflow agents included."
+        )
+        decision = verdict_table(r).filter(pl.col("criterion") == "decision")["decision"].to_list()
+        here = decision[0] if decision else None
+        text += (
+            f" #840 determined **{PUBLISHED_840_DETERMINATION}** (C3) from fold's eviction, refs, prompt size and"
+            f" chunking's cost; the dominance analysis of this run, which also counts what hybrid and link never"
+            f" send, decides **{here}**" + (" too." if here == PUBLISHED_840_DETERMINATION else ".")
         )
     elif which == "duplicates":
         text += " #840 published the stub savings rounded to thousands."

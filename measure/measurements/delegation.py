@@ -1,0 +1,258 @@
+"""The `delegation` table: per subagent transcript and strategy, what of the delegated work reaches the prompt.
+
+fold's loss (parent content evicted) is measured by `eviction`; this module measures the other
+side: a delegated result that never reaches link's or hybrid's prompt because the parent never
+received it, and subagent-only content (tool calls, tool output, reasoning) that only a prompt
+reading subagent transcripts can carry. How the result reached the parent comes from the task
+timeline (`tasks` collector, claude-code-format.md §8–9), never from a second parse.
+
+"Copy" is defined once, here: text B is a copy of text A when the #840 word-set Jaccard of the two
+(`pairs.word_set`, after JSON escapes are undone) is at least `COPY_JACCARD`. Only two events of a
+subagent can copy what its parent holds, its prompt and its report, so only those are compared (with
+the parent events naming or launching the agent); cost stays linear in events.
+"""
+
+from __future__ import annotations
+
+import re
+
+from measure.akm.jscompat import utf16_len
+from measure.akm.read import provenance
+from measure.akm.records import Event, Session
+from measure.measurements.pairs import set_jaccard, stem, word_set
+from measure.measurements.strategies import SessionContext, StrategyResult
+from measure.measurements.subagents import subagent_kind
+from measure.measurements.tasks import Timeline
+
+COPY_JACCARD = 0.5
+"""Word-set Jaccard at or above which one text counts as a copy of another (see `is_copy`)."""
+
+#: Subagent kinds that are delegated work; compaction helpers and journals are listed, not counted.
+DELEGATED_KINDS = frozenset({"task_agent", "workflow_agent"})
+
+# A tool result rendered by JSON.stringify carries `\n`, `\t`, `\"` as two characters; undone so
+# the first word of each line is the same word in both copies.
+_ESCAPES = re.compile(r'\\[nrt"\\]')
+_NAMES = re.compile(r"<(?:task-id|agent-id)>\s*([^<\s]+)\s*</(?:task-id|agent-id)>|agentId: ([^\s(]+)")
+_LAUNCH_TOOLS = ("[tool:Task]", "[tool:Agent]")
+_BACKGROUND_ACKS = frozenset({"async_launched", "forked_skill"})
+
+
+def copy_words(text: str) -> frozenset[str]:
+    """The word set a copy is judged on: #840's `word_set` of the text with JSON escapes undone."""
+    return frozenset(word_set(_ESCAPES.sub(" ", text)))
+
+
+def is_copy(a: frozenset[str], b: frozenset[str]) -> bool:
+    """One text is a copy of the other: word-set Jaccard >= COPY_JACCARD (symmetric)."""
+    return set_jaccard(a, b) >= COPY_JACCARD
+
+
+def final_report(events: tuple[Event, ...]) -> Event | None:
+    """A subagent's result: its last assistant event in time order (as #840 takes the final event)."""
+    for e in reversed(events):
+        if e.role == "assistant":
+            return e
+    return None
+
+
+class Deliveries:
+    """How each agent id's result reached the parent, indexed once from the parent's task timeline."""
+
+    def __init__(self, timeline: Timeline | None):
+        self.acks: dict[str, set[str]] = {}
+        self.notified: set[str] = set()
+        if timeline is not None:
+            for a in timeline.acks:
+                if a.task_id:
+                    self.acks.setdefault(a.task_id, set()).add(a.kind)
+            self.notified = {t.notification.task_id for t in timeline.turns if t.notification is not None}
+
+    def of(self, bare_id: str) -> tuple[str, str]:
+        """(delivery, launch) of one agent id.
+
+        delivery: tool_result (a foreground Task result), notification (a notification the parent
+        consumed as a turn; `remove` is not delivery, §9.1), launch_ack_only (a background launch
+        was acknowledged and nothing came back), none (the parent never acknowledges the agent).
+        launch: sync, background or unknown, from the launch acknowledgement.
+        """
+        kinds = self.acks.get(bare_id, set())
+        launch = "sync" if "sync_result" in kinds else "background" if kinds & _BACKGROUND_ACKS else "unknown"
+        if "sync_result" in kinds:
+            return "tool_result", launch
+        if bare_id in self.notified:
+            return "notification", launch
+        if kinds & _BACKGROUND_ACKS:
+            return "launch_ack_only", launch
+        return "none", launch
+
+
+def delivery(bare_id: str, timeline: Timeline | None) -> tuple[str, str]:
+    """(delivery, launch) of one agent id from the parent's task timeline (see `Deliveries.of`)."""
+    return Deliveries(timeline).of(bare_id)
+
+
+class _Words:
+    """Word sets of source events, each computed once per session."""
+
+    def __init__(self) -> None:
+        self._sets: dict[int, tuple[Event, frozenset[str]]] = {}
+
+    def __call__(self, e: Event) -> frozenset[str]:
+        hit = self._sets.get(id(e))
+        if hit is None or hit[0] is not e:
+            hit = (e, copy_words(e.text))
+            self._sets[id(e)] = hit
+        return hit[1]
+
+
+def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict | None) -> list[dict]:
+    """One row per subagent transcript x strategy (see the `delegation` table in schema.py)."""
+    s: Session = ctx.session
+    if not s.subagents:
+        return []
+    timelines = timelines or {}
+    parent_tl: Timeline | None = timelines.get(s.ref.path)
+    words = _Words()
+    deliveries = Deliveries(parent_tl)
+
+    # One pass over the parent: the events naming each agent id, and Task/Agent calls by time.
+    naming: dict[str, list[Event]] = {}
+    calls_at: dict[float, list[Event]] = {}
+    for e in s.parent.events:
+        text = e.text
+        if "task-id>" in text or "agent-id>" in text or "agentId: " in text:
+            for a, b in _NAMES.findall(text):
+                lst = naming.setdefault(a or b, [])
+                if not lst or lst[-1] is not e:
+                    lst.append(e)
+        if e.role == "assistant" and any(t in text for t in _LAUNCH_TOOLS):
+            calls_at.setdefault(e.ts, []).append(e)
+    launch_ts: dict[str, float] = {}
+    if parent_tl is not None:
+        by_tool_use = {l.tool_use_id: l for l in parent_tl.launches}
+        for a in parent_tl.acks:
+            l = by_tool_use.get(a.tool_use_id) if a.tool_use_id else None
+            if a.task_id and l is not None and l.ts is not None:
+                launch_ts.setdefault(a.task_id, l.ts)
+
+    # Per subagent file: its result, the parent events that copy it, and the parent content it may copy.
+    agents = []
+    result_copy_of: dict[int, list[int]] = {}  # id(parent event) -> agents whose result it copies
+    by_file: dict[str, int] = {}
+    for i, tf in enumerate(s.subagents):
+        agent_id = stem(tf.path)
+        bare = agent_id[len("agent-") :] if agent_id.startswith("agent-") else agent_id
+        alone = tf.alone()
+        final = final_report(alone)
+        result_words = words(final) if final is not None else frozenset()
+        parent_refs = list(naming.get(bare, ()))
+        ts = launch_ts.get(bare)
+        if ts is not None:
+            parent_refs += [e for e in calls_at.get(ts, ()) if all(e is not p for p in parent_refs)]
+        for e in naming.get(bare, ()):
+            if result_words and is_copy(words(e), result_words):
+                result_copy_of.setdefault(id(e), []).append(i)
+        parent_words = [words(e) for e in parent_refs]
+        # Only a subagent's prompt (its first event) and its report (the final) can copy what the
+        # parent holds; every other event (tool calls, tool output, reasoning) is its own.
+        keys = []
+        if final is not None:
+            keys.append((final, True, not any(is_copy(result_words, w) for w in parent_words)))
+        first = next((e for e in alone if e is not final), None)
+        if first is not None:
+            keys.append((first, False, not (parent_words and any(is_copy(words(first), w) for w in parent_words))))
+        sub_tl = timelines.get(tf.path)
+        how, launch = deliveries.of(bare)
+        after = None
+        if sub_tl is not None and parent_tl is not None and sub_tl.last_ts is not None and parent_tl.last_ts is not None:
+            after = sub_tl.last_ts > parent_tl.last_ts
+        prefix = provenance(tf.sidecar) + "\n" if tf.sidecar is not None else "\0"
+        agents.append(
+            {
+                "tf": tf,
+                "agent_id": agent_id,
+                "kind": subagent_kind(tf, s),
+                "launch": launch,
+                "delivery": how,
+                "completed_after_parent": after,
+                "result_chars": final.chars if final is not None else 0,
+                "keys": keys,
+                "prefix": prefix,
+                "prefix_chars": utf16_len(prefix),
+            }
+        )
+        by_file[tf.path] = i
+
+    # Kept events that the pre-filter truncated are new objects; the shared memo names their source.
+    source = {id(v[1]): v[3] for v in ctx.memo.values() if v[1] is not None and v[1] is not v[3]}
+    rows = []
+    for name, r in results.items():
+        in_prompt = [0] * len(agents)
+        result_kept = [0] * len(agents)
+        kept_chars = [0] * len(agents)
+        unique = [0] * len(agents)
+        for call in r.calls:
+            for e in call.kept.events:
+                src = source.get(id(e), e)
+                if e.file == s.ref.path:
+                    for i in result_copy_of.get(id(src), ()):
+                        in_prompt[i] = 1
+                        result_kept[i] += e.chars
+                    continue
+                i = by_file.get(e.file)
+                if i is None:
+                    continue
+                a = agents[i]
+                # the fold stamps a provenance line on each subagent event: akm's, not subagent content
+                prefix = a["prefix"]
+                skip = len(prefix) if src.text.startswith(prefix) else 0
+                chars = max(0, e.chars - a["prefix_chars"]) if skip and e.text.startswith(prefix) else e.chars
+                kept_chars[i] += chars
+                own = True
+                for k, is_result, k_unique in a["keys"]:
+                    if k.role == src.role and len(src.text) - skip == len(k.text) and src.text.endswith(k.text):
+                        if is_result:
+                            in_prompt[i] = 1
+                            result_kept[i] += chars
+                        own = k_unique
+                        break
+                if own:
+                    unique[i] += chars
+        for i, a in enumerate(agents):
+            rows.append(
+                {
+                    "subagent_path": a["tf"].path,
+                    "agent_id": a["agent_id"],
+                    "kind": a["kind"],
+                    "delegated": a["kind"] in DELEGATED_KINDS,
+                    "launch": a["launch"],
+                    "strategy": name,
+                    "budget": r.budget,
+                    "result_chars": a["result_chars"],
+                    "delivery": a["delivery"],
+                    "completed_after_parent": a["completed_after_parent"],
+                    "result_in_prompt": bool(in_prompt[i]),
+                    "result_chars_in_prompt": result_kept[i],
+                    "subagent_chars_in_prompt": kept_chars[i],
+                    "unique_chars_in_prompt": unique[i],
+                }
+            )
+    return rows
+
+
+def delegation_totals(rows: list[dict]) -> dict[str, dict]:
+    """Per strategy, the `sessions` columns summing the delegated rows of one session."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        t = out.setdefault(
+            r["strategy"],
+            {"delegated_transcripts": 0, "delegated_results": 0, "delegated_results_in_prompt": 0, "subagent_unique_chars_in_prompt": 0},
+        )
+        if not r["delegated"]:
+            continue
+        t["delegated_transcripts"] += 1
+        t["delegated_results"] += r["result_chars"] > 0
+        t["delegated_results_in_prompt"] += r["result_in_prompt"]
+        t["subagent_unique_chars_in_prompt"] += r["unique_chars_in_prompt"]
+    return out

@@ -1,0 +1,169 @@
+"""The `repeat_reads` table: reads of background work whose result repeats what the parent held.
+
+A read of background work is the tool result of `TaskOutput`, `BashOutput`, a `Read` of a task's
+output file (`…/tasks/<id>.output`), a resumed-agent message (`SendMessage`, or `Task`/`Agent`
+with `resume`), or a second delivered notification of a task that already notified (a resumed
+agent's). Each is keyed by the task it reads.
+
+Rule for `repeated_chars`: the result is split into lines; a line is repeated when the same
+line (whitespace-trimmed, `Read`'s `   N→` line-number prefix removed, a notification's
+`<result>` tags split off) was already in something
+the parent received for the same task before this read: an earlier read's result or a delivered
+notification's text. A repeated line counts its UTF-16 length plus its newline; blank lines
+count as neither. This covers both shapes seen in practice: a growing output read again (the
+earlier read is a prefix of the new one) and a result that re-sends the notification's
+`<result>`. Lines repeated only within the same read are not repeats.
+
+Memory: only 8-byte hashes (blake2b) of the lines received from background work are kept, per
+task, never the text; nothing is stored for other tool results.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from hashlib import blake2b
+
+from measure.akm.jscompat import utf16_len
+from measure.measurements.lines import collector
+from measure.measurements.tasks import parse_notification, result_text, timestamp
+
+_OUTPUT_FILE = re.compile(r"/tasks/([^/]+)\.output$")
+_LINE_NUMBER = re.compile(r"^\s*\d+\u2192")
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundRead:
+    """One read of background work and how much of it the parent already held."""
+
+    line: int
+    ts: float | None
+    tool: str  # TaskOutput, BashOutput, Read, SendMessage, Task (resume), notification (a repeat notification)
+    task_id: str
+    chars: int  # UTF-16 length of the result text
+    repeated_chars: int  # see the module doc
+
+
+def read_target(name: str, inp: dict) -> str | None:
+    """The task a tool_use reads, or None when it reads no background work."""
+    if name in ("TaskOutput", "BashOutput"):
+        v = inp.get("task_id") or inp.get("bash_id")
+    elif name == "Read":
+        m = _OUTPUT_FILE.search(inp.get("file_path") or "") if type(inp.get("file_path")) is str else None
+        v = m.group(1) if m else None
+    elif name == "SendMessage":
+        v = inp.get("to")
+    elif name in ("Task", "Agent"):
+        v = inp.get("resume")
+    else:
+        return None
+    return v if type(v) is str and v else None
+
+
+def _hash(text: str) -> bytes:
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+@collector("reads")
+class ReadCollector:
+    """Per file: every read of background work, scored against what was received before it."""
+
+    __slots__ = ("pending", "seen", "reads", "notified")
+
+    def __init__(self, label: str):
+        self.pending: dict[str, tuple[str, str]] = {}  # tool_use id -> (tool, task id)
+        self.seen: dict[str, set[bytes]] = {}  # task id -> hashes of lines received
+        self.reads: list[BackgroundRead] = []
+        self.notified: set[str] = set()
+
+    def _score(self, task: str, text: str, numbered: bool) -> int:
+        seen = self.seen.setdefault(task, set())
+        repeated = 0
+        fresh = []
+        for raw in text.split("\n"):
+            key = _LINE_NUMBER.sub("", raw, count=1) if numbered else raw
+            key = key.strip()
+            if not key:
+                continue
+            h = _hash(key)
+            if h in seen:
+                repeated += utf16_len(raw) + 1
+            else:
+                fresh.append(h)
+        seen.update(fresh)
+        return repeated
+
+    def __call__(self, record: dict, line: int) -> None:
+        kind = record.get("type")
+        if kind not in ("assistant", "user"):
+            return  # progress lines re-embed subagent messages: not the reader's own
+        msg = record.get("message")
+        if type(msg) is not dict:
+            return
+        content = msg.get("content")
+        if kind == "assistant":
+            if type(content) is list:
+                for b in content:
+                    if type(b) is dict and b.get("type") == "tool_use" and type(b.get("id")) is str:
+                        inp = b.get("input") if type(b.get("input")) is dict else {}
+                        target = read_target(str(b.get("name")), inp)
+                        if target:
+                            self.pending[b["id"]] = (str(b["name"]), target)
+            return
+        if type(content) is list:
+            blocks = [b for b in content if type(b) is dict and b.get("type") == "tool_result"]
+            if blocks:
+                for b in blocks:
+                    found = self.pending.pop(b.get("tool_use_id"), None) if type(b.get("tool_use_id")) is str else None
+                    if found:
+                        text = result_text(b.get("content"))
+                        tool, task = found
+                        repeated = self._score(task, text, tool == "Read")
+                        chars = utf16_len(text)
+                        self.reads.append(BackgroundRead(line, timestamp(record), tool, task, chars, min(repeated, chars)))
+                return
+            text = result_text(content)
+        elif type(content) is str:
+            text = content
+        else:
+            return
+        note = parse_notification(text)
+        if note is None or not note.task_id:
+            return
+        # <result> opens and closes on the result's own first and last lines: split them off
+        repeated = self._score(note.task_id, text.replace("<result>", "\n").replace("</result>", "\n"), False)
+        if note.task_id in self.notified:
+            chars = utf16_len(text)
+            self.reads.append(BackgroundRead(line, timestamp(record), "notification", note.task_id, chars, min(repeated, chars)))
+        self.notified.add(note.task_id)
+
+    def result(self) -> tuple[BackgroundRead, ...]:
+        return tuple(self.reads)
+
+
+def repeat_rows(reads: tuple[BackgroundRead, ...]) -> list[dict]:
+    """One row per read of background work by the parent, in line order."""
+    return [
+        {
+            "line": r.line,
+            "tool": r.tool,
+            "task_id": r.task_id,
+            "chars": r.chars,
+            "repeated_chars": r.repeated_chars,
+            "repeated_pct": round(100 * r.repeated_chars / r.chars, 1) if r.chars else 0.0,
+        }
+        for r in reads
+    ]
+
+
+def repeat_summary(reads: tuple[BackgroundRead, ...]) -> dict:
+    """Per-session read figures (columns of `cost_sessions`)."""
+    chars = sum(r.chars for r in reads)
+    repeated = sum(r.repeated_chars for r in reads)
+    return {
+        "background_reads": len(reads),
+        "repeat_reads": sum(1 for r in reads if r.repeated_chars),
+        "read_chars": chars,
+        "repeated_chars": repeated,
+        "repeat_fraction": round(repeated / chars, 4) if chars else None,
+    }

@@ -1,0 +1,182 @@
+"""The `tokens` table: native API usage per session x origin, one call per `message.id`.
+
+Claude Code writes one line per content block of a response, each carrying the response's
+`usage` (claude-code-format.md §6), and re-embeds subagent messages in the parent as
+`progress/agent_progress` lines. The `usage` collector therefore keeps, per file, the usage of
+the LAST line of each `message.id` (a line without an id is a call of its own), skips every
+`progress` line, and also sums every assistant line's usage as it comes (the naive per-line sum
+that per-line tools report). Subagent spend comes from the subagent files themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.akm.records import Session
+from measure.measurements.lines import collector
+from measure.measurements.subagents import subagent_kind
+
+#: usage fields in the order of `Call.usage` / `Usage.fields`.
+FIELDS = ("input_tokens", "cache_creation_tokens", "cache_creation_5m_tokens", "cache_creation_1h_tokens",
+          "cache_read_tokens", "output_tokens")
+
+ORIGINS = ("parent", "task_agent", "workflow_agent", "compaction_helper", "other", "total")
+"""Row order of the tokens table within a session (the sort key uses `origin_order`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One API call: the line its first block was written on, and the last line's usage."""
+
+    line: int  # first line of the message id (where the response starts, for turn attribution)
+    usage: tuple[int, int, int, int, int, int]  # FIELDS
+    model: str | None
+    placeholder_output: bool  # written by CC >= 2.1 (or no version): output_tokens is a streaming placeholder
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """A file's API calls in order of first line, the naive per-line sums, and what was skipped."""
+
+    calls: tuple[Call, ...]
+    naive_lines: int  # assistant lines with a usage object
+    naive: tuple[int, int, int, int, int, int]  # FIELDS summed over every such line
+    progress_usage_lines: int  # progress lines re-embedding a message with usage (never counted)
+
+
+def _int(v) -> int:
+    return v if type(v) is int and v > 0 else 0
+
+
+def usage_tuple(u: dict) -> tuple[int, int, int, int, int, int]:
+    """The six counted fields of a `usage` object (missing or non-integer values are 0)."""
+    cc = u.get("cache_creation")
+    cc = cc if type(cc) is dict else {}
+    return (
+        _int(u.get("input_tokens")),
+        _int(u.get("cache_creation_input_tokens")),
+        _int(cc.get("ephemeral_5m_input_tokens")),
+        _int(cc.get("ephemeral_1h_input_tokens")),
+        _int(u.get("cache_read_input_tokens")),
+        _int(u.get("output_tokens")),
+    )
+
+
+def placeholder_version(version) -> bool:
+    """True when a line's CC `version` writes placeholder output_tokens (2.1.x and later, or unknown)."""
+    if type(version) is not str:
+        return True
+    try:
+        major, minor = (int(p) for p in version.split(".")[:2])
+    except ValueError:
+        return True
+    return (major, minor) >= (2, 1)
+
+
+@collector("usage")
+class UsageCollector:
+    """Per file: the last usage of each message id, and the naive per-line sums."""
+
+    __slots__ = ("calls", "naive", "naive_lines", "progress_lines", "_version", "_placeholder")
+
+    def __init__(self, label: str):
+        self.calls: dict[str, list] = {}  # id -> [first line, usage, model, placeholder]
+        self.naive = [0] * 6
+        self.naive_lines = 0
+        self.progress_lines = 0
+        self._version: object = None  # the last line's `version` and its verdict: lines repeat it
+        self._placeholder = True
+
+    def __call__(self, record: dict, line: int) -> None:
+        kind = record.get("type")
+        if kind == "progress":
+            data = record.get("data")
+            inner = data.get("message") if type(data) is dict else None
+            msg = inner.get("message") if type(inner) is dict else None
+            if type(msg) is dict and type(msg.get("usage")) is dict:
+                self.progress_lines += 1
+            return
+        if kind != "assistant":
+            return
+        msg = record.get("message")
+        if type(msg) is not dict or type(msg.get("usage")) is not dict:
+            return
+        u = usage_tuple(msg["usage"])
+        self.naive_lines += 1
+        for i, v in enumerate(u):
+            self.naive[i] += v
+        mid = msg.get("id")
+        if type(mid) is not str or not mid:
+            mid = f"\0line{line}"  # no id: a call of its own
+        model = msg.get("model")
+        if type(model) is not str:
+            model = None
+        version = record.get("version")
+        if version != self._version:
+            self._version, self._placeholder = version, placeholder_version(version)
+        found = self.calls.get(mid)
+        if found is None:
+            self.calls[mid] = [line, u, model, self._placeholder]
+        else:  # the last line of an id wins (its usage is final); the first line keeps the position
+            found[1], found[2], found[3] = u, model or found[2], self._placeholder
+
+    def result(self) -> Usage:
+        calls = tuple(Call(c[0], c[1], c[2], c[3]) for c in self.calls.values())
+        return Usage(calls, self.naive_lines, tuple(self.naive), self.progress_lines)
+
+
+def file_origins(session: Session) -> dict[str, str]:
+    """Each transcript's origin: parent, or the subagent kind of a subagent transcript."""
+    out = {session.parent.path: "parent"}
+    for tf in session.subagents:
+        kind = subagent_kind(tf, session)
+        out[tf.path] = kind if kind in ORIGINS else "other"
+    return out
+
+
+def _sum(calls) -> list[int]:
+    out = [0] * 6
+    for c in calls:
+        for i, v in enumerate(c.usage):
+            out[i] += v
+    return out
+
+
+def token_rows(session: Session, usage: dict[str, Usage]) -> list[dict]:
+    """One row per origin with API calls (parent always), then the session's total."""
+    origins = file_origins(session)
+    groups: dict[str, list[tuple[str, Usage]]] = {}
+    for path, u in usage.items():
+        groups.setdefault(origins.get(path, "other"), []).append((path, u))
+    groups.setdefault("parent", [])
+    rows = []
+    everything: list[tuple[str, Usage]] = []
+    for origin in ORIGINS[:-1]:
+        if origin not in groups:
+            continue
+        files = groups[origin]
+        everything.extend(files)
+        if origin != "parent" and not any(u.calls or u.naive_lines for _, u in files):
+            continue
+        rows.append(_row(origin, files))
+    rows.append(_row("total", everything))
+    return rows
+
+
+def _row(origin: str, files: list[tuple[str, Usage]]) -> dict:
+    calls = [c for _, u in files for c in u.calls]
+    dedup = _sum(calls)
+    naive = [sum(u.naive[i] for _, u in files) for i in range(6)]
+    models = sorted({c.model for c in calls if c.model})
+    return {
+        "origin": origin,
+        "origin_order": ORIGINS.index(origin),
+        "files": sum(1 for _, u in files if u.calls),
+        "api_calls": len(calls),
+        **dict(zip(FIELDS, dedup)),
+        "output_tokens_is_lower_bound": any(c.placeholder_output for c in calls),
+        "models": ",".join(models) or None,
+        "naive_lines": sum(u.naive_lines for _, u in files),
+        **{f"naive_{f}": v for f, v in zip(FIELDS, naive) if f in ("input_tokens", "cache_creation_tokens", "cache_read_tokens", "output_tokens")},
+        "progress_usage_lines": sum(u.progress_usage_lines for _, u in files),
+    }

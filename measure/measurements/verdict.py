@@ -1,0 +1,151 @@
+"""The `verdict` table: which strategy, if any, dominates every other on the run's criteria (Pareto)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from measure.measurements.strategies import STRATEGIES
+
+#: (criterion, better, what it sums) in the order the overview states them.
+CRITERIA: tuple[tuple[str, str], ...] = (
+    ("parent_chars_evicted", "lower"),
+    ("delegated_results_in_prompt", "higher"),
+    ("subagent_unique_chars_in_prompt", "higher"),
+    ("inline_refs", "higher"),
+    ("llm_calls", "lower"),
+    ("calls_per_run_max", "lower"),
+    ("prompt_chars", "lower"),
+)
+
+#: akm's shipped path (#843): when strategies tie on every criterion, the incumbent is named.
+INCUMBENT = "hybrid"
+
+#: Values true by construction, each labelled only where it holds (a failure would be a finding).
+IDENTITIES = {
+    ("parent_chars_evicted", "link"): "link is the reference (the parent read alone): 0 by definition",
+    ("parent_chars_evicted", "hybrid"): "hybrid's prompt events are link's kept set: 0 by construction",
+    ("inline_refs", "hybrid"): "hybrid lists the refs of every transcript, as fold does: equal to fold by construction",
+    ("inline_refs", "chunked"): "chunked calls list no refs in this simulation: 0 by construction",
+}
+
+
+def _order(name: str) -> int:
+    names = list(STRATEGIES)
+    return names.index(name) if name in names else len(names)
+
+
+def _eviction(row: dict) -> int:
+    """Budget eviction of one eviction row (stub savings are not eviction)."""
+    v = row.get("budget_evicted_chars")
+    if v is None:
+        v = (row.get("evicted_chars") or 0) - (row.get("stub_saved_chars") or 0)
+    return max(0, int(v))
+
+
+def _holds(c: str, n: str, totals: dict[str, dict[str, float]]) -> bool:
+    """Whether the identity stated for (criterion, strategy) holds on these totals."""
+    if (c, n) == ("inline_refs", "hybrid"):
+        return "fold" in totals and totals[n][c] == totals["fold"][c]
+    return totals[n][c] == 0
+
+
+def per_session_values(sessions: list[dict], eviction: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
+    """criterion -> strategy -> session_path -> value, for the per-session criteria."""
+    out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    link_kept = {r["session_path"]: r["parent_kept_chars"] for r in sessions if r["strategy"] == "link"}
+    for r in sessions:
+        st, sp = r["strategy"], r["session_path"]
+        for c in ("delegated_results_in_prompt", "subagent_unique_chars_in_prompt", "inline_refs", "llm_calls", "prompt_chars"):
+            out[c][st][sp] = r.get(c) or 0
+        if st == "link":
+            out["parent_chars_evicted"][st][sp] = 0
+        elif st == "chunked" and sp in link_kept:  # no eviction row: against the parent read alone
+            out["parent_chars_evicted"][st][sp] = max(0, link_kept[sp] - (r.get("parent_kept_chars") or 0))
+    for r in eviction:
+        out["parent_chars_evicted"][r["strategy"]][r["session_path"]] = _eviction(r)
+    return out
+
+
+def dominates(a: dict[str, float], b: dict[str, float]) -> bool:
+    """a is at least as good as b on every criterion and better on one."""
+    strictly = False
+    for c, better in CRITERIA:
+        x, y = a[c], b[c]
+        if x == y:
+            continue
+        if (x < y) != (better == "lower"):
+            return False
+        strictly = True
+    return strictly
+
+
+def decide(vectors: dict[str, dict[str, float]]) -> tuple[str, list[list[str]], dict[str, list[str]]]:
+    """(decision, the Pareto front as groups of tied strategies, dominated-by per strategy)."""
+    names = sorted(vectors, key=_order)
+    dominated_by = {n: [m for m in names if m != n and dominates(vectors[m], vectors[n])] for n in names}
+    front: list[list[str]] = []
+    for n in names:
+        if dominated_by[n]:
+            continue
+        for group in front:
+            if vectors[group[0]] == vectors[n]:
+                group.append(n)
+                break
+        else:
+            front.append([n])
+    if len(front) == 1:
+        group = front[0]
+        return (INCUMBENT if INCUMBENT in group else group[0]), front, dominated_by
+    return "trade_off", front, dominated_by
+
+
+def verdict_rows(sessions: list[dict], eviction: list[dict], run_cost: list[dict]) -> list[dict]:
+    """The `verdict` table from the run's per-session rows and its run_cost rows (pure)."""
+    decision_row = {
+        "criterion": "decision", "strategy": None, "better": None, "value": None, "sessions": None, "best": None,
+        "pareto_front": None, "dominated_by": None, "identity": None, "decision": None,
+    }
+    if not sessions:
+        return [{**decision_row, "decision": "no_sessions"}]
+    per = per_session_values(sessions, eviction)
+    names = sorted({r["strategy"] for r in sessions}, key=_order)
+    cost = {r["strategy"]: r["calls_per_run_max"] for r in run_cost}
+    totals: dict[str, dict[str, float]] = {n: {} for n in names}
+    nonzero: dict[tuple[str, str], int | None] = {}
+    for c, _ in CRITERIA:
+        for n in names:
+            if c == "calls_per_run_max":
+                totals[n][c] = float(cost.get(n, 0))
+                nonzero[c, n] = None
+            else:
+                vals = per[c][n].values()
+                totals[n][c] = float(sum(vals))
+                nonzero[c, n] = sum(1 for v in vals if v)
+    delegated = sum(r.get("delegated_transcripts") or 0 for r in sessions if r["strategy"] == names[0])
+    if delegated == 0:
+        decision, front, dominated_by = "no_delegated_work", [], {n: [] for n in names}
+        front_names: set[str] = set()
+    else:
+        decision, front, dominated_by = decide(totals)
+        front_names = {n for g in front for n in g}
+    rows = []
+    for c, better in CRITERIA:
+        values = [totals[n][c] for n in names]
+        best = min(values) if better == "lower" else max(values)
+        for n in names:
+            rows.append(
+                {
+                    "criterion": c,
+                    "strategy": n,
+                    "better": better,
+                    "value": totals[n][c],
+                    "sessions": nonzero[c, n],
+                    "best": totals[n][c] == best,
+                    "pareto_front": n in front_names if front else None,
+                    "dominated_by": ",".join(dominated_by[n]),
+                    "identity": IDENTITIES.get((c, n)) if _holds(c, n, totals) else None,
+                    "decision": None,
+                }
+            )
+    rows.append({**decision_row, "strategy": ",".join("=".join(g) for g in front) or None, "decision": decision})
+    return rows
