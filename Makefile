@@ -44,11 +44,11 @@ S840 := fixtures/s840/.generated
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[report,test]'
+	$(PY) -m pip install --quiet -e '.[report,test,extract]'
 	touch $@
 
 .PHONY: install
-install: $(STAMP) ## Create .venv from pyproject.toml with the report and test extras (once)
+install: $(STAMP) ## Create .venv from pyproject.toml with the report, test and extract extras (once)
 
 # The lab extra (JupyterLab, pandas, pyarrow): make lab, and make test for tests/test_lab.py.
 $(LAB_STAMP): pyproject.toml notebooks/jupyterlab-overrides.json | $(STAMP)

@@ -11,6 +11,7 @@ import sys
 from datetime import datetime, timezone
 
 from measure import __version__, synth
+from measure.extract.command import add_extract_parser
 from measure.report.build import DEFAULT_BUDGETS as REPORT_BUDGETS
 from measure.report.build import DEFAULT_MAX_TOTAL_CHARS
 from measure.report.notebooks import EXECUTION_TIMEOUT
@@ -200,6 +201,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 file_time_ms=args.pin_file_times,
                 show_excerpts=args.show_excerpts,
                 replay_at=args.replay_at,
+                extraction_dir=os.path.abspath(os.path.expanduser(args.extraction)) if args.extraction else None,
                 timeout=args.timeout,
                 log=log,
                 run_options={
@@ -291,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="report directory (default: reports/<last part of the root>)")
     _add_measure_options(p, budgets_default="default: " + ",".join(str(b) for b in REPORT_BUDGETS), always_replay=True)
     p.add_argument("--show-excerpts", action="store_true", help="allow transcript-derived text (subagent descriptions) in the notebooks")
+    p.add_argument("--extraction", metavar="DIR", help="a `measure extract --out` directory for 06-extraction (default: <report>/extraction when it holds one, else the recorded store of a fixture root)")
     p.add_argument("--timeout", type=_positive, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
     p.add_argument("--golden", action="store_true", help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")
     p.set_defaults(func=cmd_report)
@@ -313,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("synth", help="generate a realistic synthetic sessions root")
     synth.add_arguments(p)
     p.set_defaults(func=synth.run)
+
+    add_extract_parser(sub)
     return parser
 
 

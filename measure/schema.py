@@ -468,3 +468,63 @@ TABLES: dict[str, Table] = {
         SESSION_INFO, BREAKDOWN,  # issue #14
     )
 }
+
+# --- #13 measure extract: real extraction calls and the A/B diff of their candidates --------
+# Written by `measure extract` into its own --out, not by `measure run`: kept out of TABLES
+# (which is what every run writes) and listed in EXTRACTION_TABLES.
+
+EXTRACTION_CALLS = Table(
+    "extraction_calls",
+    "One row per extraction call sent (or reused from the store): session x strategy x call x sample.",
+    _SESSION
+    + (
+        ("strategy", Str, "strategy whose prompt was sent"),
+        ("call_index", Int, "call of the strategy for this session, from 0 (chunked makes several)"),
+        ("sample", Int, "sample of the same prompt, from 0 (--samples K)"),
+        ("client", Str, "anthropic, openai or command"),
+        ("model", Str, "model name sent to the client (a label for command)"),
+        ("prompt_sha256", Str, "sha256 of the prompt's UTF-8 (the prompt text itself is never written)"),
+        ("prompt_chars", Int, "UTF-16 length of the prompt"),
+        ("reply_key", Str, "store key: sha256 of client, model, parameters, prompt digest and sample"),
+        ("input_tokens", Int, "input tokens the server reported (null when it reports none, e.g. command)"),
+        ("output_tokens", Int, "output tokens the server reported"),
+        ("latency_ms", Int, "wall time of the call when it was sent (kept in the store; reruns reuse it)"),
+        ("status", Str, "ok, call_failed, invalid_reply (not the template's JSON contract) or not_in_store (offline rebuild)"),
+        ("error", Str, "why the call has no candidates (null when ok)"),
+        ("candidates", Int, "candidates parsed from the reply (null unless ok)"),
+    ),
+    ("session_path", "strategy", "call_index", "sample"),
+)
+
+EXTRACTION_AB = Table(
+    "extraction_ab",
+    "One row per session x strategy pair: candidates matched and unique per arm (sample 0), where unique ones come from, sampling noise.",
+    _SESSION
+    + (
+        ("strategy_a", Str, "first arm (earlier in --strategies)"),
+        ("strategy_b", Str, "second arm"),
+        ("samples", Int, "samples per prompt (--samples)"),
+        ("complete", Bool, "every call of both arms' sample 0 gave candidates; false leaves the counts null"),
+        ("candidates_a", Int, "candidates of arm a, sample 0 (summed over its calls)"),
+        ("candidates_b", Int, "candidates of arm b, sample 0"),
+        ("matched", Int, "one-to-one pairs with word-set Jaccard of title+body >= 0.5 (greedy, best first)"),
+        ("unique_a", Int, "candidates of a matched by none of b"),
+        ("unique_b", Int, "candidates of b matched by none of a"),
+        ("unique_a_inline_ref", Int, "unique to a and restating an inline ref (>= 60% of its words in one ref)"),
+        ("unique_a_notification", Int, "unique to a and restating one task notification's text"),
+        ("unique_a_subagent_only", Int, "unique to a, its words covered by subagent-origin events and not by the parent"),
+        ("unique_a_parent", Int, "unique to a, covered by parent-origin events"),
+        ("unique_a_none", Int, "unique to a, covered by no source (>= 60% rule fails everywhere)"),
+        ("unique_b_inline_ref", Int, "as unique_a_inline_ref, for b"),
+        ("unique_b_notification", Int, "as unique_a_notification, for b"),
+        ("unique_b_subagent_only", Int, "as unique_a_subagent_only, for b"),
+        ("unique_b_parent", Int, "as unique_a_parent, for b"),
+        ("unique_b_none", Int, "as unique_a_none, for b"),
+        ("unmatched_pct", Float, "(unique_a + unique_b) / (candidates_a + candidates_b) in %, mean over samples i (a_i vs b_i)"),
+        ("noise_a_unmatched_pct", Float, "the same between samples of a's own prompt, mean over sample pairs (null when K < 2)"),
+        ("noise_b_unmatched_pct", Float, "the same for b"),
+    ),
+    ("session_path", "strategy_a", "strategy_b"),
+)
+
+EXTRACTION_TABLES: dict[str, Table] = {t.name: t for t in (EXTRACTION_CALLS, EXTRACTION_AB)}

@@ -71,7 +71,7 @@ common.run_summary(r)
 # construction is labelled as an identity.
 
 # %%
-overview.verdict(r)
+overview.verdict(r, out_dir)
 
 # %%
 overview.verdict_matrix(r)

@@ -80,7 +80,7 @@ def test_run_filters_by_session_and_date(parity_root, tmp_path):
 
 from measure.cli import _subparsers, parse_args  # noqa: E402
 
-REPORT_ONLY = {"--show-excerpts", "--timeout", "--golden"}
+REPORT_ONLY = {"--show-excerpts", "--extraction", "--timeout", "--golden"}
 SID = "e88b7591-31db-4e32-98dc-b35f94c662cd"
 
 

@@ -18,6 +18,7 @@ LAYERS = {
     "measure.runner": 3,
     "measure.report": 4,
     "measure.inspect": 4,
+    "measure.extract": 4,
     "measure.synth": 5,
     "measure.bench": 5,
     "measure.cli": 6,

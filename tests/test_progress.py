@@ -104,3 +104,11 @@ def test_run_on_a_terminal_shows_progress(parity_root, tmp_path):
     assert "/15 sessions" in text and "\r" in text, text
     last = [l for l in text.replace("\r", "\n").splitlines() if l.strip()][-1]
     assert last.startswith("measured 15 of 15 sessions under projects/") and "MB/s)" in last
+
+
+def test_a_plain_callback_still_works(parity_root, tmp_path):
+    from measure.runner.run import run_measurement
+
+    seen = []
+    run_measurement(parity_root / "projects", tmp_path / "o", jobs=1, progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(i, 15) for i in range(1, 16)]

@@ -129,6 +129,7 @@ def report(
     file_time_ms: int | None = None,
     show_excerpts: bool = False,
     replay_at: str = "turn_end",
+    extraction_dir: str | os.PathLike | None = None,
     notebooks_dir: str | os.PathLike | None = None,
     build_dir: str | os.PathLike | None = None,
     timeout: int = EXECUTION_TIMEOUT,
@@ -148,6 +149,7 @@ def report(
         (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
     replay_at : the replay schedule of `measure run --replay` (a report always replays).
+    extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
     notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
     timeout : seconds per cell.
     run_options : further keyword arguments of `views.common.run_measure` (since_ms, session_cap, ...).
@@ -198,6 +200,12 @@ def report(
     for fig_name, (table, fn) in plots.FIGURES.items():
         plots.save(fn(tables[table]), out_path / "figures" / f"{fig_name}.png")
 
+    if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
+        extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
+    if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
+        if not (paths.resolve(extraction_dir) / "extract.json").is_file():
+            raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
+        shutil.copytree(paths.resolve(extraction_dir), run_dir / "extraction")
     params = report_parameters(
         root_path,
         run_dir,

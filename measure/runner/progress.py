@@ -110,6 +110,28 @@ class Progress:
         return self.stream if self.stream is not None else sys.stderr
 
 
+class _Callback(Progress):
+    """The older API: a `callback(done, total)` called after each item; draws nothing."""
+
+    def __init__(self, callback, what: str = "sessions"):
+        super().__init__(what=what)
+        self.callback = callback
+
+    def advance(self, n_bytes: int = 0) -> None:
+        super().advance(n_bytes)
+        self.callback(self.done, self.total)
+
+
+def resolve(progress, what: str = "sessions") -> Progress:
+    """A Progress for a library call's `progress` argument: itself, `current()` for None, or a
+    `callback(done, total)` (the API before this module) wrapped."""
+    if progress is None:
+        return current(what)
+    if isinstance(progress, Progress):
+        return progress
+    return _Callback(progress, what)
+
+
 def silent(what: str = "sessions") -> Progress:
     """A progress that counts but shows nothing (the library's default)."""
     return Progress(what=what)

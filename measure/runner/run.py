@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import platform
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from measure.measurements.verdict import verdict_rows
 from measure.runner.cache import _cached_measure, _file_key, _subagent_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.progress import Progress
-from measure.runner.progress import current as current_progress
+from measure.runner.progress import resolve as resolve_progress
 from measure.runner.redact import _redact_rows
 from measure.runner.select import select_sessions
 from measure.runner.tables import frame, write_tables
@@ -62,12 +63,13 @@ def run_measurement(
     params: RunParams = RunParams(),
     jobs: int | None = None,
     cache_dir: str | os.PathLike | None = None,
-    progress: Progress | None = None,
+    progress: Progress | Callable[[int, int], None] | None = None,
 ) -> RunSummary:
     """Measure every session under `root` and write the tables to `out_dir`.
 
     `progress` (default: `measure.runner.progress.current()`, silent unless the command line
-    made one active) is told the sessions and their bytes, and stopped when they are measured.
+    made one active) is told the sessions and their bytes, and stopped when they are measured;
+    a plain `callback(done, total)` is called after each session instead.
     """
     root = os.path.abspath(os.fspath(root))
     if not os.path.isdir(root):
@@ -84,7 +86,7 @@ def run_measurement(
     jobs_list = [(root, s.path, params, template, os.fspath(cache_dir) if cache_dir else None) for s in order]
     outcomes: list[SessionOutcome] = []
     sizes = [sum(map(_size, (s.path, *_subagent_files(s.path)))) for s in order]
-    bar = progress if progress is not None else current_progress()
+    bar = resolve_progress(progress)
     bar.start(len(jobs_list), sum(sizes))
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(jobs_list) > 1:

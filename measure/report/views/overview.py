@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import polars as pl
 
+from measure.report.views import extraction
 from measure.report.views.common import (
     Report,
     _fmt_int,
@@ -113,8 +116,13 @@ def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
     return text + (f" — while {b} " + "; ".join(losses) + "." if losses else ".")
 
 
-def verdict(r: Report):
-    """Markdown: the decision of the `verdict` table (a Pareto analysis), its trade-offs and criteria."""
+def verdict(r: Report, out_dir: str | os.PathLike | None = None):
+    """Markdown: the decision of the `verdict` table (a Pareto analysis), its trade-offs and criteria.
+
+    When extraction results exist for the root (`measure extract`, or the recorded store of a
+    fixture), a section on what a model actually extracted follows; `out_dir` is the run
+    directory the notebook reads, where `measure report --extraction` copies them.
+    """
     s = r.tables["sessions"]
     v = verdict_table(r)
     decision_row = v.filter(pl.col("criterion") == "decision").row(0, named=True)
@@ -203,23 +211,8 @@ def verdict(r: Report):
             f"{'reaches' if both == 1 else 'reach'} the fold prompt with both copies."
         )
     text = head + "\n\n" + "\n".join(lines)
-    section = _extraction_section(r)
+    section = extraction.verdict_section(r, out_dir)
     return _markdown(text + ("\n\n" + section if section else ""))
-
-
-def _extraction_section(r: Report) -> str | None:
-    """Hook: `measure.report.views.extraction.verdict_section(r)` (markdown text), once such a view exists."""
-    import importlib
-
-    try:
-        extraction = importlib.import_module("measure.report.views.extraction")
-    except ImportError:
-        return None
-    fn = getattr(extraction, "verdict_section", None)
-    if fn is None:
-        return None
-    out = fn(r)
-    return getattr(out, "data", out)
 
 
 def errors(r: Report):

@@ -1,0 +1,97 @@
+"""Match two candidate sets and say where each unmatched candidate's content comes from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from measure.measurements.pairs import word_set
+
+MATCH_THRESHOLD = 0.5
+"""Two candidates match when the word-set Jaccard of their title+body is at least this."""
+
+RESTATES_THRESHOLD = 0.6
+"""A candidate restates a source when at least this share of its words occur in that source."""
+
+SOURCES = ("inline_ref", "notification", "subagent_only", "parent", "none")
+"""Where an unmatched candidate's words come from, checked in this order (see `classify`)."""
+
+
+def jaccard_sets(a: set[str], b: set[str]) -> float:
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+@dataclass(frozen=True)
+class Matching:
+    """A one-to-one matching of candidate lists A and B: index pairs, then A's and B's leftovers."""
+
+    pairs: tuple[tuple[int, int], ...]
+    unique_a: tuple[int, ...]
+    unique_b: tuple[int, ...]
+
+
+def match(texts_a: list[str], texts_b: list[str], threshold: float = MATCH_THRESHOLD) -> Matching:
+    """Greedy one-to-one matching by word-set Jaccard (#840's words: lowercase, over 3 chars).
+
+    Every pair at or over `threshold` is a match candidate; pairs are taken best first (ties by
+    index), each candidate used once. The result is deterministic and symmetric in counts.
+    """
+    wa = [word_set(t) for t in texts_a]
+    wb = [word_set(t) for t in texts_b]
+    scored = sorted(
+        ((-jaccard_sets(x, y), i, j) for i, x in enumerate(wa) for j, y in enumerate(wb)),
+    )
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    pairs = []
+    for neg, i, j in scored:
+        if -neg < threshold:
+            break
+        if i in used_a or j in used_b:
+            continue
+        used_a.add(i)
+        used_b.add(j)
+        pairs.append((i, j))
+    return Matching(
+        tuple(sorted(pairs)),
+        tuple(i for i in range(len(wa)) if i not in used_a),
+        tuple(j for j in range(len(wb)) if j not in used_b),
+    )
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The word sets a session offers: inline refs, notifications, parent and subagent-origin events."""
+
+    inline_refs: tuple[frozenset[str], ...]
+    notifications: tuple[frozenset[str], ...]
+    parent: frozenset[str]  # parent-origin events other than notifications
+    subagent: frozenset[str]  # subagent-origin events
+
+
+def coverage(words: set[str], source: frozenset[str]) -> float:
+    return len(words & source) / len(words) if words else 0.0
+
+
+def classify(text: str, ev: Evidence, threshold: float = RESTATES_THRESHOLD) -> str:
+    """The seed's criterion for a candidate found in one arm only, first rule that holds:
+
+    `inline_ref`: it restates one inline ref (`akm remember`/`feedback`) — share of its words in
+    that ref >= threshold; `notification`: it restates one task notification's text in the parent;
+    `subagent_only`: its words are covered by subagent-origin events and not by the parent
+    (notifications included); `parent`: covered by parent-origin events; `none`: by nothing.
+    """
+    words = word_set(text)
+    if any(coverage(words, r) >= threshold for r in ev.inline_refs):
+        return "inline_ref"
+    if any(coverage(words, n) >= threshold for n in ev.notifications):
+        return "notification"
+    parent_all = ev.parent.union(*ev.notifications) if ev.notifications else ev.parent
+    in_parent = coverage(words, parent_all) >= threshold
+    if coverage(words, ev.subagent) >= threshold and not in_parent:
+        return "subagent_only"
+    if in_parent:
+        return "parent"
+    return "none"

@@ -1,0 +1,375 @@
+"""The experiment: select sessions, build each strategy's prompts, send or reuse, parse, compare, write."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from measure import paths
+from measure.akm.prompt import load_template
+from measure.akm.read import read_session
+from measure.extract import compare
+from measure.extract.clients import (
+    DEFAULT_MODELS,
+    CallFailed,
+    Client,
+    ClientUnavailable,
+    make_client,
+    timed,
+)
+from measure.extract.parse import (
+    BadReply,
+    Contract,
+    candidate_text,
+    contract_from_template,
+    parse_candidates,
+)
+from measure.extract.select import SELECT_RULE, select_sessions
+from measure.extract.store import ReplyStore, reply_key, write_atomic
+from measure.measurements.pairs import word_set
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.runner.job import RunParams
+from measure.runner.redact import _redact_rows, redact, redact_path
+from measure.runner.run import run_measurement
+from measure.runner.tables import frame
+from measure.schema import EXTRACTION_AB, EXTRACTION_CALLS
+
+CHARS_PER_TOKEN = 4
+"""Dry-run estimate of input tokens: prompt chars / 4 (a common rule of thumb for English and code)."""
+
+
+@dataclass(frozen=True)
+class ExtractParams:
+    """What an extraction run sends and how; recorded in `<out>/extract.json`."""
+
+    strategies: tuple[str, ...] = ("fold", "hybrid")
+    sessions: tuple[str, ...] = ()
+    max_sessions: int = 10
+    select: str = "most_delegated"
+    client: str = "anthropic"
+    model: str | None = None
+    base_url: str | None = None
+    command: str | None = None
+    template_path: str | None = None
+    temperature: float | None = None  # None: the server's default (not sent)
+    max_tokens: int = 4096
+    samples: int = 1
+    budget: int = 80_000
+    max_event_text_length: int = 2_000
+    file_time_ms: float | None = None
+    price_per_mtok: float = 3.0  # USD per million input tokens, for the dry-run estimate only
+    max_retries: int = 2
+    timeout: float = 600.0
+    redact: bool = False  # hash session ids and paths in the tables and extract.json (runner.redact)
+
+    def key_params(self) -> dict:
+        """The parameters that decide a reply (part of the store key besides client and model)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    session_id: str
+    session_path: str
+    strategy: str
+    call_index: int
+    prompt: str
+    prompt_sha256: str
+    prompt_chars: int
+
+
+@dataclass
+class Plan:
+    """Every call of the experiment, with each session's evidence for the comparison."""
+
+    sessions: list[str]
+    calls: list[PlannedCall]
+    evidence: dict[str, compare.Evidence] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExtractSummary:
+    sessions: int
+    calls: int
+    sent: int
+    reused: int
+    errors: int
+    out_dir: str
+
+
+def _evidence(ctx: SessionContext) -> compare.Evidence:
+    s = ctx.session
+    parent_path = s.ref.path
+    notes = {id(p.notification): p.notification for p in ctx.pairs}
+    for e in s.folded:
+        if e.file == parent_path and "<task-notification>" in e.text:
+            notes.setdefault(id(e), e)
+    parent: set[str] = set()
+    sub: set[str] = set()
+    for e in s.folded:
+        if e.file != parent_path:
+            sub |= word_set(e.text)
+        elif id(e) not in notes:
+            parent |= word_set(e.text)
+    return compare.Evidence(
+        inline_refs=tuple(frozenset(word_set(r.text)) for r in s.refs),
+        notifications=tuple(frozenset(word_set(e.text)) for e in notes.values()),
+        parent=frozenset(parent),
+        subagent=frozenset(sub),
+    )
+
+
+def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None, jobs: int | None = 1) -> Plan:
+    """Select the sessions (a measurement of the root) and build every prompt to send."""
+    root = os.path.abspath(os.fspath(root))
+    unknown = [s for s in p.strategies if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+    with tempfile.TemporaryDirectory(prefix="measure-extract-") as tmp:
+        run_measurement(
+            root, tmp,
+            RunParams(budget=p.budget, max_event_text_length=p.max_event_text_length, template_path=p.template_path,
+                      sessions=p.sessions, strategies=("link", "fold"), file_time_ms=p.file_time_ms),
+            jobs=jobs, cache_dir=cache_dir, progress=lambda done, total: None,
+        )
+        sessions_table = pl.read_parquet(Path(tmp) / "sessions.parquet")
+    chosen = select_sessions(sessions_table, p.select, p.max_sessions, list(p.sessions))
+    template = load_template(p.template_path)
+    params = Params(template=template, budget=p.budget, max_event_text_length=p.max_event_text_length, keep_prompts=True)
+    out = Plan(sessions=chosen, calls=[])
+    for session_path in chosen:
+        session, _ = read_session(os.path.join(root, session_path), root, file_time_ms=p.file_time_ms)
+        ctx = SessionContext(session, params)
+        out.evidence[session_path] = _evidence(ctx)
+        for name in p.strategies:
+            result = STRATEGIES[name](ctx)
+            for i, call in enumerate(result.calls):
+                out.calls.append(
+                    PlannedCall(session.ref.session_id, session_path, name, i, call.prompt.text, call.prompt.sha256, call.prompt.chars)
+                )
+    return out
+
+
+def dry_run_text(planned: Plan, p: ExtractParams) -> str:
+    """What would be sent: one line per session and strategy, then totals and a cost estimate."""
+    w = max([len(c.session_path) for c in planned.calls] + [7]) + 2
+    lines = [f"{'session':<{w}}{'strategy':<20}{'calls':>6}{'prompt chars':>14}{'~input tokens':>15}"]
+    total_chars = 0
+    for (path, strategy), group in itertools.groupby(planned.calls, key=lambda c: (c.session_path, c.strategy)):
+        group = list(group)
+        chars = sum(c.prompt_chars for c in group)
+        total_chars += chars * p.samples
+        lines.append(f"{path:<{w}}{strategy:<20}{len(group) * p.samples:>6}{chars * p.samples:>14}{chars * p.samples // CHARS_PER_TOKEN:>15}")
+    calls = len(planned.calls) * p.samples
+    tokens = total_chars // CHARS_PER_TOKEN
+    lines.append(
+        f"{len(planned.sessions)} session(s), {calls} call(s), {total_chars} prompt chars, ~{tokens} input tokens "
+        f"(chars/{CHARS_PER_TOKEN}), ~${tokens * p.price_per_mtok / 1e6:.2f} input at ${p.price_per_mtok:g}/Mtok; "
+        "nothing sent (--dry-run)"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _call_row(c: PlannedCall, sample: int, client: str, model: str, key: str) -> dict:
+    return {
+        "session_id": c.session_id, "session_path": c.session_path, "strategy": c.strategy,
+        "call_index": c.call_index, "sample": sample, "client": client, "model": model,
+        "prompt_sha256": c.prompt_sha256, "prompt_chars": c.prompt_chars, "reply_key": key,
+        "input_tokens": None, "output_tokens": None, "latency_ms": None,
+        "status": "ok", "error": None, "candidates": None,
+    }
+
+
+def execute(
+    planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client: Client | None, contract: Contract, log=None
+) -> tuple[list[dict], dict, int, int]:
+    """Send (or reuse) every call; returns call rows, candidates per (session, strategy, sample), sent, reused.
+
+    `client=None` is offline: only the store answers, a missing reply is a `not_in_store` row.
+    Raises ClientUnavailable when no call can succeed (replies stored so far are kept).
+    """
+    store = ReplyStore(out_dir)
+    client_name = client.name if client else p.client
+    model = client.model if client else (p.model or DEFAULT_MODELS.get(p.client, p.client))
+    rows: list[dict] = []
+    cands: dict[tuple[str, str, int], list[dict] | None] = {}
+    sent = reused = 0
+    for c in planned.calls:
+        for sample in range(p.samples):
+            key = reply_key(client_name, model, p.key_params(), c.prompt_sha256, sample)
+            row = _call_row(c, sample, client_name, model, key)
+            slot = (c.session_path, c.strategy, sample)
+            cands.setdefault(slot, [])
+            record = store.get(key)
+            if record is None and client is None:
+                row.update(status="not_in_store", error="no stored reply and no client (offline rebuild)")
+            elif record is None:
+                try:
+                    reply, ms = timed(client, c.prompt, temperature=p.temperature, max_tokens=p.max_tokens)
+                except CallFailed as exc:
+                    row.update(status="call_failed", error=str(exc))
+                else:
+                    record = {
+                        "client": client_name, "model": model, "params": p.key_params(), "prompt_sha256": c.prompt_sha256,
+                        "sample": sample, "reply": reply.text, "input_tokens": reply.input_tokens,
+                        "output_tokens": reply.output_tokens, "latency_ms": ms,
+                    }
+                    store.put(key, record)
+                    sent += 1
+                    if log:
+                        log(f"sent {c.session_path} {c.strategy} #{c.call_index} sample {sample}: {ms} ms")
+            else:
+                reused += 1
+            if record is not None:
+                row.update(input_tokens=record.get("input_tokens"), output_tokens=record.get("output_tokens"), latency_ms=record.get("latency_ms"))
+                try:
+                    found = parse_candidates(record.get("reply", ""), contract)
+                except BadReply as exc:
+                    row.update(status="invalid_reply", error=str(exc))
+                else:
+                    row["candidates"] = len(found)
+                    if cands[slot] is not None:
+                        cands[slot].extend(found)
+            if row["status"] != "ok":
+                cands[slot] = None  # an arm with a failed call is incomplete: not compared
+            rows.append(row)
+    return rows, cands, sent, reused
+
+
+def _unmatched_pct(a: list[dict], b: list[dict]) -> float:
+    m = compare.match([candidate_text(x) for x in a], [candidate_text(x) for x in b])
+    total = len(a) + len(b)
+    return round(100 * (len(m.unique_a) + len(m.unique_b)) / total, 1) if total else 0.0
+
+
+def _noise(samples: list[list[dict] | None]) -> float | None:
+    done = [s for s in samples if s is not None]
+    pairs = list(itertools.combinations(done, 2))
+    if not pairs:
+        return None
+    return round(sum(_unmatched_pct(a, b) for a, b in pairs) / len(pairs), 1)
+
+
+def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
+    """One row per session x strategy pair: sample 0 matched/unique with sources, noise over samples."""
+    ids = {c.session_path: c.session_id for c in planned.calls}
+    rows = []
+    for path in planned.sessions:
+        ev = planned.evidence[path]
+        for sa, sb in itertools.combinations(p.strategies, 2):
+            a = cands.get((path, sa, 0))
+            b = cands.get((path, sb, 0))
+            row = {"session_id": ids.get(path), "session_path": path, "strategy_a": sa, "strategy_b": sb, "samples": p.samples}
+            complete = a is not None and b is not None
+            row["complete"] = complete
+            if complete:
+                m = compare.match([candidate_text(x) for x in a], [candidate_text(x) for x in b])
+                row.update(candidates_a=len(a), candidates_b=len(b), matched=len(m.pairs), unique_a=len(m.unique_a), unique_b=len(m.unique_b))
+                for arm, items, idx in (("a", a, m.unique_a), ("b", b, m.unique_b)):
+                    kinds = [compare.classify(candidate_text(items[i]), ev) for i in idx]
+                    for k in compare.SOURCES:
+                        row[f"unique_{arm}_{k}"] = kinds.count(k)
+                ab = [
+                    _unmatched_pct(x, y)
+                    for x, y in ((cands.get((path, sa, s)), cands.get((path, sb, s))) for s in range(p.samples))
+                    if x is not None and y is not None
+                ]
+                row["unmatched_pct"] = round(sum(ab) / len(ab), 1)
+            row["noise_a_unmatched_pct"] = _noise([cands.get((path, sa, s)) for s in range(p.samples)])
+            row["noise_b_unmatched_pct"] = _noise([cands.get((path, sb, s)) for s in range(p.samples)])
+            rows.append(row)
+    return rows
+
+
+def _write_frame(df: pl.DataFrame, out: Path, name: str) -> None:
+    for ext in ("csv", "parquet"):
+        target = out / f"{name}.{ext}"
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=f".{ext}.tmp")
+        os.close(fd)
+        try:
+            if ext == "csv":
+                df.write_csv(tmp, float_precision=None)
+            else:
+                df.write_parquet(tmp, compression="zstd", statistics=False)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    selected = list(planned.sessions)
+    named = list(p.sessions)
+    if p.redact:
+        _redact_rows({"calls": calls, "ab": ab})
+        selected = [redact_path(s) for s in selected]
+        named = [redact(s) for s in named]
+    _write_frame(frame(EXTRACTION_CALLS, calls), out_dir, EXTRACTION_CALLS.name)
+    _write_frame(frame(EXTRACTION_AB, ab), out_dir, EXTRACTION_AB.name)
+    meta = {
+        "sessions_root": paths.portable(root),
+        "params": {k: v for k, v in asdict(p).items() if k not in ("max_retries", "timeout")}
+        | {"strategies": list(p.strategies), "sessions": named,
+           "template_path": paths.portable(p.template_path) if p.template_path else None},
+        "model": calls[0]["model"] if calls else p.model,
+        "selection_rule": SELECT_RULE if not p.sessions and p.select == "most_delegated" else p.select,
+        "selected_sessions": selected,
+        "contract": {"list_key": contract.list_key, "fields": list(contract.fields)},
+        "similarity": {"rule": "word-set Jaccard of title+body (#840 words)", "match_threshold": compare.MATCH_THRESHOLD,
+                        "restates_threshold": compare.RESTATES_THRESHOLD},
+    }
+    write_atomic(out_dir / "extract.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+
+def run_extract(
+    root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractParams, *, dry_run: bool = False,
+    offline: bool = False, cache_dir: str | None = None, jobs: int | None = 1, stdout=None, log=None,
+) -> ExtractSummary:
+    """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending."""
+    planned = plan(root, p, cache_dir, jobs)
+    contract = contract_from_template(load_template(p.template_path))
+    if dry_run:
+        (stdout or sys.stdout).write(dry_run_text(planned, p))
+        return ExtractSummary(len(planned.sessions), len(planned.calls) * p.samples, 0, 0, 0, os.fspath(out_dir))
+    client = None
+    if not offline and planned.calls:
+        client = make_client(p.client, p.model, p.base_url, p.command, p.max_retries, p.timeout)
+    calls, cands, sent, reused = execute(planned, p, out_dir, client, contract, log)
+    ab = ab_rows(planned, p, cands)
+    write_outputs(Path(out_dir), os.fspath(root), p, planned, calls, ab, contract)
+    errors = sum(1 for r in calls if r["status"] != "ok")
+    return ExtractSummary(len(planned.sessions), len(calls), sent, reused, errors, os.fspath(out_dir))
+
+
+def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None = None, target: str | os.PathLike | None = None) -> Path:
+    """Recompute the tables of an extraction run from its store and extract.json, with no network.
+
+    Writes into `target` (default: `out_dir` itself); the store is read from `out_dir`.
+    """
+    src = Path(out_dir)
+    meta = json.loads((src / "extract.json").read_text(encoding="utf-8"))
+    kw = dict(meta["params"])
+    kw["strategies"] = tuple(kw["strategies"])
+    kw["sessions"] = tuple(kw["sessions"])
+    if kw.get("template_path"):
+        kw["template_path"] = os.fspath(paths.resolve(kw["template_path"]))
+    kw["model"] = meta.get("model") or kw.get("model")
+    p = ExtractParams(**kw)
+    root = paths.resolve(sessions_root or meta["sessions_root"])
+    planned = plan(root, p)
+    contract = contract_from_template(load_template(p.template_path))
+    calls, cands, _, _ = execute(planned, p, src, None, contract)
+    out = Path(target) if target else src
+    write_outputs(out, os.fspath(root), p, planned, calls, ab_rows(planned, p, cands), contract)
+    return out
+
+
+__all__ = ["ClientUnavailable", "ExtractParams", "ExtractSummary", "rebuild", "run_extract"]

@@ -1,0 +1,55 @@
+"""The content-addressed reply store: (client, model, parameters, prompt sha256, sample) -> reply."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def reply_key(client: str, model: str, params: dict, prompt_sha256: str, sample: int) -> str:
+    """sha256 of the canonical JSON of everything that decides a reply."""
+    ident = {"client": client, "model": model, "params": params, "prompt_sha256": prompt_sha256, "sample": sample}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temp file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class ReplyStore:
+    """`<out>/store/<key[:2]>/<key>.json`: one successful reply each. Failed calls are not stored,
+    so a rerun tries them again."""
+
+    def __init__(self, out_dir: str | os.PathLike):
+        self.dir = Path(out_dir) / "store"
+
+    def _path(self, key: str) -> Path:
+        return self.dir / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        p = self._path(key)
+        if not p.is_file():
+            return None
+        try:
+            return json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # a damaged entry is sent again
+
+    def put(self, key: str, record: dict) -> None:
+        write_atomic(self._path(key), json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
+
+    def exists(self) -> bool:
+        return self.dir.is_dir()

@@ -1,0 +1,324 @@
+"""Views of 06-extraction: what a real model extracted under each strategy, and how the arms differ.
+
+Results come from a `measure extract --out O` directory (its tables and extract.json), which
+`measure report --extraction O` copies to `<run dir>/extraction`. Without one, a sessions root that has a recorded store under RECORDED_DIR (fixtures/default does) is
+rebuilt from that store now, with no network, so the page always reflects the current code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from measure import paths
+from measure.report.views.common import (
+    STRATEGY_LABELS,
+    _fmt_int,
+    _fmt_pct,
+    _markdown,
+    short_ids,
+)
+from measure.schema import EXTRACTION_TABLES
+
+RECORDED_DIR = "tests/extraction"
+"""Recorded extraction runs (repo-relative), one folder per sessions root name (e.g. `default`)."""
+
+SOURCES = ("inline_ref", "notification", "subagent_only", "parent", "none")
+SOURCE_LABELS = {
+    "inline_ref": "restates an inline ref",
+    "notification": "restates a notification",
+    "subagent_only": "only in subagent events",
+    "parent": "in parent events",
+    "none": "in no source",
+}
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The tables of one extraction run, its extract.json, and where they came from."""
+
+    calls: pl.DataFrame
+    ab: pl.DataFrame
+    meta: dict[str, Any]
+    source: str  # portable path of the results (or of the recorded store that was rebuilt)
+    recorded: bool  # rebuilt from a recorded store now
+    show_excerpts: bool = False
+    store_dir: str = ""  # where the replies live (for excerpts)
+
+
+def find_results(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathLike | None = None,
+                 out_dir: str | os.PathLike | None = None) -> tuple[Path, bool] | None:
+    """(directory, recorded?) of the extraction results to show, or None.
+
+    Order: `extraction_dir`; an `extraction/` folder in the run directory `out_dir`; the recorded
+    store for the root's name under RECORDED_DIR (only for roots under fixtures/).
+    """
+    for d in (extraction_dir, Path(out_dir) / "extraction" if out_dir else None):
+        if d and (paths.resolve(d) / "extract.json").is_file():
+            return paths.resolve(d), False
+    if sessions_root and paths.is_fixture(sessions_root):
+        rec = paths.root() / RECORDED_DIR / paths.report_name(paths.resolve(sessions_root))
+        if (rec / "extract.json").is_file():
+            return rec, True
+    return None
+
+
+def _read(directory: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
+    frames = []
+    for name, table in EXTRACTION_TABLES.items():
+        pq = directory / f"{name}.parquet"
+        frames.append(pl.read_parquet(pq) if pq.exists() else pl.DataFrame(schema=table.polars_schema))
+    return frames[0], frames[1]
+
+
+def load(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathLike | None = None, *,
+         out_dir: str | os.PathLike | None = None, show_excerpts: bool = False) -> Extraction | None:
+    """The extraction results for a report, or None when there are none (see find_results)."""
+    found = find_results(sessions_root, extraction_dir, out_dir)
+    if found is None:
+        return None
+    directory, recorded = found
+    meta = json.loads((directory / "extract.json").read_text(encoding="utf-8"))
+    if recorded:
+        from measure.extract.run import rebuild  # noqa: PLC0415
+
+        with tempfile.TemporaryDirectory(prefix="measure-extract-nb-") as tmp:
+            rebuild(directory, sessions_root, tmp)
+            calls, ab = _read(Path(tmp))
+    else:
+        calls, ab = _read(directory)
+    return Extraction(calls, ab, meta, paths.portable(directory), recorded, show_excerpts, os.fspath(directory))
+
+
+def _label(s: str) -> str:
+    return STRATEGY_LABELS.get(s, s)
+
+
+def summary(x: Extraction | None):
+    """Markdown: where the results come from, what was sent, and how many calls failed."""
+    if x is None:
+        return _markdown(
+            "No extraction results for this root: run `measure extract --root ROOT --out O` and render "
+            "`measure report --extraction O`."
+        )
+    p = x.meta.get("params", {})
+    client = p.get("client", "?")
+    model = x.meta.get("model") or p.get("model") or "?"
+    ok = x.calls.filter(pl.col("status") == "ok").height
+    lines = [
+        f"- **Results:** `{x.source}`" + (" (a recorded store, rebuilt now with no network)" if x.recorded else ""),
+        f"- **Client / model:** `{client}` / `{model}`, {p.get('samples', 1)} sample(s) per prompt, "
+        f"temperature {p.get('temperature') if p.get('temperature') is not None else 'the server default'}",
+        f"- **Sessions:** {x.ab['session_path'].n_unique()}, "
+        + ("named on the command line" if p.get("sessions") else f"selected by `{p.get('select', '?')}`"
+           + (" (most subagent-origin chars in the fold prompt first)" if p.get("select") == "most_delegated" else "")),
+        f"- **Calls:** {_fmt_int(x.calls.height)}, {_fmt_int(ok)} answered with candidates, "
+        f"{_fmt_int(x.calls.height - ok)} error row(s)",
+    ]
+    if client == "command":
+        lines.append(
+            f"- **Note:** a shell command stood in for the model (`{p.get('command')}`); its candidates "
+            "say nothing about what a real model extracts unless that command calls one."
+        )
+    return _markdown("\n".join(lines))
+
+
+def _short(x: Extraction) -> dict[str, str]:
+    return short_ids(x.ab["session_id"].to_list())
+
+
+def ab_table(x: Extraction) -> pl.DataFrame:
+    """One row per session and strategy pair: candidates, matched, unique per arm (and their sources), noise."""
+    short = _short(x)
+    df = x.ab.sort("session_path", "strategy_a", "strategy_b")
+    return df.select(
+        pl.col("session_id").replace_strict(short, default=pl.col("session_id")).alias("session"),
+        pl.format("{} vs {}", "strategy_a", "strategy_b").alias("arms"),
+        pl.col("candidates_a").alias("cand. a"),
+        pl.col("candidates_b").alias("cand. b"),
+        "matched",
+        pl.col("unique_a").alias("unique a"),
+        pl.col("unique_a_subagent_only").alias("a: subagent-only"),
+        pl.col("unique_b").alias("unique b"),
+        pl.col("unique_b_subagent_only").alias("b: subagent-only"),
+        pl.col("unmatched_pct").alias("unmatched % (a vs b)"),
+        pl.col("noise_a_unmatched_pct").alias("noise % (a vs a)"),
+        pl.col("noise_b_unmatched_pct").alias("noise % (b vs b)"),
+    )
+
+
+def sources_table(x: Extraction) -> pl.DataFrame:
+    """Unique candidates per arm by where their words come from (complete session pairs only)."""
+    done = x.ab.filter(pl.col("complete"))
+    rows = []
+    for (sa, sb), part in done.group_by(["strategy_a", "strategy_b"], maintain_order=True):
+        for arm, name in (("a", sa), ("b", sb)):
+            row = {"arms": f"{sa} vs {sb}", "unique to": name, "unique": int(part[f"unique_{arm}"].sum())}
+            for s in SOURCES:
+                row[SOURCE_LABELS[s]] = int(part[f"unique_{arm}_{s}"].sum())
+            rows.append(row)
+    schema = {"arms": pl.String, "unique to": pl.String, "unique": pl.Int64} | {SOURCE_LABELS[s]: pl.Int64 for s in SOURCES}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def calls_table(x: Extraction) -> pl.DataFrame:
+    """Per strategy: calls, answered, errors by status, tokens reported, median latency."""
+    c = x.calls
+    return (
+        c.group_by("strategy")
+        .agg(
+            pl.len().alias("calls"),
+            (pl.col("status") == "ok").sum().alias("ok"),
+            (pl.col("status") == "call_failed").sum().alias("failed"),
+            (pl.col("status") == "invalid_reply").sum().alias("invalid reply"),
+            (pl.col("status") == "not_in_store").sum().alias("not in store"),
+            pl.col("candidates").sum().alias("candidates"),
+            # null, not 0, when the client reports no usage (command)
+            pl.when(pl.col("input_tokens").is_not_null().any()).then(pl.col("input_tokens").sum()).alias("input tokens"),
+            pl.when(pl.col("output_tokens").is_not_null().any()).then(pl.col("output_tokens").sum()).alias("output tokens"),
+            pl.col("latency_ms").median().round(0).alias("median latency ms"),
+        )
+        .sort("strategy")
+    )
+
+
+def errors_table(x: Extraction) -> pl.DataFrame:
+    """Calls that gave no candidates, with the reason."""
+    short = _short(x)
+    return (
+        x.calls.filter(pl.col("status") != "ok")
+        .select(
+            pl.col("session_id").replace_strict(short, default=pl.col("session_id")).alias("session"),
+            "strategy", "call_index", "sample", "status", "error",
+        )
+    )
+
+
+def errors(x: Extraction):
+    """errors_table, or a line saying every call gave candidates."""
+    t = errors_table(x)
+    return t if t.height else _markdown(f"Every one of the {_fmt_int(x.calls.height)} calls gave candidates.")
+
+
+def verdict_text(x: Extraction | None) -> str:
+    """The finding in plain words, computed from extraction_ab ('' when there are no complete pairs)."""
+    if x is None:
+        return ""
+    lines = []
+    for (sa, sb), part in x.ab.group_by(["strategy_a", "strategy_b"], maintain_order=True):
+        done = part.filter(pl.col("complete"))
+        if done.height == 0:
+            lines.append(f"- **{_label(sa)} vs {_label(sb)}:** no session has a complete pair of replies.")
+            continue
+        ua, ub = int(done["unique_a"].sum()), int(done["unique_b"].sum())
+        sub_a = int(done["unique_a_subagent_only"].sum())
+        restated = int(done["unique_a_inline_ref"].sum() + done["unique_a_notification"].sum())
+        text = (
+            f"- **{_label(sa)} vs {_label(sb)}** ({done.height} session(s) with both replies): "
+            f"{_fmt_int(done['matched'].sum())} candidates matched; {_fmt_int(ua)} found only under {sa}, "
+            f"of which {_fmt_int(sub_a)} rest on content present only in subagent-origin events (the seed's "
+            f"criterion for what {sb} cannot see) and {_fmt_int(restated)} restate an inline ref or a notification; "
+            f"{_fmt_int(ub)} found only under {sb}. Unmatched between arms: "
+            f"{_fmt_pct(done['unmatched_pct'].mean())} of candidates"
+        )
+        noise = [v for v in (done["noise_a_unmatched_pct"].mean(), done["noise_b_unmatched_pct"].mean()) if v is not None]
+        if noise:
+            text += f"; between two samples of the same prompt: {_fmt_pct(sum(noise) / len(noise))} (sampling noise)."
+        else:
+            text += "; sampling noise not measured (one sample per prompt; use --samples 2 or more)."
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def verdict(x: Extraction | None):
+    """Markdown of verdict_text, or a line saying there is nothing to compare."""
+    return _markdown(verdict_text(x) or "No extraction results to compare.")
+
+
+def verdict_section(r, out_dir: str | os.PathLike | None = None, extraction_dir: str | os.PathLike | None = None) -> str:
+    """Markdown for the overview's verdict when extraction results exist for the report, else ''.
+
+    `r` is the overview's `common.Report`; pass the notebook's `out_dir` too, so results that
+    `measure report --extraction` copied into the run directory are found (see find_results).
+    """
+    x = load(r.sessions_root, extraction_dir, out_dir=out_dir)
+    body = verdict_text(x)
+    if not body:
+        return ""
+    model = x.meta.get("model") or x.meta.get("params", {}).get("model")
+    head = f"**What a model extracted** (`{x.meta.get('params', {}).get('client')}` / `{model}`, see 06-extraction):"
+    return head + "\n\n" + body
+
+
+def excerpts(x: Extraction) -> pl.DataFrame | Any:
+    """Titles of the candidates each arm found alone (sample 0). Transcript-derived: only with show_excerpts."""
+    if not x.show_excerpts:
+        return _markdown("Candidate text is not shown (it is transcript-derived); render with `--show-excerpts`.")
+    from measure.extract.compare import match  # noqa: PLC0415
+    from measure.extract.parse import (  # noqa: PLC0415
+        BadReply,
+        Contract,
+        candidate_text,
+        parse_candidates,
+    )
+    from measure.extract.store import ReplyStore  # noqa: PLC0415
+
+    contract = Contract(**{k: tuple(v) if k == "fields" else v for k, v in x.meta.get("contract", {"list_key": "candidates", "fields": []}).items()})
+    store = ReplyStore(x.store_dir)
+    short = _short(x)
+    rows = []
+    first = x.calls.filter((pl.col("sample") == 0) & (pl.col("status") == "ok"))
+    for row in x.ab.filter(pl.col("complete")).iter_rows(named=True):
+        arms = {}
+        for s in (row["strategy_a"], row["strategy_b"]):
+            found = []
+            for key in first.filter((pl.col("session_path") == row["session_path"]) & (pl.col("strategy") == s)).sort("call_index")["reply_key"]:
+                rec = store.get(key) or {}
+                try:
+                    found += parse_candidates(rec.get("reply", ""), contract)
+                except BadReply:
+                    pass
+            arms[s] = found
+        a, b = arms[row["strategy_a"]], arms[row["strategy_b"]]
+        m = match([candidate_text(c) for c in a], [candidate_text(c) for c in b])
+        for arm, items, idx in ((row["strategy_a"], a, m.unique_a), (row["strategy_b"], b, m.unique_b)):
+            for i in idx:
+                rows.append({"session": short.get(row["session_id"], row["session_id"]), "only under": arm,
+                             "title": str(items[i].get("title") or candidate_text(items[i]))[:120]})
+    return pl.DataFrame(rows, schema={"session": pl.String, "only under": pl.String, "title": pl.String}, orient="row")
+
+
+def sources_bars(x: Extraction | None) -> Figure:
+    """Candidates found by one arm only, stacked by where their words come from."""
+    from measure.report.plots import FIGSIZE, _empty, _styled  # noqa: PLC0415
+
+    @_styled
+    def draw() -> Figure:
+        fig = Figure(figsize=FIGSIZE)
+        ax = fig.subplots()
+        ax.set_title("Candidates found under one strategy only, by source (sample 0)")
+        table = sources_table(x) if x is not None else None
+        if table is None or table.height == 0:
+            _empty(ax, "no complete session pairs")
+            return fig
+        labels = [f"only {r['unique to']}\n({r['arms']})" for r in table.iter_rows(named=True)]
+        bottom = [0] * table.height
+        colors = ["#56B4E9", "#CC79A7", "#E69F00", "#009E73", "#7F7F7F"]
+        for s, color in zip(SOURCES, colors):
+            vals = table[SOURCE_LABELS[s]].to_list()
+            ax.bar(range(table.height), vals, bottom=bottom, color=color, label=SOURCE_LABELS[s])
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.set_xticks(range(table.height), labels)
+        ax.set_ylabel("candidates")
+        ax.set_ylim(0, max(1, max(bottom)) * 1.25)
+        ax.legend(loc="upper right", ncols=3)
+        return fig
+
+    return draw()

@@ -1,0 +1,148 @@
+"""`measure extract` end to end: the real SDKs against a loopback fake server (tests/fake_llm.py)."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from measure.cli import main
+from measure.extract.run import ExtractParams, plan, rebuild
+from measure.report.views.common import FIXTURE_FILE_TIME_MS
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_llm import FakeLLM  # noqa: E402
+
+ROOT = str(Path(__file__).resolve().parent.parent / "fixtures" / "default")
+FAST = ["--max-retries", "0", "--timeout", "10", "--jobs", "1"]
+
+
+def _extract(out, *extra) -> int:
+    return main(["extract", "--root", ROOT, "--out", str(out), *FAST, *extra])
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.glob("extraction_*"))}
+
+
+def test_dry_run_lists_ten_sessions_and_sends_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert _extract(tmp_path / "o", "--dry-run") == 0
+    out = capsys.readouterr().out
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 + 20 + 1  # header, 10 sessions x fold/hybrid, totals
+    assert "10 session(s), 20 call(s)" in lines[-1] and "nothing sent" in lines[-1] and "$" in lines[-1]
+    assert not (tmp_path / "o").exists()
+
+
+def test_anthropic_sdk_writes_tables_and_store_and_reruns_send_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    out = tmp_path / "o"
+    with FakeLLM() as srv:
+        assert _extract(out, "--client", "anthropic", "--base-url", srv.url, "--max-sessions", "3") == 0
+        first = len(srv.requests)
+        assert all("temperature" not in b for b in srv.bodies)  # not sent unless asked for
+        assert first > 0 and set(srv.requests) == {"/v1/messages"}
+        tables = _files(out)
+        assert _extract(out, "--client", "anthropic", "--base-url", srv.url, "--max-sessions", "3") == 0
+        assert len(srv.requests) == first  # nothing new was sent
+    assert "0 sent, 6 from the store" in capsys.readouterr().err
+    assert set(tables) == {f"extraction_{t}.{e}" for t in ("calls", "ab") for e in ("csv", "parquet")}
+    assert _files(out) == tables  # byte-identical
+    calls = pl.read_parquet(out / "extraction_calls.parquet")
+    assert calls.height == 6 and calls["status"].to_list() == ["ok"] * 6
+    assert calls["input_tokens"].null_count() == 0
+    assert len(list((out / "store").rglob("*.json"))) == first
+    ab = pl.read_parquet(out / "extraction_ab.parquet")
+    assert ab.height == 3 and ab["complete"].all()
+    assert (ab["matched"] + ab["unique_a"] == ab["candidates_a"]).all()
+    unique_a = ab.select(pl.col("^unique_a_.*$")).sum_horizontal()
+    assert (unique_a == ab["unique_a"]).all()
+    # No candidate text in the tables: it stays in the store.
+    text = (out / "store").rglob("*.json").__next__().read_text()
+    assert '"reply"' in text
+    rebuilt = rebuild(out, ROOT, tmp_path / "rebuilt")
+    assert _files(rebuilt) == tables
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert _extract(out, "--offline", "--max-sessions", "3") == 0  # no key, no server: the store answers
+    assert _files(out) == tables
+
+
+def test_openai_sdk_against_a_compatible_server(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "o"
+    with FakeLLM() as srv:
+        args = ["--client", "openai", "--base-url", srv.url + "/v1", "--model", "local", "--max-sessions", "2", "--samples", "2", "--temperature", "0.7"]
+        assert _extract(out, *args) == 0
+        assert set(srv.requests) == {"/v1/chat/completions"} and len(srv.requests) == 8
+        assert {b["temperature"] for b in srv.bodies} == {0.7} and {b["model"] for b in srv.bodies} == {"local"}
+        assert _extract(out, *args) == 0
+        assert len(srv.requests) == 8
+    ab = pl.read_parquet(out / "extraction_ab.parquet")
+    assert ab["noise_a_unmatched_pct"].to_list() == [0.0, 0.0]  # the fake model is deterministic
+    assert pl.read_parquet(out / "extraction_calls.parquet")["model"].unique().to_list() == ["local"]
+
+
+def test_failed_and_invalid_calls_are_error_rows_and_the_rest_go_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    p = ExtractParams(max_sessions=2, file_time_ms=FIXTURE_FILE_TIME_MS)
+    calls = plan(ROOT, p).calls
+    fold = [c for c in calls if c.strategy == "fold"]
+    replies = {fold[0].prompt_sha256: 500, fold[1].prompt_sha256: "I found nothing worth keeping."}
+    out = tmp_path / "o"
+    with FakeLLM(replies) as srv:
+        assert _extract(out, "--base-url", srv.url, "--max-sessions", "2") == 0
+        sent = len(srv.requests)
+    rows = pl.read_parquet(out / "extraction_calls.parquet")
+    status = dict(zip(rows["prompt_sha256"], rows["status"]))
+    assert status[fold[0].prompt_sha256] == "call_failed"
+    assert status[fold[1].prompt_sha256] == "invalid_reply"
+    assert "no JSON object" in rows.filter(pl.col("status") == "invalid_reply")["error"][0]
+    assert rows.filter(pl.col("strategy") == "hybrid")["status"].to_list() == ["ok", "ok"]
+    ab = pl.read_parquet(out / "extraction_ab.parquet")
+    assert not ab["complete"].any() and ab["matched"].null_count() == 2
+    # The failed call is not stored: a rerun sends exactly that one again.
+    with FakeLLM() as srv:
+        assert _extract(out, "--base-url", srv.url, "--max-sessions", "2") == 0
+        assert len(srv.requests) == 1
+    assert sent == 4
+
+
+def test_missing_key_is_one_line_and_nonzero(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert _extract(tmp_path / "o", "--max-sessions", "1") == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "measure extract: ANTHROPIC_API_KEY is not set (the anthropic client needs an API key)"
+
+
+def test_unreachable_server_is_one_line_and_nonzero(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again before the call: nothing listens there
+    assert _extract(tmp_path / "o", "--base-url", f"http://127.0.0.1:{port}", "--max-sessions", "1") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("measure extract: cannot reach the Anthropic API")
+
+
+def test_command_client_and_chunked_calls(tmp_path):
+    cmd = f"{sys.executable} {Path(__file__).parent / 'fake_llm.py'}"
+    out = tmp_path / "o"
+    assert _extract(out, "--client", "command", "--command", cmd, "--strategies", "fold,hybrid,chunked", "--max-sessions", "1") == 0
+    calls = pl.read_parquet(out / "extraction_calls.parquet")
+    assert _extract(tmp_path / "r", "--client", "command", "--command", cmd, "--max-sessions", "1", "--redact") == 0
+    redacted = pl.read_parquet(tmp_path / "r" / "extraction_ab.parquet")
+    assert redacted["session_id"][0].startswith("sha256:") and "sha256:" in redacted["session_path"][0]
+    assert calls["session_id"][0] not in (tmp_path / "r" / "extract.json").read_text()
+    chunked = calls.filter(pl.col("strategy") == "chunked")
+    assert chunked.height > 1 and chunked["call_index"].to_list() == list(range(chunked.height))
+    assert calls["status"].unique().to_list() == ["ok"]
+    ab = pl.read_parquet(out / "extraction_ab.parquet")
+    assert ab.select("strategy_a", "strategy_b").rows() == [("fold", "hybrid"), ("fold", "chunked"), ("hybrid", "chunked")] or ab.height == 3
+
+
+def test_unknown_strategy_is_one_line(tmp_path, capsys):
+    assert _extract(tmp_path / "o", "--strategies", "fold,nope", "--dry-run") == 2
+    assert "unknown strategy 'nope'" in capsys.readouterr().err

@@ -1,0 +1,70 @@
+"""Views of 06-extraction and the overview's extraction section (measure.report.views.extraction)."""
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from measure.report.views import extraction
+from measure.report.views.common import Report
+
+RECORDED = Path(__file__).parent / "extraction" / "default"
+
+
+@pytest.fixture(scope="module")
+def x():
+    return extraction.load("fixtures/default")
+
+
+def test_recorded_store_rebuilds_to_the_committed_tables(x):
+    assert x is not None and x.recorded
+    for name, df in (("extraction_calls", x.calls), ("extraction_ab", x.ab)):
+        assert df.equals(pl.read_parquet(RECORDED / f"{name}.parquet")), f"{name}: re-record the store (README)"
+    assert x.calls["status"].unique().to_list() == ["ok"]
+    assert x.ab.height == 10 and x.ab["complete"].all()
+
+
+def test_views_are_counts_and_text_only_with_excerpts(x):
+    ab = extraction.ab_table(x)
+    assert ab.height == 10 and "title" not in ab.columns
+    sources = extraction.sources_table(x)
+    labels = [extraction.SOURCE_LABELS[s] for s in extraction.SOURCES]
+    assert (sources.select(labels).sum_horizontal() == sources["unique"]).all()
+    assert extraction.calls_table(x)["calls"].sum() == x.calls.height
+    assert extraction.calls_table(x)["input tokens"].null_count() == 2  # command reports no usage
+    assert extraction.errors_table(x).height == 0
+    assert extraction.errors(x).data == "Every one of the 40 calls gave candidates."
+    assert "--show-excerpts" in extraction.excerpts(x).data
+    shown = extraction.excerpts(replace(x, show_excerpts=True))
+    assert shown.height == int(x.ab["unique_a"].sum() + x.ab["unique_b"].sum())
+
+
+def test_verdict_and_overview_section(x):
+    text = extraction.verdict_text(x)
+    done = x.ab.filter(pl.col("complete"))
+    assert f"{int(done['matched'].sum())} candidates matched" in text
+    assert "sampling noise" in text
+    section = extraction.verdict_section(Report(tables={}, sessions_root="fixtures/default"))
+    assert section.startswith("**What a model extracted**") and text in section
+    assert extraction.verdict_section(Report(tables={}, sessions_root="fixtures/s840")) == ""
+    assert extraction.load("fixtures/s840") is None
+    assert "No extraction results" in extraction.summary(None).data
+
+
+def test_a_measure_extract_dir_is_read_as_written(tmp_path, x):
+    assert extraction.find_results("fixtures/default", RECORDED) == (RECORDED.resolve(), False)
+    y = extraction.load("fixtures/default", RECORDED)
+    assert not y.recorded and y.ab.equals(x.ab)
+    assert extraction.find_results(None, tmp_path) is None
+    shutil.copytree(RECORDED, tmp_path / "run" / "extraction")  # what `measure report --extraction` does
+    assert extraction.find_results(None, out_dir=tmp_path / "run") == (tmp_path / "run" / "extraction", False)
+    report = Report(tables={}, sessions_root="fixtures/s840")
+    assert extraction.verdict_section(report) == ""
+    assert extraction.verdict_section(report, tmp_path / "run").startswith("**What a model extracted**")
+
+
+def test_sources_bars_draws_with_and_without_results(x):
+    assert extraction.sources_bars(x).axes[0].get_title().startswith("Candidates found")
+    assert extraction.sources_bars(None).axes
