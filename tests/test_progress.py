@@ -112,3 +112,18 @@ def test_a_plain_callback_still_works(parity_root, tmp_path):
     seen = []
     run_measurement(parity_root / "projects", tmp_path / "o", jobs=1, progress=lambda done, total: seen.append((done, total)))
     assert seen == [(i, 15) for i in range(1, 16)]
+
+
+def test_extract_shows_its_calls_on_a_terminal_and_nothing_with_quiet(tmp_path, monkeypatch, capsys):
+    cmd = f"{sys.executable} {Path(__file__).parent / 'fake_llm.py'}"
+    root = str(REPO / "fixtures" / "default")
+    args = ["extract", "--root", root, "--client", "command", "--command", cmd, "--max-sessions", "1", "--jobs", "1"]
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    text = terminal.getvalue()
+    assert "/2 calls" in text and "\r" in text and "sent " not in text  # the bar, not one line per call
+    assert text.rstrip("\n").splitlines()[-1].startswith("extract: 1 session(s), 2 call(s): 2 sent")
+    monkeypatch.undo()
+    assert main([*args, "--out", str(tmp_path / "b"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
