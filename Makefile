@@ -44,15 +44,15 @@ S840 := fixtures/s840/.generated
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -e '.[report,test,extract]'
+	$(PY) -m pip install --quiet -e '.[report,test,extract,dask]'
 	touch $@
 
 .PHONY: install
-install: $(STAMP) ## Create .venv from pyproject.toml with the report, test and extract extras (once)
+install: $(STAMP) ## Create .venv from pyproject.toml with the report, test, extract and dask extras (once)
 
 # The lab extra (JupyterLab, pandas, pyarrow): make lab, and make test for tests/test_lab.py.
 $(LAB_STAMP): pyproject.toml notebooks/jupyterlab-overrides.json | $(STAMP)
-	$(PY) -m pip install --quiet -e '.[report,test,lab]'
+	$(PY) -m pip install --quiet -e '.[report,test,extract,dask,lab]'
 	mkdir -p $(VENV)/share/jupyter/lab/settings
 	cp notebooks/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@

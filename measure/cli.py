@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
 import shlex
 import sys
@@ -108,6 +107,11 @@ def _add_measure_options(p: argparse.ArgumentParser, *, budgets_default: str, al
     p.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPU count)")
     p.add_argument("--redact", action="store_true", help="hash descriptions, session ids and project folder names")
     p.add_argument("--pin-file-times", type=int, metavar="MS", help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep")
+    p.add_argument("--walk-order", choices=("name", "fs"), default="name", help="directory entry order: name (descending, the same on every machine; default) or fs (this filesystem's readdir order, akm's exact order here)")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="where sessions are measured: local processes (default) or a Dask cluster (needs measure[dask])")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="the Dask scheduler to use with --executor dask (default: a LocalCluster of --jobs workers)")
     p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
     p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
@@ -127,6 +131,7 @@ def _run_params(args: argparse.Namespace, budgets: tuple[int, ...]):
         sessions=tuple(args.session or ()),
         since_ms=args.since or 0,
         file_time_ms=args.pin_file_times,
+        walk_order=args.walk_order,
         replay=args.replay_at if args.replay else None,
     )
 
@@ -139,6 +144,13 @@ def _where(path: str | os.PathLike) -> str:
     return shlex.quote(shown)
 
 
+def _scheduler_without_dask(args: argparse.Namespace) -> bool:
+    if args.scheduler and args.executor != "dask":
+        print(f"measure {args.command}: --scheduler needs --executor dask", file=sys.stderr)
+        return True
+    return False
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from measure.akm.read import resolve_root  # noqa: PLC0415
     from measure.runner import progress  # noqa: PLC0415
@@ -146,14 +158,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     from measure.runner.run import run_measurement  # noqa: PLC0415
     from measure.runner.select import UnknownSessions  # noqa: PLC0415
 
+    if _scheduler_without_dask(args):
+        return 2
     root = resolve_root(args.root)
     params = _run_params(args, _flat_budgets(args.budgets))
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     bar = progress.for_terminal(quiet=args.quiet)
     try:
         with progress.shown(bar):
-            summary = run_measurement(root, args.out, params, jobs=args.jobs, cache_dir=cache)
-    except (FileNotFoundError, UnknownSessions) as exc:
+            summary = run_measurement(
+                root, args.out, params, jobs=args.jobs, cache_dir=cache, executor=args.executor, scheduler=args.scheduler
+            )
+    except (FileNotFoundError, RuntimeError, UnknownSessions) as exc:
         bar.stop()
         print(f"measure run: {exc}", file=sys.stderr)
         return 2
@@ -172,6 +188,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from measure.runner import progress  # noqa: PLC0415
     from measure.runner.select import UnknownSessions  # noqa: PLC0415
 
+    if _scheduler_without_dask(args):
+        return 2
     show = not args.quiet and sys.stdout.isatty()
 
     def log(message: str) -> None:
@@ -201,6 +219,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 file_time_ms=args.pin_file_times,
                 show_excerpts=args.show_excerpts,
                 replay_at=args.replay_at,
+                walk_order=args.walk_order,
                 extraction_dir=os.path.abspath(os.path.expanduser(args.extraction)) if args.extraction else None,
                 timeout=args.timeout,
                 log=log,
@@ -209,6 +228,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                     "session_cap": args.session_cap,
                     "max_event_chars": args.max_event_chars,
                     "cache_dir": args.cache_dir,
+                    "executor": args.executor,
+                    "scheduler": args.scheduler,
                 },
             )
     except ReportError as exc:
@@ -254,7 +275,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from measure.inspect import inspect_session, render_text  # noqa: PLC0415
+    from measure.inspect import inspect_session, render_json, render_text
 
     try:
         report = inspect_session(
@@ -269,8 +290,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(f"measure inspect: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        json.dump(report, sys.stdout, indent=1, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(render_json(report))
     else:
         sys.stdout.write(render_text(report))
     return 0

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections import Counter
 
 from measure.akm.hashing import content_hash
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
-from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.measurements.strategies import (
+    STRATEGIES,
+    Params,
+    SessionContext,
+    apply_min_content_gate,
+)
 
 
 def inspect_session(
@@ -43,7 +50,7 @@ def inspect_session(
         "strategies": {},
     }
     for name in strategies or list(STRATEGIES):
-        r = STRATEGIES[name](ctx)
+        r = apply_min_content_gate(ctx, {name: STRATEGIES[name](ctx)})[name]
         pe, pc, se, sc = r.kept_by_origin()
         by_origin = Counter()
         for c in r.calls:
@@ -51,6 +58,7 @@ def inspect_session(
                 by_origin[e.file] += 1
         entry = {
             "llm_calls": len(r.calls),
+            "skipped": r.skipped or None,
             "prompt_chars": r.prompt_chars,
             "prompt_sha256": r.prompt_sha256,
             "kept": {"parent_events": pe, "parent_chars": pc, "subagent_events": se, "subagent_chars": sc},
@@ -77,6 +85,17 @@ def inspect_session(
     return report
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def render_json(report: dict) -> str:
+    """The report as indented JSON, text written as JS `JSON.stringify` writes it: non-ASCII as
+    is, a lone surrogate (an emoji cut by truncation) as its escape (`\\ud83d`), so the output
+    encodes as UTF-8."""
+    text = json.dumps(report, indent=1, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
 def render_text(report: dict) -> str:
     """A compact, human-readable rendering of `inspect_session`'s report."""
     lines = [
@@ -96,6 +115,7 @@ def render_text(report: dict) -> str:
             f"{name:<20}{s['llm_calls']:>6}{s['prompt_chars']:>10}"
             f"{k['parent_events']:>7} ev {k['parent_chars']:>7}{k['subagent_events']:>7} ev {k['subagent_chars']:>7}"
             f"  {s['prompt_sha256'][:16]}"
+            + (f"  skipped: {s['skipped']} (akm's minContentChars gate)" if s.get("skipped") else "")
         )
     for name, s in report["strategies"].items():
         for i, prompt in enumerate(s.get("prompts", ())):

@@ -56,6 +56,8 @@ SESSIONS = Table(
         ("raw_events", Int, "events the strategy starts from"),
         ("raw_chars", Int, "UTF-16 chars the strategy starts from"),
         ("subagent_files", Int, "subagent transcripts folded (recursive under subagents/)"),
+        ("legacy_agent", Bool, "the file is a legacy sibling agent-*.jsonl (an old-layout subagent transcript beside the parents), which akm lists as a session of its own"),
+        ("skipped", Str, "min_content_chars when akm's minContentChars gate (10 chars of raw text; the full folded stream, the parent alone for link) skips the session: no call, 0 prompt chars; else null"),
         # issue #9: the delegation table summed per session (delegated = task and workflow agents)
         ("delegated_transcripts", Int, "task and workflow agent transcripts (compaction helpers and journals excluded)"),
         ("delegated_results", Int, "of those, transcripts with a final report (a last assistant event)"),
@@ -95,7 +97,7 @@ DUPLICATES = Table(
         ("agent_id", Str, "agent-<id> (the subagent file stem)"),
         ("subagent_path", Str, "subagent transcript relative to the root"),
         ("tool_use_id", Str, "tool_use id of the spawning call, when known"),
-        ("pairing", Str, "sidecar_tool_use_id (akm's #840 rule) or agent_id (task-id/agentId/file name)"),
+        ("pairing", Str, "sidecar_tool_use_id (akm's #840 rule: a top-level sidecar's toolUseId), agent_id_notification (the notification's <task-id> names the agent file) or agent_id_tool_result (the agentId in the spawning call's tool result)"),
         ("description", Str, "sidecar description (hashed under --redact)"),
         ("overlap", Float, "word-set Jaccard of the notification and the subagent's final event"),
         ("notification_chars", Int, "UTF-16 chars of the parent's notification event"),
@@ -121,6 +123,7 @@ LLM_CALLS = Table(
         ("subagent_chunks", Int, "chunked: one per subagent transcript with events"),
         ("prompt_chars_total", Int, "prompt chars summed over the calls"),
         ("parent_chars_in_prompts", Int, "parent-origin kept chars summed over the calls"),
+        ("run_order", Int, "the session's place in akm's processing order (newest-ended first, from 0); run_cost's batches follow it"),
     ),
     ("session_path", "strategy"),
 )
@@ -136,7 +139,7 @@ RUN_COST = Table(
         ("llm_calls", Int, "calls over all sessions"),
         ("calls_per_run_mean", Float, "mean calls per run"),
         ("calls_per_run_max", Int, "calls in the most expensive run (newest-ended first batches)"),
-        ("cap_multiplier", Float, "max calls per run / session_cap"),
+        ("cap_multiplier", Float, "max calls per run / session_cap (the report compares with a single-call strategy's max instead when a run holds fewer sessions than the cap)"),
     ),
     ("strategy",),
 )
@@ -155,6 +158,9 @@ BUDGET_SWEEP = Table(
         ("kept_chars", Int, "all kept chars"),
         ("prompt_chars", Int, "prompt chars (summed over calls)"),
         ("llm_calls", Int, "calls"),
+        ("stub_saved_chars", Int, "kept parent chars that stubs replaced at this budget (dedupe by design, not eviction)"),
+        ("budget_evicted_chars", Int, "evicted_chars - stub_saved_chars: parent content that lost its place to subagent text (\"eviction\" in the report)"),
+        ("budget_evicted_pct", Float, "budget_evicted_chars as % of max(1, alone), one decimal"),
     ),
     ("session_path", "strategy", "budget"),
 )

@@ -28,7 +28,7 @@
 #   also drops a notification when the subagent's own copy is in the same kept set (#842).
 # - **hybrid (C3):** inline refs (`akm remember` / `akm feedback`) are harvested from the folded stream,
 #   but the prompt is built from parent-origin events only (what #843 implemented).
-# - **chunked (C4):** one call per 80,000-char window of the parent and one per subagent transcript.
+# - **chunked (C4):** one call per window of at most `maxTotalChars` raw chars of the parent and one per subagent transcript.
 #
 # This report recomputes that comparison on the sessions root below. Each number comes from running
 # akm's reader, pre-filter and prompt builder (ported to Python) over the transcripts: no LLM is called.
@@ -85,7 +85,7 @@ overview.verdict_matrix(r)
 # prompt as already preserved. `subagent files`: transcripts folded under `subagents/` (recursive).
 
 # %%
-overview.headline(r)
+common.top(overview.headline(r), table="sessions")
 
 # %%
 plots.eviction_bars(r["eviction"])
@@ -118,7 +118,20 @@ overview.errors(r)
 # and how many task notifications in the parent name them.
 
 # %%
-overview.subagent_inventory(r)
+common.top(overview.subagent_inventory(r), what="session × kind rows", table="subagents")
+
+# %% [markdown]
+# ### Legacy agent transcripts listed as sessions
+#
+# A subagent transcript written beside its parent as `agent-<id>.jsonl` (the layout before
+# `<session>/subagents/`) is listed by akm as a session of its own. `measure` keeps akm's
+# behaviour and marks those sessions (`legacy_agent` in the sessions table).
+
+# %%
+overview.legacy_agent_note(r)
+
+# %%
+common.top(overview.legacy_agent_sessions(r), table="sessions")
 
 # %% [markdown]
 # ## By project, Claude Code version and month

@@ -20,8 +20,10 @@
 # akm's pre-filter keeps at most `maxTotalChars` characters, newest first. Folding subagent
 # transcripts into the parent's stream makes them compete for that budget. For each session and
 # strategy this notebook compares the parent-origin characters kept **with the parent read alone**
-# (what `link` sends) against those kept **under the strategy**:
-# evicted = alone − strategy, also as a percentage of `max(1, alone)` (one decimal), as in #840.
+# (what `link` sends) against those kept **under the strategy**. The #840 study counted
+# evicted = alone − strategy, as a percentage of `max(1, alone)` (one decimal). The dedupe variants also shorten notifications to stubs on purpose, which that difference counts
+# too; on this page **eviction** means only parent content that lost its place in the budget to
+# subagent text: alone − strategy − stub-shortened chars (the `budget_evicted_chars` column).
 # A negative number means the strategy keeps more parent text than the parent alone does (the
 # budget pass skips what does not fit and keeps trying older events, so this can happen).
 
@@ -60,16 +62,15 @@ eviction.eviction_summary(r)
 # Parent-origin characters kept per session: alone (= link) and under each strategy.
 
 # %%
-eviction.parent_kept(r)
+common.top(eviction.parent_kept(r), table="eviction")
 
 # %% [markdown]
-# Parent-origin characters evicted per session and strategy (`<strategy>`: chars, `<strategy> %`: percent):
-# parent content that lost its place in the budget to subagent text. The dedupe variants also
-# shorten notifications on purpose; where they do, `<strategy> stubs saved` shows those chars,
-# which are not counted as eviction.
+# Parent-origin characters evicted per session and strategy (chars and percent): parent content
+# that lost its place in the budget to subagent text. Where a strategy shortens notifications to
+# stubs, a `stub-shortened (chars)` column shows those chars, which are not counted as eviction.
 
 # %%
-eviction.eviction_table(r)
+common.top(eviction.eviction_table(r), table="eviction")
 
 # %%
 plots.eviction_bars(r["eviction"])
@@ -77,9 +78,9 @@ plots.eviction_bars(r["eviction"])
 # %% [markdown]
 # ## Budget sweep: which budget would let fold evict nothing?
 #
-# The same comparison at every budget of the sweep, pooled over sessions (evicted chars of all
-# sessions as a percentage of their parent-alone chars; link and chunked are left out, see
-# 03-llm-calls for what chunking keeps). The dotted line marks the smallest swept
+# The same comparison at every budget of the sweep, pooled over sessions (budget-evicted chars of
+# all sessions as a percentage of their parent-alone chars, stub-shortened chars not counted; link
+# and chunked are left out, see 03-llm-calls for what chunking keeps). The dotted line marks the smallest swept
 # budget from which fold evicts nothing in any session. Raising `maxTotalChars` is a config change,
 # but it also makes every prompt larger.
 
@@ -91,7 +92,7 @@ plots.budget_sweep_curve(r["budget_sweep"])
 # (null: it still evicts at the largest budget of the sweep).
 
 # %%
-eviction.zero_eviction_budgets(r)
+common.top(eviction.zero_eviction_budgets(r), table="budget_sweep")
 
 # %%
 eviction.sweep_curve(r["budget_sweep"])

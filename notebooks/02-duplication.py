@@ -18,11 +18,18 @@
 # # Duplication: do subagent results reach the prompt twice?
 #
 # A finished subagent's result exists twice: in the subagent's own final event and in the parent's
-# `<task-notification>`. Each notification is paired with its subagent transcript, by one of two methods:
+# `<task-notification>` (or, for a synchronous agent, its Task tool result). Each parent copy is
+# paired with its subagent transcript by the first of three methods that applies (the `pairing`
+# column):
 #
-# - `sidecar_tool_use_id`: the sidecar `agent-<id>.meta.json` carries the `toolUseId` the
-#   notification names (akm's #840 rule, exact by id);
-# - `agent_id`: the notification's `<task-id>` / `agentId` / file name names the agent.
+# - `sidecar_tool_use_id`: the top-level sidecar `agent-<id>.meta.json` carries the `toolUseId` the
+#   notification names (akm's #840 rule, exact by id; the only #840-comparable pairs);
+# - `agent_id_notification`: the notification's `<task-id>` names the agent file;
+# - `agent_id_tool_result`: the `agentId:` of the spawning call's tool result names it. A tool
+#   result that only acknowledges an asynchronous launch ("Async agent launched successfully…",
+#   `toolUseResult.status = async_launched`) holds no copy of the result and is not a pair.
+#
+# Totals are kept per pairing method and never summed across methods.
 #
 # Overlap is the word-set Jaccard similarity of the two texts (lower-cased, words longer than three
 # characters). "Both in prompt" means both copies survive the fold's pre-filter, i.e. the LLM would
@@ -67,7 +74,7 @@ duplication.pair_totals(r)
 # ## Per session
 
 # %%
-duplication.pair_summary(r)
+common.top(duplication.pair_summary(r), what="session × pairing rows", table="duplicates", order="pairing method, then " + common.RELEVANCE_ORDER)
 
 # %% [markdown]
 # ## Overlap distribution

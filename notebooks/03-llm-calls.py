@@ -51,10 +51,17 @@ common.run_summary(r)
 llm_calls.calls_summary(r)
 
 # %% [markdown]
+# Sessions akm's `minContentChars` gate skips (fewer than 10 chars of raw text: the full folded
+# stream, or the parent alone for link): they cost no call and are left out of every call count.
+
+# %%
+common.top(llm_calls.skipped_sessions(r), table="sessions")
+
+# %% [markdown]
 # ## Calls per session and strategy
 
 # %%
-llm_calls.calls_table(r)
+common.top(llm_calls.calls_table(r), table="llm_calls")
 
 # %%
 plots.llm_calls_bars(r["llm_calls"])
@@ -66,7 +73,7 @@ plots.llm_calls_bars(r["llm_calls"])
 # `baseline parent chars`: what one parent-alone call keeps; `recovered ×`: their ratio.
 
 # %%
-llm_calls.chunking_table(r)
+common.top(llm_calls.chunking_table(r), table="llm_calls")
 
 # %%
 published.published_comparison(r, "chunking")
@@ -77,8 +84,11 @@ published.published_note(r, "chunking")
 # %% [markdown]
 # ## Cost under the per-run session cap
 #
-# Sessions are processed newest-ended first in batches of `session_cap`; `calls_per_run_max` is
-# the most expensive batch, `cap_multiplier` its calls over the cap (one call per session = 1.0 at most).
+# Sessions are processed newest-ended first in batches of the session cap; "calls per run (max)" is
+# the most expensive batch, "max calls per run / cap" its calls over the cap, and "max calls per run /
+# single-call strategy's" its calls over the most expensive batch of a single-call strategy (the
+# fairer comparison when the root holds fewer sessions than the cap). Computed over the sessions
+# this page shows.
 
 # %%
 llm_calls.run_cost_table(r)

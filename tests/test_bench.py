@@ -127,6 +127,17 @@ def _fake_result(mb: float = 600, largest_mb: float = 95) -> dict:
         "floor_np": {"procs": 2, "wall_s": 2.0, "runs": [2.0]},
         "cold": run,
         "warm": {**run, "wall_s": 1.0},
+        "cold_1": {**run, "wall_s": 18.0},
+        "jobs": 2,
+        "stages": {
+            "floor_cpu_s": 4.0,
+            "total_cpu_s": 16.0,
+            "cpu_s": {"read": 5.0, "collectors": 1.0, "prefilter": 3.0, "prompt": 3.0, "metrics": 2.0, "tables": 1.0, "other": 1.0},
+            "over_floor": {"read": 1.25, "collectors": 0.25, "prefilter": 0.75, "prompt": 0.75, "metrics": 0.5, "tables": 0.25,
+                           "other": 0.25},
+            "total_over_floor": 4.0,
+        },
+        "real": {"root": "fixtures/real", "floor_cpu_s": 0.1, "total_cpu_s": 0.35, "cli_wall_s": 0.6, "startup_s": 0.2},
         "linear": {
             "source": "p/s.jsonl",
             "copies": 2,
@@ -148,11 +159,19 @@ def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
         got = list(reader)
     assert len(got) == len(rows)
     targets = {r["name"]: r for r in got if r["section"] == "target"}
-    assert set(targets) == {"cold_over_floor", "cold_over_floor_aim", "warm_over_cold", "peak_memory", "linearity"}
+    assert set(targets) == {"cold_over_floor", "cold_over_floor_aim", "cold_jobs1_over_floor", "speedup_jobs", "real_over_floor",
+                            "warm_over_cold", "warm_wall", "peak_memory", "linearity"}
     assert targets["cold_over_floor"]["status"] == "PASS"  # 10 s / 2 s floor = 5x <= 7
     assert targets["cold_over_floor_aim"]["status"] == "FAIL"  # 5x > 3.5
+    assert targets["cold_jobs1_over_floor"]["status"] == "PASS"  # 18 s / 4 s = 4.5x <= 5
+    assert targets["speedup_jobs"]["status"] == "PASS"  # 18 / 10 = 1.8 >= 1.8
+    assert targets["real_over_floor"]["status"] == "FAIL"  # 3.5x > 3
     assert targets["warm_over_cold"]["status"] == "PASS"  # 0.1
+    assert targets["warm_wall"]["status"] == "PASS"  # 1 s
     assert targets["peak_memory"]["status"] == "PASS"  # 250 MiB tree
+    stages = {r["name"] for r in got if r["section"] == "stages"}
+    assert {"read_over_floor", "collectors_over_floor", "prefilter_over_floor", "prompt_over_floor", "metrics_over_floor",
+            "tables_over_floor"} <= stages
     assert targets["linearity"]["status"] == "FAIL"  # the worst doubling: 2.5
     names = {r["name"] for r in got if r["section"] == "linear"}
     assert {"events_N", "events_2N", "events_4N", "time_N", "time_2N", "time_4N"} <= names
@@ -283,6 +302,21 @@ def test_clear_caches_empties_measure_caches():
     assert jscompat._DATES and jscompat._MINUTES
     timing.clear_caches()
     assert not jscompat._DATES and not jscompat._MINUTES
+
+
+def test_stage_split_accounts_for_the_whole_run(corpus):
+    from measure.bench import stages
+
+    split = stages.stage_split(corpus)
+    assert set(split["cpu_s"]) == set(stages.STAGES)
+    assert all(v >= 0 for v in split["cpu_s"].values())
+    assert split["cpu_s"]["read"] > 0 and split["cpu_s"]["prompt"] > 0 and split["cpu_s"]["tables"] > 0
+    assert abs(sum(split["cpu_s"].values()) - split["total_cpu_s"]) < 0.05 + 0.1 * split["total_cpu_s"]
+    assert "read" in stages.render_split(split)
+    # the timers are removed afterwards
+    from measure.runner import job
+
+    assert job.read_session.__name__ == "read_session"
 
 
 def test_replay_target_is_reported_when_measured():

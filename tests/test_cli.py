@@ -74,6 +74,29 @@ def test_run_filters_by_session_and_date(parity_root, tmp_path):
     assert pl.read_parquet(out / "sessions.parquet").height == 0
 
 
+def test_inspect_json_writes_a_lone_surrogate_as_js_does(tmp_path, monkeypatch):
+    """#10 defect 13: truncation cuts an emoji in half; JSON.stringify writes the half as `\\ud83d`."""
+    import io
+    import sys
+
+    session = tmp_path / "-home-dev-x" / "0f0f0f0f-0000-4000-8000-000000000001.jsonl"
+    session.parent.mkdir()
+    lines = [
+        {"type": "user", "uuid": f"u{i}", "sessionId": session.stem, "timestamp": f"2026-01-01T00:00:0{i}.000Z",
+         "message": {"role": "user", "content": "a" + "\U0001f600" * 3000 + " tail"}}
+        for i in range(2)
+    ]
+    session.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    buffer = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(buffer, encoding="utf-8"))
+    assert main(["inspect", str(session), "--strategy", "link", "--json", "--show-prompt"]) == 0
+    sys.stdout.flush()
+    out = buffer.getvalue().decode("utf-8")
+    assert "\\ud83d" in out or "\\ude00" in out
+    assert "\U0001f600" in out  # whole emoji stay as they are
+    json.loads(out)
+
+
 # ------------------------------------------------------------------------------------------------
 # One grammar for run and report (issue #14)
 # ------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
@@ -101,7 +102,8 @@ def tables():
 
 
 def _legend(ax) -> list[str]:
-    return [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = ax.get_legend() or ax.figure.legends[0]
+    return [t.get_text() for t in legend.get_texts()]
 
 
 def test_registry_names_schema_tables():
@@ -147,10 +149,10 @@ def test_overlap_histogram_one_panel_per_pairing(tables):
     fig = plots.overlap_histogram(tables["duplicates"])
     assert len(fig.axes) == 2
     titles = [ax.get_title() for ax in fig.axes]
-    assert titles == ["agent_id: 1 pairs, 0 both in prompt", "sidecar_tool_use_id: 2 pairs, 1 both in prompt"]
+    assert titles == ["agent_id\n1 pairs, 0 both in prompt", "sidecar_tool_use_id\n2 pairs, 1 both in prompt"]
     assert fig.axes[0].get_xlabel() == "word-set Jaccard overlap"
     assert fig.axes[0].get_ylabel() == "pairs"
-    assert _legend(fig.axes[0]) == ["at most one copy in the prompt", "both copies in the fold prompt"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["at most one copy in the prompt", "both copies in the fold prompt"]
     highlighted = [p for p in fig.axes[1].patches if p.get_facecolor()[:3] == pytest.approx(
         tuple(int(plots.BOTH_COLOR[i:i + 2], 16) / 255 for i in (1, 3, 5)))]
     assert sum(p.get_height() for p in highlighted) == 1
@@ -215,6 +217,71 @@ def test_many_sessions_are_capped(tables):
     assert ax.get_xlabel().startswith(f"session ({plots.MAX_SESSIONS} of 30")
 
 
+def _boxes(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.draw_without_rendering()
+    return fig.canvas.get_renderer()
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_overlap_panel_titles_do_not_overlap_and_counts_are_whole(tables):
+    """#10 defect 9: three pairing methods' titles collided; pair counts had fractional ticks."""
+    dup = tables["duplicates"]
+    third = dup.head(1).with_columns(pl.lit("agent_id_notification").alias("pairing"), pl.lit("agent-zz").alias("agent_id"))
+    fig = plots.overlap_histogram(pl.concat([dup, third]))
+    renderer = _boxes(fig)
+    titles = [ax.title.get_window_extent(renderer) for ax in fig.axes]
+    assert len(titles) == 3
+    for i in range(3):
+        for j in range(i + 1, 3):
+            assert not _overlap(titles[i], titles[j])
+    ticks = [t for t in fig.axes[0].get_yticks() if 0 <= t <= fig.axes[0].get_ylim()[1]]
+    assert all(float(t).is_integer() for t in ticks)
+
+
+@pytest.mark.parametrize("budgets", [BUDGETS, (80_000, 160_000)])
+def test_budget_sweep_note_covers_neither_legend_nor_data(tables, budgets):
+    sweep = tables["budget_sweep"].filter(pl.col("budget").is_in(list(budgets)))
+    fig = plots.budget_sweep_curve(sweep)
+    renderer = _boxes(fig)
+    (ax,) = fig.axes
+    (note,) = [t for t in ax.texts if "evicts nothing" in t.get_text()]
+    box = note.get_window_extent(renderer)
+    legend = ax.get_legend() or fig.legends[0]
+    assert not _overlap(box, legend.get_window_extent(renderer))
+    for line in ax.get_lines():
+        if line.get_label().startswith("_"):
+            continue  # the marker line, not a strategy's curve
+        pts = ax.transData.transform(line.get_xydata())
+        for (x0, y0), (x1, y1) in zip(pts, pts[1:]):  # every segment, sampled
+            for k in range(51):
+                x, y = x0 + (x1 - x0) * k / 50, y0 + (y1 - y0) * k / 50
+                assert not (box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1), line.get_label()
+
+
+def test_run_cost_bar_labels_overlap_no_other_text(tables):
+    fig = plots.run_cost_bars(tables["run_cost"])
+    renderer = _boxes(fig)
+    (ax,) = fig.axes
+    labels = [t.get_window_extent(renderer) for t in ax.texts]
+    others = [ax.get_legend().get_window_extent(renderer), ax.title.get_window_extent(renderer)]
+    others += [t.get_window_extent(renderer) for t in ax.texts if "cap" in t.get_text()]
+    labels = [b for b, t in zip(labels, ax.texts) if "cap" not in t.get_text()]
+    for a in labels:
+        for b in others:
+            assert not _overlap(a, b)
+    assert not any("cap:" in t.get_text() for t in ax.texts)  # the cap is named in the legend
+
+
+def test_no_eviction_says_so_instead_of_drawing_zeros(tables):
+    ev = tables["eviction"].with_columns(pl.lit(0).alias("evicted_chars"), pl.lit(0.0).alias("evicted_chars_pct"))
+    fig = plots.eviction_bars(ev)
+    assert any("no strategy evicts parent content" in t.get_text() for t in fig.axes[0].texts)
 def test_tokens_by_origin_stacks_origins_per_session(tables):
     ax = plots.tokens_by_origin_bars(tables["tokens"]).axes[0]
     assert _legend(ax) == ["parent", "task agents"]

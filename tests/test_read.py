@@ -248,3 +248,46 @@ def test_non_string_record_types_as_roles(tmp_path):
     assert "[unknown @ 2026-01-01T00:00:00.000Z] zero" in body  # 0 || "unknown"
     assert "[ @ 2026-01-01T00:00:01.000Z] array" in body  # [] is truthy, String([]) is ""
     assert "[7 @ 2026-01-01T00:00:02.000Z] seven" in body
+
+
+def test_walk_order_fs_follows_readdir_and_name_is_the_default(tmp_path, monkeypatch):
+    """#10 defect 12: akm walks in readdir order; `--walk-order fs` reproduces it, "name" (descending) is the default."""
+    import measure.akm.read as read_mod
+
+    parent = write(tmp_path / "-p" / "s1.jsonl", line())
+    for name in ("agent-a", "agent-b", "agent-c"):
+        write(tmp_path / "-p" / "s1" / "subagents" / f"{name}.jsonl", line())
+    real_scandir = os.scandir
+    fs_order = {"agent-c.jsonl": 0, "agent-a.jsonl": 1, "agent-b.jsonl": 2}
+
+    class Scan:  # readdir order that is neither ascending nor descending by name
+        def __init__(self, top):
+            self.it = real_scandir(top)
+
+        def __enter__(self):
+            return iter(sorted(self.it, key=lambda e: fs_order.get(e.name, -1)))
+
+        def __exit__(self, *exc):
+            self.it.close()
+
+    monkeypatch.setattr(read_mod.os, "scandir", Scan)
+    fs, _ = read_session(str(parent), str(tmp_path), walk_order="fs")
+    name, _ = read_session(str(parent), str(tmp_path))
+    assert [os.path.basename(t.path) for t in fs.subagents] == ["agent-c.jsonl", "agent-a.jsonl", "agent-b.jsonl"]
+    assert [os.path.basename(t.path) for t in name.subagents] == ["agent-c.jsonl", "agent-b.jsonl", "agent-a.jsonl"]
+    with pytest.raises(ValueError):
+        read_session(str(parent), str(tmp_path), walk_order="random")
+
+
+def test_walk_order_option_reaches_run_json(tmp_path):
+    from measure.cli import main
+
+    write(tmp_path / "root" / "-p" / "s1.jsonl", line())
+    assert main(["run", "--root", str(tmp_path / "root"), "--out", str(tmp_path / "o"), "--no-cache", "--jobs", "1", "--walk-order", "fs"]) == 0
+    assert json.loads((tmp_path / "o" / "run.json").read_text())["parameters"]["walk_order"] == "fs"
+
+
+def test_readme_does_not_claim_a_descending_walk():
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "visiting directory entries in *descending* name" not in readme
+    assert "--walk-order fs" in readme

@@ -77,7 +77,7 @@ def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
 
     stems = [p.stem for p in notebooks.notebook_sources()]
     expected = {f"{s}.{ext}" for s in stems for ext in ("ipynb", "html")}
-    expected |= {f"params/{s}.yaml" for s in stems} | {"run.json"}
+    expected |= {f"params/{s}.yaml" for s in stems} | {"run.json", "index.html"}
     from measure.report import plots
     from measure.schema import TABLES
 
@@ -333,7 +333,9 @@ def test_verdict_is_computed_from_the_tables(small_report):
     assert "- **Dominated.** fold_dedupe_scoped (by fold, hybrid); fold_stub_raw (by fold, hybrid); link (by hybrid)." in text
     assert "chunked 10." in text  # chunked's refs are not 0 here, so no identity is claimed for them
     assert "hybrid 0 *(identity: hybrid's prompt events are link's kept set: 0 by construction)*" in text
-    assert "3 notification/subagent pairs; 1 reaches the fold prompt with both copies" in text
+    # Duplication per pairing method, never summed across methods (#10 defect 3)
+    assert "`agent_id`: 1 pairs, 0 with both copies in the fold prompt" in text
+    assert "`sidecar_tool_use_id`: 2 pairs, 1 with both copies in the fold prompt, 1,920 raw chars a stub would save" in text
 
 
 def test_the_decision_changes_with_the_data(small_report):
@@ -373,7 +375,8 @@ def test_published_figures_only_for_the_840_fixture(small_report):
     assert side["source"].to_list()[:3] == ["here", "#840", "Δ"]
     assert side.filter(pl.col("source") == "#840")["link"].to_list() == [92_678, 92_044, 93_395, 91_573]
     first = side.filter(pl.col("session") == "4f7f80f8")
-    assert first["link"].to_list() == [90_000, 92_678, 90_000 - 92_678]
+    assert first["link"].to_list() == [90_000, 92_678, None]  # bundled template: no Δ of absolute prompt chars
+    assert first["fold − link"].to_list() == [500, 97_529 - 92_678, 500 - (97_529 - 92_678)]
 
 
 def test_eviction_views(small_report):

@@ -82,3 +82,42 @@ def test_chunked_covers_every_parent_event_once(sessions):
         assert sum(c.raw_events for c in windows) == sum(1 for e in s.folded if e.file == s.ref.path)
         assert all(c.raw_chars <= 20_000 or c.raw_events == 1 for c in windows)
         assert len(r.calls) == r.parent_windows + r.subagent_chunks
+
+
+def test_min_content_gate_skips_an_empty_session_without_a_call(tmp_path):
+    """#10 defect 5: akm's minContentChars gate (10 chars of the full folded raw text) skips a
+    near-empty session: no call, no prompt chars, and the sessions table says why."""
+    import json
+
+    from measure.measurements.sessions import session_rows
+    from measure.measurements.strategies import (
+        MIN_CONTENT_CHARS,
+        apply_min_content_gate,
+    )
+
+    root = tmp_path / "projects"
+    (root / "-home-dev-x").mkdir(parents=True)
+    short = root / "-home-dev-x" / "0f0f0f0f-0000-4000-8000-000000000002.jsonl"
+    line = {"type": "user", "uuid": "u1", "sessionId": short.stem, "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "user", "content": "hi there"}}
+    short.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    session, _ = read_session(str(short), str(tmp_path))
+    ctx = SessionContext(session, Params(template=load_template()))
+    assert sum(e.chars for e in session.folded) < MIN_CONTENT_CHARS
+    gated = apply_min_content_gate(ctx, run_all(ctx))
+    assert {n: len(r.calls) for n, r in gated.items()} == dict.fromkeys(STRATEGIES, 0)
+    rows = session_rows(ctx, gated, content_hash(session.folded))
+    assert {r["skipped"] for r in rows} == {"min_content_chars"}
+    assert {r["prompt_chars"] for r in rows} == {0}
+
+
+def test_min_content_gate_keeps_every_parity_and_real_session_with_content(sessions):
+    from measure.measurements.strategies import apply_min_content_gate
+
+    template = load_template()
+    for s in sessions:
+        ctx = SessionContext(s, Params(template=template))
+        results = run_all(ctx, ["fold", "hybrid"])
+        gated = apply_min_content_gate(ctx, results)
+        if sum(e.chars for e in s.folded) >= 10:
+            assert gated == results

@@ -26,11 +26,14 @@ from measure.akm.records import (
 HARNESS = "claude"
 SUBAGENTS_DIR = "subagents"
 PEEK_BYTES = 4096
-#: akm's walker visits each directory's entries in descending name order: the parity
-#: vectors (produced by akm on Bun) fold `agent-b` before `agent-a`, which decides the order
-#: of "Already preserved" refs and of events with equal timestamps. Sorting (rather than
-#: taking the filesystem's order, as Bun does) keeps the result the same on every machine.
-WALK_DESCENDING = True
+#: akm's walker visits a directory's entries in the order the filesystem's `readdir` returns
+#: them, which differs between filesystems and machines (one akm-produced vector lists a
+#: session's subagents in an order neither ascending nor descending by name). That order
+#: decides the order of "Already preserved" refs and of events with equal timestamps.
+#: `measure` sorts entries by descending name by default ("name": the same on every machine,
+#: and consistent with the parity vectors); "fs" takes this machine's `readdir` order, as akm
+#: on this machine would.
+WALK_ORDERS = ("name", "fs")
 
 
 class ReadError(Exception):
@@ -59,15 +62,17 @@ def rel(path: str, root: str) -> str:
 # --- walking -----------------------------------------------------------------------------
 
 
-def walk_jsonl(top: str, errors: list | None = None):
-    """Yield `.jsonl` paths below `top`: depth-first, pre-order, in akm's entry order.
+def walk_jsonl(top: str, errors: list | None = None, order: str = "name"):
+    """Yield `.jsonl` paths below `top`: depth-first, pre-order, entries in `order` (WALK_ORDERS).
 
     Like akm's walker, a directory is entered only when its entry says directory (symlinked
     directories are not followed) and anything else ending in `.jsonl` is yielded.
     """
+    if order not in WALK_ORDERS:
+        raise ValueError(f"unknown walk order {order!r} (expected one of {', '.join(WALK_ORDERS)})")
     try:
         with os.scandir(top) as it:
-            entries = sorted(it, key=lambda e: os.fsencode(e.name), reverse=WALK_DESCENDING)
+            entries = list(it) if order == "fs" else sorted(it, key=lambda e: os.fsencode(e.name), reverse=True)
     except OSError as exc:
         if errors is not None:
             errors.append((top, "unreadable", f"cannot list directory: {exc.strerror or exc}"))
@@ -78,7 +83,7 @@ def walk_jsonl(top: str, errors: list | None = None):
         except OSError:
             is_dir = False
         if is_dir:
-            yield from walk_jsonl(entry.path, errors)
+            yield from walk_jsonl(entry.path, errors, order)
         elif entry.name.endswith(".jsonl"):
             yield entry.path
 
@@ -153,14 +158,16 @@ def list_sessions(
     since_ms: float = 0,
     errors: list | None = None,
     file_time_ms: float | None = None,
+    walk_order: str = "name",
 ) -> list[Listing]:
     """akm's `listSessions`: parent transcripts only, newest-ended first (stable ties).
 
-    `file_time_ms`, when given, stands in for every file's mtime and ctime (see read_session).
+    `file_time_ms`, when given, stands in for every file's mtime and ctime (see read_session);
+    `walk_order` is the directory entry order (WALK_ORDERS).
     """
     root = os.fspath(root)
     out = []
-    for path in walk_jsonl(root, errors):
+    for path in walk_jsonl(root, errors, walk_order):
         if not is_session_candidate(path, root):
             continue
         try:
@@ -469,6 +476,7 @@ def read_session(
     root: str,
     file_time_ms: float | None = None,
     observe: Callable[[str], Callable[[dict, int], None] | None] | None = None,
+    walk_order: str = "name",
 ) -> tuple[Session, list[tuple[str, str, str]]]:
     """akm's folding `readSession`, plus the per-file view `measure` needs.
 
@@ -482,7 +490,8 @@ def read_session(
     every clone; analysts' own sessions are read with their real times.
 
     `observe(label)`, when given, is asked once per transcript (parent first, then subagents in
-    walk order) for a per-line observer of that file (see `read_transcript`).
+    walk order) for a per-line observer of that file (see `read_transcript`). `walk_order`
+    orders the subagent walk (WALK_ORDERS).
     """
     problems: list[tuple[str, str, str]] = []
     try:
@@ -509,7 +518,7 @@ def read_session(
     sub_dir = subagents_dir(parent_path)
     if os.path.isdir(sub_dir):
         walk_errors: list = []
-        for path in walk_jsonl(sub_dir, walk_errors):
+        for path in walk_jsonl(sub_dir, walk_errors, walk_order):
             label = rel(path, root)
             sidecar = read_sidecar(path)
             if sidecar.state in ("broken",):

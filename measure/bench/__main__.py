@@ -27,6 +27,7 @@ from measure.bench.results import (
     render,
     write_csv,
 )
+from measure.bench.stages import render_split, stage_split
 from measure.bench.timing import (
     OtherLoad,
     best_of,
@@ -38,6 +39,17 @@ from measure.bench.timing import (
     timed_run,
     warm_page_cache,
 )
+
+
+def real_split(work: Path, interval: float) -> dict | None:
+    """fixtures/real (small real transcripts): in-process stage split and the CLI's start-up."""
+    real = REPO / "fixtures" / "real"
+    if not real.is_dir():
+        return None
+    split = stage_split(real)
+    cli = timed_run(measure_cmd(real, work / "out-real", work / "cache-real", 1), interval, cwd=os.fspath(REPO))
+    startup = timed_run([sys.executable, "-m", "measure", "--version"], interval, cwd=os.fspath(REPO))
+    return {**split, "root": "fixtures/real", "cli_wall_s": cli.wall_s, "startup_s": startup.wall_s}
 
 
 def replay_cost(work: Path, rounds: int, interval: float) -> dict:
@@ -66,7 +78,7 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
         log(f"bench: {len(files)} .jsonl files under {root}; warming the page cache ...")
         warm_page_cache(files)
         sizes = session_sizes(root)
-        runs: dict[str, list[dict]] = {"floor_1p": [], "floor_np": [], "cold": [], "warm": []}
+        runs: dict[str, list[dict]] = {"floor_1p": [], "floor_np": [], "cold": [], "warm": [], "cold_1": []}
         identical = None
         for i in range(max(1, args.rounds)):
             log(f"bench: round {i + 1}/{args.rounds}: parse floor (1 and {jobs} processes), measure run cold and warm ...")
@@ -75,9 +87,12 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
                     fl = parse_floor(files, procs)
                 runs[key].append({**fl, "cpu_s": load.own_cpu, "other_load": load.cores})
             cache, out_cold, out_warm = work / f"cache{i}", work / f"out-cold{i}", work / f"out-warm{i}"
-            for key, out in (("cold", out_cold), ("warm", out_warm)):
+            steps = [("cold", out_cold, cache, jobs), ("warm", out_warm, cache, jobs)]
+            if jobs > 1:
+                steps.append(("cold_1", work / f"out-cold1-{i}", work / f"cache1-{i}", 1))
+            for key, out, cdir, j in steps:
                 with OtherLoad() as load:
-                    t = timed_run(measure_cmd(root, out, cache, jobs), args.interval, cwd=os.fspath(REPO))
+                    t = timed_run(measure_cmd(root, out, cdir, j), args.interval, cwd=os.fspath(REPO))
                 if t.returncode != 0:
                     raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
                 runs[key].append({**vars(t), "cpu_s": load.own_cpu, "other_load": load.cores})
@@ -85,7 +100,14 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
                 n_sessions, events = run_events(out_cold)
                 identical = same_tables(out_cold, out_warm)
             shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(work / f"cache1-{i}", ignore_errors=True)
         fl1, fln, cold, warm = (best_of(runs[k]) for k in ("floor_1p", "floor_np", "cold", "warm"))
+        cold_1 = best_of(runs["cold_1"]) if runs["cold_1"] else {**cold}
+        log("bench: per-stage split (one in-process --jobs 1 run, CPU time) ...")
+        with OtherLoad() as load:
+            stages = stage_split(root, files)
+        stages["other_load"] = load.cores
+        real = real_split(work, args.interval)
         log(f"bench: linearity, ~{args.linear_events} events doubled {args.linear_steps - 1} time(s) ...")
         with OtherLoad() as load:
             lin = linearity(os.fspath(root), work, args.linear_events, repeat=args.linear_repeat, steps=args.linear_steps)
@@ -114,6 +136,9 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
         "floor_np": fln,
         "cold": cold,
         "warm": warm,
+        "cold_1": cold_1,
+        "stages": stages,
+        "real": real,
         "warm_tables_identical": identical,
         "linear": lin,
         "jobs": jobs,
@@ -147,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     res, rows = run_bench(args, log=log)
     out = Path(args.out)
     write_csv(rows, out / "bench.csv")
-    info = {**machine_info(), "jobs": res["jobs"], "corpus": res["corpus"], "linear": res["linear"]}
+    info = {**machine_info(), "jobs": res["jobs"], "corpus": res["corpus"], "linear": res["linear"],
+            "stages": res["stages"], "real": res["real"]}
     (out / "machine.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     m = info
     print(f"machine: {m['cpu_model']}, {m['cpus_usable']} cpu(s), {(m['memory_bytes'] or 0) / 2**30:.1f} GiB, "
@@ -161,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{a['path']}, {a['copies']} copies of {a['source']}: {a['bytes'] / 1e6:.1f} MB, {a['events']} events)")
     print(f"measure run with --jobs {res['jobs']}; the cold/floor target ratio uses the {res['floor_np']['procs']}-process floor "
           f"(same parallelism); warm-run tables identical to cold: {res['warm_tables_identical']}")
+    print()
+    print(f"where a one-core cold run's CPU goes ({c['root']}, in-process, no cache):")
+    print(render_split(res["stages"]))
+    if res.get("real"):
+        print(f"\nthe same on {res['real']['root']}:")
+        print(render_split(res["real"]))
     print()
     print(render(rows))
     print()

@@ -25,6 +25,9 @@ def sweep_rows(by_budget: dict[int, dict[str, StrategyResult]]) -> list[dict]:
                     "kept_chars": pc + sc,
                     "prompt_chars": r.prompt_chars,
                     "llm_calls": len(r.calls),
+                    "stub_saved_chars": r.stub_saved_chars,
+                    "budget_evicted_chars": apc - pc - r.stub_saved_chars,
+                    "budget_evicted_pct": pct(apc - pc - r.stub_saved_chars, apc),
                 }
             )
     return rows

@@ -7,6 +7,12 @@ from measure.measurements.strategies import SessionContext, StrategyResult
 _NO_DELEGATION = {"delegated_transcripts": 0, "delegated_results": 0, "delegated_results_in_prompt": 0, "subagent_unique_chars_in_prompt": 0}
 
 
+def is_legacy_agent(path: str) -> bool:
+    """A sibling `agent-*.jsonl` (the layout before `<session>/subagents/`): akm lists it as a session."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1].startswith("agent-")
+
+
+
 def session_rows(
     ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str, delegation: dict[str, dict] | None = None
 ) -> list[dict]:
@@ -37,6 +43,8 @@ def session_rows(
                 "raw_events": r.raw_events,
                 "raw_chars": r.raw_chars,
                 "subagent_files": len(s.subagents),
+                "legacy_agent": is_legacy_agent(s.ref.path),
+                "skipped": r.skipped or None,
                 **delegation.get(name, _NO_DELEGATION),
             }
         )

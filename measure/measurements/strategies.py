@@ -57,6 +57,7 @@ class StrategyResult:
     subagent_chunks: int = 0
     stubbed: int = 0  # notifications replaced by a stub
     stub_saved_chars: int = 0  # kept parent chars the stubs removed (not eviction)
+    skipped: str = ""  # why akm would make no call (min_content_chars), else empty
 
     def kept_by_origin(self) -> tuple[int, int, int, int]:
         """(parent events, parent chars, subagent events, subagent chars) over all calls."""
@@ -281,3 +282,31 @@ def chunked(ctx: SessionContext) -> StrategyResult:
 def run_all(ctx: SessionContext, names: list[str] | None = None) -> dict[str, StrategyResult]:
     """Every registered strategy (or the named ones) over one session."""
     return {n: STRATEGIES[n](ctx) for n in (names or STRATEGIES)}
+
+
+MIN_CONTENT_CHARS = 10
+"""akm's `minContentChars` default: a session whose raw text is shorter is skipped, no LLM call."""
+
+
+def content_chars(ctx: SessionContext, name: str) -> int:
+    """UTF-16 chars of the raw text the `minContentChars` gate measures for strategy `name`.
+
+    akm measures the FULL folded stream, not the parent view (pipeline-spec §4.6), so every
+    strategy that reads subagents is gated on it; link reads the parent alone (akm before #830).
+    Modelled as the sum of the events' text lengths (the gate's exact text is not in the spec;
+    an empty or near-empty session is skipped under any reading).
+    """
+    events = ctx.alone if name == "link" else ctx.session.folded
+    return sum(e.chars for e in events)
+
+
+def apply_min_content_gate(
+    ctx: SessionContext, results: dict[str, StrategyResult], minimum: int = MIN_CONTENT_CHARS
+) -> dict[str, StrategyResult]:
+    """`results` with every strategy that akm's gate would skip replaced by a no-call result."""
+    out = {}
+    for name, r in results.items():
+        if content_chars(ctx, name) < minimum:
+            r = replace(r, calls=(), parent_windows=0, subagent_chunks=0, stubbed=0, stub_saved_chars=0, skipped="min_content_chars")
+        out[name] = r
+    return out

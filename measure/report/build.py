@@ -127,6 +127,7 @@ def report(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    walk_order: str = "name",
     show_excerpts: bool = False,
     replay_at: str = "turn_end",
     extraction_dir: str | os.PathLike | None = None,
@@ -147,6 +148,7 @@ def report(
     cache : False passes `--no-cache` to `measure run`.
     file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
         (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
+    walk_order : `--walk-order` for `measure run` ("name" or "fs").
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
     replay_at : the replay schedule of `measure run --replay` (a report always replays).
     extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
@@ -185,6 +187,7 @@ def report(
         redact=redact,
         cache=cache,
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+        walk_order=walk_order,
         replay=replay_at,
         **(run_options or {}),
     )

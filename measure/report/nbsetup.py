@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import os
 
 import matplotlib as mpl
@@ -10,14 +9,15 @@ import matplotlib.style
 import polars as pl
 
 from measure.report.plots import STYLE
+from measure.report.views.common import HTML_FLOAT_DIGITS, HTML_TABLE_ROWS, frame_html
 
-__all__ = ["configure", "POLARS_DISPLAY"]
+__all__ = ["configure", "POLARS_DISPLAY", "frame_html"]
 
 POLARS_DISPLAY: dict[str, object] = {
-    "tbl_rows": 40,
+    "tbl_rows": HTML_TABLE_ROWS,
     "tbl_cols": 24,
     "fmt_str_lengths": 100,
-    "float_precision": 1,
+    "float_precision": HTML_FLOAT_DIGITS,
     "thousands_separator": ",",
     "tbl_width_chars": 240,
     "tbl_hide_column_data_types": True,
@@ -67,34 +67,6 @@ def _configure_inline() -> None:
     cfg.print_figure_kwargs = dict(PNG_KWARGS)  # kept if pyplot later re-registers the formatters
     cfg.figure_formats = {"png"}
     set_matplotlib_formats("png", **PNG_KWARGS)
-
-
-def frame_html(df: pl.DataFrame) -> str:
-    """A plain HTML table of `df`: polars' own HTML quotes every string cell ("abc")."""
-    rows = min(df.height, int(POLARS_DISPLAY["tbl_rows"]))
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in df.columns)
-    numeric = [dt.is_numeric() for dt in df.dtypes]
-    body = []
-    for row in df.head(rows).iter_rows():
-        cells = []
-        for value, num in zip(row, numeric):
-            align = ' style="text-align:right"' if num else ' style="text-align:left"'
-            cells.append(f"<td{align}>{html.escape(_cell(value))}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    more = f"<p>… {df.height - rows} more rows</p>" if df.height > rows else ""
-    return f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{more}'
-
-
-def _cell(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:,.{POLARS_DISPLAY['float_precision']}f}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
 
 
 def _configure_tables() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import time
@@ -310,14 +311,81 @@ def write_notebook(nb, path: Path) -> Path:
     return path
 
 
-def render_html(nb, path: Path, title: str) -> Path:
-    """Render a notebook to HTML without code cells or prompts (nbconvert --no-input)."""
+PAGE_CSS = """
+body { font: 15px/1.5 "DejaVu Sans", Helvetica, Arial, sans-serif; color: #1f2328; margin: 0; }
+main, nav.pages { max-width: 1100px; margin: 0 auto; padding: 0 24px; }
+nav.pages { padding-top: 12px; padding-bottom: 12px; border-bottom: 1px solid #d0d7de; font-size: 14px; }
+nav.pages a { margin-right: 14px; }
+nav.pages a.current { font-weight: bold; color: #1f2328; text-decoration: none; }
+h1 { font-size: 26px; } h2 { font-size: 20px; margin-top: 32px; } h3 { font-size: 17px; }
+a.anchor-link { display: none; }
+code { background: #f6f8fa; padding: 1px 4px; border-radius: 3px; font-size: 90%; }
+table.dataframe { border-collapse: collapse; margin: 8px 0; font-size: 13px; display: block; overflow-x: auto; max-width: 100%; }
+table.dataframe th, table.dataframe td { border: 1px solid #d0d7de; padding: 3px 8px; }
+table.dataframe th { background: #f6f8fa; text-align: left; }
+table.dataframe tbody tr:nth-child(even) { background: #fbfcfd; }
+.output_area img, .jp-RenderedImage img { max-width: 100%; height: auto; }
+pre { white-space: pre-wrap; }
+"""
+"""The pages' whole stylesheet: inline, so a page needs no network and no other file."""
+
+
+def _title(nb, fallback: str) -> str:
+    """The notebook's first Markdown heading (the page's title)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return fallback
+
+
+def _nav(pages: list[tuple[str, str]], current: str | None) -> str:
+    links = ['<a href="index.html"' + (' class="current"' if current is None else "") + ">Report index</a>"]
+    for stem, title in pages:
+        cls = ' class="current"' if stem == current else ""
+        links.append(f'<a href="{html.escape(stem)}.html"{cls} title="{html.escape(title)}">{html.escape(stem)}</a>')
+    return '<nav class="pages">' + " ".join(links) + "</nav>"
+
+
+def _page(title: str, body: str, nav: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{html.escape(title)}</title>\n<style>{PAGE_CSS}</style>\n</head>\n<body>\n{nav}\n<main>\n{body}\n</main>\n</body>\n</html>\n"
+    )
+
+
+def render_html(nb, path: Path, title: str, pages: list[tuple[str, str]] | None = None) -> Path:
+    """Render a notebook to a self-contained HTML page without code cells or prompts.
+
+    nbconvert's `basic` template gives the cells alone (no require.js, MathJax or mermaid from a
+    CDN); the page adds an inline stylesheet and, with `pages` ((stem, title) of every page), a
+    navigation bar linking the report index and each page.
+    """
     from nbconvert import HTMLExporter  # noqa: PLC0415
 
-    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(body, encoding="utf-8")
+    nav = _nav(pages if pages is not None else [(path.stem, _title(nb, title))], path.stem)
+    path.write_text(_page(_title(nb, title), body, nav), encoding="utf-8")
+    return path
+
+
+def render_index(out_dir: Path, pages: list[tuple[str, str]]) -> Path:
+    """Write `index.html`: a link to every page with its title, then the tables, figures and run.json."""
+    items = "".join(f'<li><a href="{html.escape(stem)}.html">{html.escape(stem)}</a>: {html.escape(title)}</li>' for stem, title in pages)
+    parts = [f"<h1>Report</h1>\n<p>Start with the overview. Every page links back here.</p>\n<ul>{items}</ul>"]
+    for folder, what in (("tables", "Every table of the run (CSV)"), ("figures", "Every figure (PNG)")):
+        files = sorted(p.name for p in (out_dir / folder).glob("*.*")) if (out_dir / folder).is_dir() else []
+        if files:
+            links = "".join(f'<li><a href="{folder}/{html.escape(f)}">{html.escape(f)}</a></li>' for f in files)
+            parts.append(f"<h2>{what}</h2>\n<ul>{links}</ul>")
+    if (out_dir / "run.json").is_file():
+        parts.append('<h2>Run</h2>\n<ul><li><a href="run.json">run.json</a>: parameters, versions and a fingerprint of the input files</li></ul>')
+    path = out_dir / "index.html"
+    path.write_text(_page("Report index", "\n".join(parts), _nav(pages, None)), encoding="utf-8")
     return path
 
 
@@ -342,6 +410,7 @@ def run_notebooks(
 
     failures: list[NotebookFailure] = []
     written: list[Path] = []
+    pages = [(source.stem, _source_title(source)) for source in sources]
     for k, source in enumerate(sources, 1):
         nb_params = dict(params)
         if params_dir is not None:
@@ -363,11 +432,21 @@ def run_notebooks(
         write_notebook(normalize(executed), target)
         written.append(target)
         if html:
-            written.append(render_html(nbformat.read(target, as_version=4), target.with_suffix(".html"), source.stem))
+            written.append(render_html(nbformat.read(target, as_version=4), target.with_suffix(".html"), source.stem, pages))
         log(f"[{k}/{len(sources)}] {source.name}: ok ({time.perf_counter() - started:.1f} s)")
+    if html:
+        written.append(render_index(out_dir, pages))
     if failures:
         raise ReportError(failures)
     return written
+
+
+def _source_title(source: Path) -> str:
+    """The first `# ` heading of a jupytext percent source (its page title), else its stem."""
+    for line in source.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# # "):
+            return line[4:].strip()
+    return source.stem
 
 
 def _write_params(params: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -16,12 +16,13 @@ import matplotlib as mpl
 import matplotlib.style
 import polars as pl
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.transforms import blended_transform_factory
 
 from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, short_ids
 from measure.report.views.cost import ORIGIN_LABELS, TOKEN_COLUMNS
 from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
-from measure.report.views.eviction import fold_zero_budget, sweep_curve
+from measure.report.views.eviction import _budget_evicted, fold_zero_budget, sweep_curve
 from measure.report.views.overview import BREAKDOWN_DIMENSIONS, breakdown_ordered
 
 __all__ = [
@@ -119,14 +120,13 @@ MAX_SESSIONS = 20
 
 
 def _top_sessions(df: pl.DataFrame, value: str, limit: int = MAX_SESSIONS) -> list[str]:
-    """Session ids in table order, keeping only the `limit` with the largest `value` (ties: table order)."""
+    """Session ids in table order; with more than `limit`, the `limit` with the largest `value`,
+    largest first (ties: table order), so an axis saying "those with the most …" is ordered so."""
     sessions = _sessions(df)
     if len(sessions) <= limit:
         return sessions
     peak = {sid: v for sid, v in df.group_by("session_id").agg(pl.col(value).max()).iter_rows()}
-    rank = sorted(sessions, key=lambda sid: (-(peak.get(sid) or 0), sessions.index(sid)))[:limit]
-    keep = set(rank)
-    return [sid for sid in sessions if sid in keep]
+    return sorted(sessions, key=lambda sid: (-(peak.get(sid) or 0), sessions.index(sid)))[:limit]
 
 
 def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label_fmt) -> int:
@@ -175,11 +175,15 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
         _empty(ax, "no eviction rows")
         return fig
     strategies = ordered_strategies(eviction["strategy"].to_list())
-    drawn = _grouped_bars(ax, eviction, "evicted_chars_pct", strategies, lambda y: f"{y:.1f}" if y else "0")
+    eviction = _budget_evicted(eviction)
+    if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
+        _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
+        return fig
+    drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{y:.1f}" if y else "0")
     ax.set_xlabel(_session_axis_label(drawn, len(_sessions(eviction)), "eviction"))
     ax.set_ylabel("parent chars evicted (% of parent alone)")
-    top = max(1.0, float(eviction["evicted_chars_pct"].max() or 0.0))
-    ax.set_ylim(min(0.0, float(eviction["evicted_chars_pct"].min() or 0.0)) * 1.15, top * 1.15)
+    top = max(1.0, float(eviction["budget_evicted_pct"].max() or 0.0))
+    ax.set_ylim(min(0.0, float(eviction["budget_evicted_pct"].min() or 0.0)) * 1.15, top * 1.15)
     ax.legend(loc="upper left", ncols=min(4, len(strategies)))
     return fig
 
@@ -220,13 +224,16 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     zero = fold_zero_budget(budget_sweep)
     if zero is not None:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
-        last = zero == budgets[-1]
-        ax.annotate(
+        # Along the line, at the top: data there is at or near 0 (fold evicts nothing from here),
+        # and the legend sits outside the axes, so the note covers neither.
+        ax.text(
+            zero,
+            0.97,
             f"fold evicts nothing from {_thousands(zero)}",
-            xy=(zero, 0),
-            xytext=(-6 if last else 6, 24),
-            textcoords="offset points",
-            ha="right" if last else "left",
+            rotation=90,
+            ha="right",
+            va="top",
+            transform=blended_transform_factory(ax.transData, ax.transAxes),
             color="black",
             fontsize=9,
         )
@@ -243,7 +250,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     ymax = float(curve["evicted_pct"].max() or 0.0)
     ymin = float(curve["evicted_pct"].min() or 0.0)
     ax.set_ylim(min(0.0, ymin) - 1, max(5.0, ymax * 1.15))
-    ax.legend(loc="upper right")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper")
     return fig
 
 
@@ -273,12 +280,13 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
                color=BOTH_COLOR, edgecolor="white", linewidth=0.5, label="both copies in the fold prompt")
         n = int(part["pairs"].sum())
         both = int(upper["pairs"].sum())
-        ax.set_title(f"{pairing}: {n} pairs, {both} both in prompt", fontsize=10)
+        ax.set_title(f"{pairing}\n{n} pairs, {both} both in prompt", fontsize=9)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlim(0, 1)
         ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0], ["0%", "20%", "40%", "60%", "80%", "100%"])
         ax.set_xlabel("word-set Jaccard overlap")
     axes[0].set_ylabel("pairs")
-    axes[0].legend(loc="upper left")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig
 
 
@@ -324,9 +332,8 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     ax.plot(xs, means, linestyle="none", marker="_", markersize=28, markeredgewidth=2, color="black",
             label="mean calls per run")
     for cap in caps:
-        ax.axhline(cap, color="black", linestyle="--", linewidth=1)
-        ax.annotate(f"cap: {cap} sessions = {cap} calls at one call each", xy=(-0.45, cap), xytext=(0, 4),
-                    textcoords="offset points", fontsize=8)
+        # In the legend, not on the plot: a caption on the line collides with the bar labels.
+        ax.axhline(cap, color="black", linestyle="--", linewidth=1, label=f"cap: {cap} sessions = {cap} calls at one call each")
     ax.set_xticks(xs, [_label(s) for s in strategies])
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))

@@ -15,14 +15,19 @@ from measure.measurements.cost import (
     cost_tables,  # its modules register the "usage" and "reads" collectors
 )
 from measure.measurements.delegation import delegation_rows, delegation_totals
-from measure.measurements.duplicates import duplicate_rows
+from measure.measurements.duplicates import async_launch_ids, duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
 from measure.measurements.llm_calls import llm_rows
 from measure.measurements.quirks import quirk_rows
 from measure.measurements.replay import replay_rows
 from measure.measurements.sessions import session_rows
-from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.measurements.strategies import (
+    STRATEGIES,
+    Params,
+    SessionContext,
+    apply_min_content_gate,
+)
 from measure.measurements.subagents import subagent_rows
 
 
@@ -40,6 +45,7 @@ class RunParams:
     since_ms: float = 0
     strategies: tuple[str, ...] = tuple(STRATEGIES)
     file_time_ms: float | None = None  # stand-in for file mtimes/ctimes (bundled fixtures)
+    walk_order: str = "name"  # directory entry order: "name" (descending, every machine) or "fs" (readdir, akm's)
     replay: str | None = None  # --replay-at schedule (turn_end, final, every:<minutes>); None: no replay table
 
 
@@ -75,7 +81,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     out = SessionOutcome(session_path)
     try:
         lines = SessionLines()
-        session, problems = read_session(path, root, file_time_ms=params.file_time_ms, observe=lines.observe)
+        session, problems = read_session(path, root, file_time_ms=params.file_time_ms, observe=lines.observe, walk_order=params.walk_order)
     except ReadError as exc:
         out.errors.append(_error(session_path, session_path, "unreadable", str(exc)))
         return out
@@ -86,6 +92,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         if tf.lines == 0:
             out.errors.append(_error(tf.path, session_path, "empty", "no lines: nothing to read"))
     memo: dict = {}  # pre-filter verdicts do not depend on the budget: share them
+    rendered: dict = {}  # nor do rendered transcript lines
     by_budget = {}
     failed: dict[str, str] = {}
     for budget in sorted({params.budget, *params.budgets}):
@@ -94,13 +101,14 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length, keep_prompts=False),
         )
         ctx.memo = memo
+        ctx.lines = rendered
         results = {}
         for name in params.strategies:
             try:
                 results[name] = STRATEGIES[name](ctx)
             except ValueError as exc:  # a timestamp JS's Date cannot render: akm's build throws
                 failed.setdefault(name, str(exc))
-        by_budget[budget] = (ctx, results)
+        by_budget[budget] = (ctx, apply_min_content_gate(ctx, results))
     for name, reason in failed.items():
         out.errors.append(
             _error(session_path, session_path, "render_error", f"{name}: buildExtractPrompt would throw: {reason}")
@@ -116,7 +124,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("sessions", session_rows(ctx, results, digest, delegation_totals(delegation)))
     if "link" in results:
         add("eviction", eviction_rows(results))
-    add("duplicates", duplicate_rows(ctx, results))
+    add("duplicates", duplicate_rows(ctx, results, async_launch_ids(lines.get("tasks"))))
     add("llm_calls", llm_rows(results))
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
     add("subagents", subagent_rows(session))

@@ -5,6 +5,7 @@ byte-stable from run to run. Notebooks stay thin: `load(...)`, then one view per
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import tempfile
@@ -111,9 +112,14 @@ def load(
         04-background page needs one, and replaying costs a pipeline run per moment).
     """
     sessions = list(sessions or [])
-    resolved = paths.resolve(out_dir) if out_dir else None
-    if resolved is not None and (resolved / "run.json").is_file():
+    if out_dir:
+        resolved = paths.resolve(out_dir)
+        if not (resolved / "run.json").is_file():
+            # A mistyped out_dir must not silently measure another root.
+            raise FileNotFoundError(f"out_dir {paths.portable(resolved)} holds no run.json: not a `measure run` directory")
         tables, run = _read_run(resolved)
+        # The run records the root it measured; a sessions_root parameter cannot mislabel it.
+        sessions_root = run.get("input", {}).get("root") or sessions_root
     else:
         with tempfile.TemporaryDirectory(prefix="measure-nb-") as tmp:
             run_measure(
@@ -130,8 +136,9 @@ def load(
             tables, run = _read_run(Path(tmp))
     # A run made with these --session values holds exactly them already (ids and paths may be hashed).
     if sessions and list((run.get("parameters") or {}).get("sessions") or []) != sessions:
-        tables = _filter_sessions(tables, sessions)
-    return Report(tables=tables, run=run, sessions_root=paths.portable(sessions_root), show_excerpts=show_excerpts)
+        tables = _filter_sessions(tables, sessions, run)
+    root = sessions_root if str(sessions_root).startswith("~") else paths.portable(sessions_root)
+    return Report(tables=tables, run=run, sessions_root=root, show_excerpts=show_excerpts)
 
 
 def _read_run(directory: Path) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
@@ -141,8 +148,9 @@ def _read_run(directory: Path) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]
     return tables, run
 
 
-def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str]) -> dict[str, pl.DataFrame]:
-    """Keep the rows of the sessions `sessions` names, as `--session` does (id, id prefix, path)."""
+def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str], run: dict | None = None) -> dict[str, pl.DataFrame]:
+    """Keep the rows of the sessions `sessions` names, as `--session` does (id, id prefix, path);
+    run_cost and breakdown are recomputed over the kept sessions."""
     from measure.runner.select import matches  # noqa: PLC0415
 
     pairs = set()
@@ -157,7 +165,34 @@ def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str]) -> di
         elif name == "verdict":
             df = df.clear()  # it depends on which sessions are shown: overview.verdict_table recomputes it
         out[name] = df
+    out["run_cost"] = _run_cost(out["llm_calls"], _find(run or {}, "session_cap") or _cap(tables["run_cost"]))
+    if "breakdown" in out:
+        out["breakdown"] = _breakdown(out)
     return out
+
+
+def _breakdown(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The breakdown table over the sessions of `tables` (as measure run builds it)."""
+    from measure.measurements.breakdown import breakdown_rows  # noqa: PLC0415
+    from measure.runner.tables import frame  # noqa: PLC0415
+
+    rows = breakdown_rows(*(tables[n].to_dicts() for n in ("session_info", "sessions", "eviction", "subagents")))
+    return frame(TABLES["breakdown"], rows)
+
+
+def _cap(run_cost: pl.DataFrame) -> int:
+    caps = run_cost["session_cap"].drop_nulls().to_list()
+    return int(caps[0]) if caps else 25
+
+
+def _run_cost(llm_calls: pl.DataFrame, cap: int) -> pl.DataFrame:
+    """run_cost over the sessions of `llm_calls`, batched in akm's order (run_order)."""
+    from measure.measurements.llm_calls import run_cost_rows  # noqa: PLC0415
+    from measure.runner.tables import frame  # noqa: PLC0415
+
+    calls = llm_calls.sort("run_order", "session_path", nulls_last=True)
+    order = list(dict.fromkeys(calls["session_path"].to_list()))
+    return frame(TABLES["run_cost"], run_cost_rows(calls.to_dicts(), order, int(cap)))
 
 
 def run_measure(
@@ -176,14 +211,18 @@ def run_measure(
     session_cap: int | None = None,
     max_event_chars: int | None = None,
     cache_dir: str | os.PathLike | None = None,
+    walk_order: str = "name",
     replay: str | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
     `cache=False` measures without the incremental cache: every number is computed by the
     code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
-    `since_ms`, `session_cap`, `max_event_chars` and `cache_dir` are `measure run`'s --since,
-    --session-cap, --max-event-chars and --cache-dir. Progress goes to the active
+    `since_ms`, `session_cap`, `max_event_chars`, `cache_dir`, `executor` and `scheduler` are
+    `measure run`'s --since, --session-cap, --max-event-chars, --cache-dir, --executor and
+    --scheduler. Progress goes to the active
     `measure.runner.progress` (silent unless the command line made one active).
     `replay` is `--replay-at` (None: no replay table; `measure report` always passes one).
     Raises RuntimeError when the sessions root does not exist, and
@@ -203,12 +242,15 @@ def run_measure(
         since_ms=since_ms or 0,
         **({"session_cap": int(session_cap)} if session_cap else {}),
         **({"max_event_text_length": int(max_event_chars)} if max_event_chars else {}),
+        walk_order=walk_order,
         replay=replay,
     )
     out = Path(out_dir)
     cache_at = (cache_dir or default_cache_dir()) if cache else None
     try:
-        run_measurement(paths.resolve(sessions_root), out, params, jobs=jobs, cache_dir=cache_at)
+        run_measurement(
+            paths.resolve(sessions_root), out, params, jobs=jobs, cache_dir=cache_at, executor=executor, scheduler=scheduler
+        )
     except FileNotFoundError as exc:
         raise RuntimeError(f"measure run failed: {exc}") from exc
     return out
@@ -265,6 +307,152 @@ def _with_session(df: pl.DataFrame, r: Report) -> pl.DataFrame:
     )
 
 
+HTML_TABLE_ROWS = 40
+"""Rows an HTML table shows at most (more rows: a "… N more rows" line)."""
+
+HTML_FLOAT_DIGITS = 1
+"""Decimals of floats in tables."""
+
+
+COLUMN_LABELS: dict[str, str] = {
+    "session_id": "session id",
+    "session_path": "session path",
+    "subagent_path": "subagent transcript",
+    "agent_id": "agent id",
+    "agent_type": "agent type",
+    "both_in_prompt": "both copies in prompt",
+    "notification_chars": "notification (chars)",
+    "final_chars": "final report (chars)",
+    "stub_saved_chars": "stub saves (chars)",
+    "session_cap": "session cap",
+    "llm_calls": "LLM calls",
+    "calls_per_run_mean": "calls per run (mean)",
+    "calls_per_run_max": "calls per run (max)",
+    "cap_multiplier": "max calls per run / cap (×)",
+    "x_single_call_run": "max calls per run / single-call strategy's (×)",
+    "chars": "chars",
+    "events": "events",
+}
+"""Human headers of raw schema columns that views show as they are (with units)."""
+
+
+def column_label(name: str) -> str:
+    """The header a page shows for column `name`: a human label with units. Strategy ids
+    (`fold_dedupe_scoped`) stay as they are: they are names, used so in every sentence too."""
+    if name in COLUMN_LABELS:
+        return COLUMN_LABELS[name]
+    for sid in sorted(STRATEGY_ORDER, key=len, reverse=True):
+        if name == sid or name.startswith(sid + " "):
+            return name
+    return name.replace("_", " ")
+
+
+def frame_html(df: pl.DataFrame) -> str:
+    """A plain HTML table of `df` with human headers (polars' own HTML quotes every string cell)."""
+    rows = min(df.height, HTML_TABLE_ROWS)
+    head = "".join(f"<th>{html.escape(column_label(c))}</th>" for c in df.columns)
+    numeric = [dt.is_numeric() for dt in df.dtypes]
+    body = []
+    for row in df.head(rows).iter_rows():
+        cells = []
+        for value, num in zip(row, numeric):
+            align = ' style="text-align:right"' if num else ' style="text-align:left"'
+            cells.append(f"<td{align}>{html.escape(_cell(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    more = f"<p>… {df.height - rows} more rows</p>" if df.height > rows else ""
+    return f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{more}'
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:,.{HTML_FLOAT_DIGITS}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+RELEVANCE_ORDER = "most parent content evicted, then most subagent transcripts, then most LLM calls"
+"""How per-session tables are ordered (largest first; ties by session path)."""
+
+TOP_N = 20
+"""Rows a per-session table shows; the caption gives the total and where every row is."""
+
+
+def relevance_rank(r: Report) -> dict[str, int]:
+    """Session id -> place in RELEVANCE_ORDER: sessions whose delegated work matters come first."""
+    order = _session_order(r)
+    key: dict[str, list] = {sid: [0, 0, 0] for sid in order}
+
+    def peak(table: str, value: str, slot: int) -> None:
+        df = r.tables.get(table)
+        if df is None or value not in df.columns or df.height == 0:
+            return
+        for sid, v in df.group_by("session_id").agg(pl.col(value).max()).iter_rows():
+            if sid in key and v is not None:
+                key[sid][slot] = max(key[sid][slot], v)
+
+    ev = r.tables.get("eviction")
+    peak("eviction", "budget_evicted_chars" if ev is not None and "budget_evicted_chars" in ev.columns else "evicted_chars", 0)
+    peak("sessions", "subagent_files", 1)
+    peak("llm_calls", "llm_calls", 2)
+    ranked = sorted(order, key=lambda sid: (-key[sid][0], -key[sid][1], -key[sid][2], order.index(sid)))
+    return {sid: i for i, sid in enumerate(ranked)}
+
+
+def by_relevance(df: pl.DataFrame, r: Report) -> pl.DataFrame:
+    """`df` (with a session_id column) sorted by RELEVANCE_ORDER, stable within a session."""
+    rank = relevance_rank(r)
+    return (
+        df.with_columns(pl.col("session_id").replace_strict(rank, default=len(rank), return_dtype=pl.Int64).alias("_rel"))
+        .sort("_rel", maintain_order=True)
+        .drop("_rel")
+    )
+
+
+@dataclass(frozen=True)
+class Top:
+    """The first `n` rows of a per-session table, with a caption saying the total, the order and
+    where every row is. Notebooks display it; its text form is the same caption."""
+
+    df: pl.DataFrame
+    n: int
+    what: str  # "sessions", "pairs", ...
+    table: str  # the schema table holding every row
+    order: str = RELEVANCE_ORDER
+
+    def caption(self) -> str:
+        if self.df.height == 0:
+            return f"No {self.what} here."
+        shown = min(self.n, self.df.height)
+        if self.df.height > shown:
+            head = f"{shown} of {self.df.height} {self.what}"
+        elif self.df.height == 1:
+            head = f"The one row of {self.what}"
+        else:
+            head = f"All {self.df.height} {self.what}"
+        return f"{head}, ordered by {self.order}. Every row: tables/{self.table}.csv of the report."
+
+    def _repr_html_(self) -> str:
+        if self.df.height == 0:
+            return f"<p><em>{html.escape(self.caption())}</em></p>"
+        csv = f"tables/{self.table}.csv"
+        caption = html.escape(self.caption()).replace(csv, f'<a href="{csv}">{csv}</a>')
+        return frame_html(self.df.head(self.n)) + f"<p><em>{caption}</em></p>"
+
+    def __repr__(self) -> str:
+        return self.caption()
+
+
+def top(df, what: str = "sessions", table: str = "sessions", n: int = TOP_N, order: str = RELEVANCE_ORDER):
+    """Show the first `n` rows of `df` (already in `order`) with a caption (see Top); anything
+    but a DataFrame (a "no rows" note) is returned as it is."""
+    return Top(df, n, what, table, order) if isinstance(df, pl.DataFrame) else df
+
+
 def _wide(df: pl.DataFrame, value: str, strategies: list[str], r: Report, rename=None) -> pl.DataFrame:
     """One row per session, one column per strategy holding `value` (null when absent)."""
     base = pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String})
@@ -304,8 +492,11 @@ def run_summary(r: Report):
     budgets = sorted(set(r.tables["budget_sweep"]["budget"].to_list()))
     budget = sorted(set(s["budget"].to_list()))
     strategies = ordered_strategies(s["strategy"].to_list())
+    legacy = s.filter(pl.col("legacy_agent"))["session_id"].n_unique() if "legacy_agent" in s.columns else 0
     lines = [
-        f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured, "
+        f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured"
+        + (f", {legacy} of them legacy sibling `agent-*.jsonl` transcripts akm lists as sessions" if legacy else "")
+        + ", "
         f"{r.tables['subagents'].height} subagent transcripts, {r.tables['errors'].height} error rows)",
         f"- **Budget (`maxTotalChars`):** {', '.join(_fmt_int(b) for b in budget) or 'n/a'}; "
         f"**budget sweep:** {', '.join(_fmt_int(b) for b in budgets) or 'none'}",

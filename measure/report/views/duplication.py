@@ -11,6 +11,7 @@ from measure.report.views.common import (
     _markdown,
     _session_order,
     _with_session,
+    by_relevance,
 )
 
 
@@ -36,9 +37,9 @@ def pair_summary(r: Report, pairing: str | None = None) -> pl.DataFrame:
         agg = base.join(agg, on="session_id", how="left", maintain_order="left").with_columns(
             pl.col("pairs", "notification in prompt", "final in prompt", "both in prompt", "stub saved chars").fill_null(0)
         )
-        out = _with_session(agg, r)
+        out = by_relevance(_with_session(agg, r), r)
         return out.select("session", pl.exclude("session", "session_id"))
-    out = _with_session(agg.sort("session_id", "pairing"), r)
+    out = by_relevance(_with_session(agg.sort("session_id", "pairing"), r), r)
     return out.sort("pairing", maintain_order=True).select("session", "pairing", pl.exclude("session", "pairing", "session_id"))
 
 
@@ -112,11 +113,26 @@ def duplication_summary(r: Report):
             f"{_fmt_pct(row['mean overlap %'])}; **{row['both in prompt']} reach the fold prompt with both copies**; "
             f"a stub would save {_fmt_int(row['stub saved chars'])} raw chars."
         )
-    both = dup.filter(pl.col("both_in_prompt")).height
-    close = (
-        "Duplication reaches the prompt: a scoped dedupe changes what the LLM sees."
-        if both
-        else "No pair reaches the prompt with both copies: the pre-filter's recency budget already drops one side, "
-        "so dedupe saves raw bytes but does not change the prompt."
+    return _markdown("\n".join(lines) + "\n\n" + dedupe_effect(r))
+
+
+def dedupe_effect(r: Report) -> str:
+    """Whether the scoped dedupe changes what the LLM sees, from the prompt digests and stub counts
+    of fold and fold_dedupe_scoped (not from the pair counts)."""
+    s = r.tables["sessions"]
+    fold = s.filter(pl.col("strategy") == "fold").select("session_id", pl.col("prompt_sha256").alias("a"))
+    ded = s.filter(pl.col("strategy") == "fold_dedupe_scoped").select("session_id", pl.col("prompt_sha256").alias("b"), "stubbed")
+    both = fold.join(ded, on="session_id", how="inner")
+    if both.height == 0:
+        return "fold and fold_dedupe_scoped were not both measured: no statement on what the dedupe changes."
+    changed = both.filter(pl.col("a") != pl.col("b"))
+    stubbed = int(both["stubbed"].sum())
+    if changed.height == 0:
+        return (
+            f"The scoped dedupe stubs nothing that reaches the prompt here: fold and fold_dedupe_scoped send "
+            f"identical prompts (same sha256) in all {both.height} sessions."
+        )
+    return (
+        f"The scoped dedupe changes the prompt in {changed.height} of {both.height} sessions "
+        f"(different sha256 from fold), stubbing {stubbed} notification{'s' if stubbed != 1 else ''} in all."
     )
-    return _markdown("\n".join(lines) + "\n\n" + close)

@@ -12,6 +12,7 @@ from measure.report.views.common import (
     _session_order,
     _wide,
     _with_session,
+    by_relevance,
     ordered_strategies,
 )
 
@@ -23,27 +24,51 @@ def parent_kept(r: Report) -> pl.DataFrame:
     alone = ev.group_by("session_id").agg(pl.col("alone_parent_kept_chars").first().alias("alone (link)"))
     wide = _wide(ev, "parent_kept_chars", strategies, r)
     out = wide.join(alone, on="session_id", how="left", maintain_order="left")
-    return _with_session(out, r).select("session", "alone (link)", *strategies)
+    return by_relevance(_with_session(out, r), r).select("session", "alone (link)", *strategies)
+
+
+EVICTION_VALUE = "budget_evicted_chars"
+"""What the report calls eviction: parent content that lost its place in the budget to subagent
+text. #840's `evicted_chars` also counts what stubs shorten on purpose; that is shown apart."""
+
+
+def _budget_evicted(df: pl.DataFrame) -> pl.DataFrame:
+    """`df` with budget_evicted_chars/pct filled from evicted_chars where a table predates them."""
+    if "budget_evicted_chars" not in df.columns:
+        df = df.with_columns(pl.lit(None, pl.Int64).alias("budget_evicted_chars"), pl.lit(None, pl.Float64).alias("budget_evicted_pct"))
+    if "stub_saved_chars" not in df.columns:
+        df = df.with_columns(pl.lit(0, pl.Int64).alias("stub_saved_chars"))
+    pct = "evicted_chars_pct" if "evicted_chars_pct" in df.columns else "evicted_pct"
+    return df.with_columns(
+        pl.col("budget_evicted_chars").fill_null(pl.col("evicted_chars")),
+        pl.col("budget_evicted_pct").fill_null(pl.col(pct)),
+        pl.col("stub_saved_chars").fill_null(0),
+    )
 
 
 def eviction_table(r: Report) -> pl.DataFrame:
-    """Parent-origin chars evicted per session and strategy, as chars and % of the parent-alone set."""
-    ev = r.tables["eviction"]
+    """Per session and strategy: parent chars evicted by the budget (chars and %), and, for the
+    strategies that stub notifications, the parent chars the stubs shortened (not eviction)."""
+    ev = _budget_evicted(r.tables["eviction"])
     strategies = ordered_strategies(ev["strategy"].to_list())
     out = pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String})
     for s in strategies:
-        out = out.join(_wide(ev, "evicted_chars", [s], r, {s: f"{s}"}), on="session_id", how="left", maintain_order="left")
-        out = out.join(_wide(ev, "evicted_chars_pct", [s], r, {s: f"{s} %"}), on="session_id", how="left", maintain_order="left")
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+        out = out.join(_wide(ev, "budget_evicted_chars", [s], r, {s: f"{s} evicted (chars)"}), on="session_id", how="left", maintain_order="left")
+        out = out.join(_wide(ev, "budget_evicted_pct", [s], r, {s: f"{s} evicted (%)"}), on="session_id", how="left", maintain_order="left")
+        if ev.filter((pl.col("strategy") == s) & (pl.col("stub_saved_chars") != 0)).height:
+            out = out.join(_wide(ev, "stub_saved_chars", [s], r, {s: f"{s} stub-shortened (chars)"}), on="session_id", how="left", maintain_order="left")
+    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
 
 
 def _zero_budget_expr(df: pl.DataFrame) -> pl.DataFrame:
-    """Per session and strategy: smallest budget from which every larger swept budget evicts nothing."""
+    """Per session and strategy: smallest budget from which every larger swept budget evicts nothing
+    (budget eviction: what stubs shorten on purpose does not count)."""
+    df = _budget_evicted(df)
     rows = []
     for (sid, strat), part in df.group_by("session_id", "strategy", maintain_order=False):
         part = part.sort("budget")
         budgets = part["budget"].to_list()
-        evicted = part["evicted_chars"].to_list()
+        evicted = part[EVICTION_VALUE].to_list()
         answer = None
         for i in range(len(budgets) - 1, -1, -1):
             if evicted[i] is not None and evicted[i] <= 0:
@@ -65,7 +90,7 @@ def zero_eviction_budgets(r: Report) -> pl.DataFrame:
     strategies = [s for s in ordered_strategies(sweep["strategy"].to_list()) if s not in ("link", "chunked")]
     z = _zero_budget_expr(sweep)
     out = _wide(z, "zero_from", strategies, r)
-    return _with_session(out, r).select("session", *strategies)
+    return by_relevance(_with_session(out, r), r).select("session", *strategies)
 
 
 def fold_zero_budget(budget_sweep: pl.DataFrame, strategy: str = "fold") -> int | None:
@@ -82,19 +107,23 @@ keeps parent content across many calls (large negative "eviction"; see 03-llm-ca
 
 
 def sweep_curve(budget_sweep: pl.DataFrame, exclude: tuple[str, ...] = SWEEP_EXCLUDED) -> pl.DataFrame:
-    """Pooled eviction per strategy and budget: evicted chars as % of the parent-alone chars of all sessions.
+    """Pooled eviction per strategy and budget: budget-evicted chars as % of the parent-alone chars of all sessions.
+
+`evicted_chars` here is budget eviction (parent content that lost its place to subagent text);
+`stub_saved_chars` is what stubs shortened on purpose, shown apart.
 
     Strategies in `exclude` (default: link and chunked) are left out.
     """
-    budget_sweep = budget_sweep.filter(~pl.col("strategy").is_in(list(exclude)))
+    budget_sweep = _budget_evicted(budget_sweep.filter(~pl.col("strategy").is_in(list(exclude))))
     if budget_sweep.height == 0:
         return pl.DataFrame(
-            schema={"strategy": pl.String, "budget": pl.Int64, "evicted_chars": pl.Int64, "alone_parent_kept_chars": pl.Int64, "evicted_pct": pl.Float64, "sessions_evicting": pl.UInt32}
+            schema={"strategy": pl.String, "budget": pl.Int64, "evicted_chars": pl.Int64, "stub_saved_chars": pl.Int64, "alone_parent_kept_chars": pl.Int64, "evicted_pct": pl.Float64, "sessions_evicting": pl.UInt32}
         )
     out = budget_sweep.group_by("strategy", "budget").agg(
-        pl.col("evicted_chars").sum(),
+        pl.col(EVICTION_VALUE).sum().alias("evicted_chars"),
+        pl.col("stub_saved_chars").sum(),
         pl.col("alone_parent_kept_chars").sum(),
-        (pl.col("evicted_chars") > 0).sum().alias("sessions_evicting"),
+        (pl.col(EVICTION_VALUE) > 0).sum().alias("sessions_evicting"),
     )
     out = out.with_columns(
         (100.0 * pl.col("evicted_chars") / pl.max_horizontal(pl.col("alone_parent_kept_chars"), pl.lit(1))).round(1).alias("evicted_pct")
@@ -104,22 +133,33 @@ def sweep_curve(budget_sweep: pl.DataFrame, exclude: tuple[str, ...] = SWEEP_EXC
         out.with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
         .sort("_o", "budget")
         .drop("_o")
-        .select("strategy", "budget", "evicted_chars", "alone_parent_kept_chars", "evicted_pct", "sessions_evicting")
+        .select("strategy", "budget", "evicted_chars", "stub_saved_chars", "alone_parent_kept_chars", "evicted_pct", "sessions_evicting")
     )
 
 
 def eviction_summary(r: Report):
-    """Markdown: who evicts parent content at the run's budget, and which budget lets fold evict nothing."""
-    ev = r.tables["eviction"]
+    """Markdown: who evicts parent content at the run's budget (budget eviction only), what stubs
+    shorten on purpose, and which budget lets fold evict nothing."""
+    ev = _budget_evicted(r.tables["eviction"])
     sweep = r.tables["budget_sweep"]
     n = ev["session_id"].n_unique()
     parts = []
+    stubs = []
     for s in ordered_strategies(ev["strategy"].to_list()):
         sub = ev.filter(pl.col("strategy") == s)
-        k = sub.filter(pl.col("evicted_chars") > 0).height
-        top = sub["evicted_chars_pct"].max() if k else 0.0
+        evicting = sub.filter(pl.col(EVICTION_VALUE) > 0)
+        k = evicting.height
+        top = evicting["budget_evicted_pct"].max() if k else 0.0
         parts.append(f"`{s}` evicts parent content in {k}/{n} sessions" + (f" (up to {_fmt_pct(top)})" if k else ""))
+        stubbed = sub.filter(pl.col("stub_saved_chars") > 0)
+        if stubbed.height:
+            stubs.append(
+                f"`{s}` shortens parent notifications to stubs in {stubbed.height}/{n} sessions "
+                f"({_fmt_int(stubbed['stub_saved_chars'].sum())} chars in all)"
+            )
     text = "At the run's budget: " + "; ".join(parts) + "." if parts else "No eviction rows."
+    if stubs:
+        text += " Stubs are dedupe by design and not counted as eviction: " + "; ".join(stubs) + "."
     if sweep.height:
         zero = fold_zero_budget(sweep)
         largest = sweep["budget"].max()

@@ -11,6 +11,7 @@ from measure.report.views.common import (
     _markdown,
     _wide,
     _with_session,
+    by_relevance,
     ordered_strategies,
 )
 
@@ -20,7 +21,7 @@ def calls_table(r: Report) -> pl.DataFrame:
     calls = r.tables["llm_calls"]
     strategies = ordered_strategies(calls["strategy"].to_list())
     out = _wide(calls, "llm_calls", strategies, r)
-    return _with_session(out, r).select("session", *strategies)
+    return by_relevance(_with_session(out, r), r).select("session", *strategies)
 
 
 def chunking_table(r: Report) -> pl.DataFrame:
@@ -41,18 +42,23 @@ def chunking_table(r: Report) -> pl.DataFrame:
         .round(1)
         .alias("recovered ×")
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
 
 
 def run_cost_table(r: Report) -> pl.DataFrame:
     """Run cost under akm's per-run session cap, strategies in display order."""
     cost = r.tables["run_cost"]
     order = {s: i for i, s in enumerate(ordered_strategies(cost["strategy"].to_list()))}
+    single = cost.filter(pl.col("strategy") != "chunked")["calls_per_run_max"].max() or 0
     return (
         cost.with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
         .sort("_o")
         .drop("_o")
-        .with_columns(pl.col("calls_per_run_mean").round(1), pl.col("cap_multiplier").round(1))
+        .with_columns(
+            pl.col("calls_per_run_mean").round(1),
+            pl.col("cap_multiplier").round(1),
+            (pl.col("calls_per_run_max") / max(int(single), 1)).round(1).alias("x_single_call_run"),
+        )
     )
 
 
@@ -75,12 +81,37 @@ def calls_summary(r: Report):
             else "."
         )
     )
-    cost = r.tables["run_cost"].filter(pl.col("strategy") == "chunked")
-    if cost.height:
-        row = cost.row(0, named=True)
+    skipped = skipped_sessions(r)
+    if skipped.height:
         text += (
-            f" Under akm's cap of {row['session_cap']} sessions per run, the most expensive run makes "
+            f" {skipped.height} session{' falls' if skipped.height == 1 else 's fall'} below akm's `minContentChars` gate "
+            "(fewer than 10 chars of raw text) and cost no call under the strategies listed below."
+        )
+    cost = r.tables["run_cost"]
+    chunked = cost.filter(pl.col("strategy") == "chunked")
+    single = cost.filter(pl.col("strategy") != "chunked")
+    if chunked.height and single.height:
+        row = chunked.row(0, named=True)
+        baseline = int(single["calls_per_run_max"].max() or 0)
+        text += (
+            f" Under akm's cap of {row['session_cap']} sessions per run ({_fmt_int(row['sessions'])} sessions here, "
+            f"{_fmt_int(row['runs'])} run{'s' if row['runs'] != 1 else ''}), the most expensive run makes "
             f"**{_fmt_int(row['calls_per_run_max'])} calls** where a single-call strategy makes at most "
-            f"{row['session_cap']} ({_fmt_x(row['cap_multiplier'])})."
+            f"{_fmt_int(baseline)}"
+            + (f" ({_fmt_x(row['calls_per_run_max'] / baseline)})." if baseline else ".")
         )
     return _markdown(text)
+
+
+def skipped_sessions(r: Report) -> pl.DataFrame:
+    """Sessions akm's minContentChars gate skips under some strategy (no call): which, and for which strategies."""
+    s = r.tables["sessions"]
+    if "skipped" not in s.columns:
+        return pl.DataFrame(schema={"session": pl.String, "skipped by": pl.String, "strategies": pl.String})
+    sk = s.filter(pl.col("skipped").is_not_null())
+    order = {x: i for i, x in enumerate(ordered_strategies(s["strategy"].to_list()))}
+    agg = sk.group_by("session_id").agg(
+        pl.col("skipped").first().alias("skipped by"),
+        pl.col("strategy").sort_by(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64)).str.join(", ").alias("strategies"),
+    )
+    return _with_session(agg, r).select("session", "skipped by", "strategies")

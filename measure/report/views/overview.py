@@ -13,6 +13,7 @@ from measure.report.views.common import (
     _markdown,
     _wide,
     _with_session,
+    by_relevance,
     ordered_strategies,
 )
 
@@ -29,7 +30,7 @@ def headline(r: Report) -> pl.DataFrame:
     out = files
     for part in (prompt, evicted, pct, refs):
         out = out.join(part, on="session_id", how="left", maintain_order="left")
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
 
 
 STRATEGY_LABELS = {"link": "link (C2)", "fold": "fold (C1)", "hybrid": "hybrid (C3)", "chunked": "chunked (C4)"}
@@ -205,10 +206,18 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             )
     dup = r.tables["duplicates"]
     if dup.height:
-        both = dup.filter(pl.col("both_in_prompt")).height
+        # Totals per pairing method (#10 defect 3): only sidecar pairs are #840's definition.
+        per = []
+        for pairing in sorted(set(dup["pairing"].to_list())):
+            part = dup.filter(pl.col("pairing") == pairing)
+            both = part.filter(pl.col("both_in_prompt")).height
+            per.append(
+                f"`{pairing}`: {part.height} pairs, {both} with both copies in the fold prompt, "
+                f"{_fmt_int(int(part['stub_saved_chars'].sum()))} raw chars a stub would save"
+            )
         lines.append(
-            f"- **Duplication.** {dup.height} notification/subagent pairs; {both} "
-            f"{'reaches' if both == 1 else 'reach'} the fold prompt with both copies."
+            "- **Duplication** (per pairing method, never summed across methods). "
+            + "; ".join(per) + "."
         )
     text = head + "\n\n" + "\n".join(lines)
     section = extraction.verdict_section(r, out_dir)
@@ -220,6 +229,32 @@ def errors(r: Report):
     if r.tables["errors"].height == 0:
         return _markdown("_No errors: every file under the root was read fully._")
     return r.tables["errors"].sort("path", "kind", "session_path", nulls_last=True)
+
+
+def legacy_agent_note(r: Report):
+    """Markdown: how many sessions are legacy sibling `agent-*.jsonl` transcripts (akm lists them as sessions)."""
+    s = r.tables["sessions"]
+    n = s["session_id"].n_unique()
+    k = _legacy(s).height
+    if k == 0:
+        return _markdown(f"_None of the {n} sessions is a legacy sibling `agent-*.jsonl` transcript._")
+    return _markdown(
+        f"**{k} of the {n} sessions are legacy sibling `agent-*.jsonl` transcripts** (subagents written beside "
+        f"their parent, the layout before `<session>/subagents/`). akm lists them as sessions of their own, so they "
+        f"are measured as such here and marked below; the other {n - k} are parent transcripts."
+    )
+
+
+def legacy_agent_sessions(r: Report) -> pl.DataFrame:
+    """The sessions that are legacy sibling `agent-*.jsonl` transcripts, in report order."""
+    legacy = _legacy(r.tables["sessions"])
+    return _with_session(legacy, r).select("session", pl.col("session_path").alias("legacy agent transcript"))
+
+
+def _legacy(s: pl.DataFrame) -> pl.DataFrame:
+    if "legacy_agent" not in s.columns:
+        return s.select("session_id", "session_path").clear()
+    return s.filter(pl.col("legacy_agent")).select("session_id", "session_path").unique(maintain_order=True)
 
 
 def subagent_inventory(r: Report):
@@ -237,7 +272,7 @@ def subagent_inventory(r: Report):
         (pl.col("launch") == "background").sum().alias("background"),
         pl.col("notifications").sum().alias("notifications"),
     )
-    out = _with_session(out.sort("session_id", "kind"), r)
+    out = by_relevance(_with_session(out.sort("session_id", "kind"), r), r)
     return out.select("session", "kind", pl.exclude("session", "kind", "session_id"))
 
 
@@ -247,7 +282,7 @@ def subagents_detail(r: Report) -> pl.DataFrame:
     cols = ["session", "subagent_path", "kind", "agent_type", "sidecar", "events", "chars", "launch", "notifications"]
     if r.show_excerpts:
         cols.insert(4, "description")
-    return _with_session(sub, r).select(cols)
+    return by_relevance(_with_session(sub, r), r).select(cols)
 
 
 def quirks(r: Report):

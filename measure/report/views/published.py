@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from measure.report.views.common import Report, _markdown
+from measure.report.views.common import Report, _markdown, _session_order, _with_session
 from measure.report.views.duplication import pair_summary
 from measure.report.views.llm_calls import chunking_table
 from measure.report.views.overview import headline, verdict_table
@@ -102,6 +102,51 @@ def _side_by_side(measured: pl.DataFrame, published: pl.DataFrame) -> pl.DataFra
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+PROMPT_COLUMNS: tuple[str, ...] = ("link", "fold", "fold+dedupe", "hybrid")
+"""Headline columns that hold prompt lengths: they include the template, once per call."""
+
+
+def _over_link(df: pl.DataFrame) -> pl.DataFrame:
+    """Prompt chars over link's: the template cancels, so these compare across templates."""
+    return df.with_columns(
+        *(
+            (pl.col(c) - pl.col("link")).alias(f"{c} − link")
+            for c in PROMPT_COLUMNS[1:]
+        )
+    )
+
+
+def top_level_subagent_files(r: Report) -> pl.DataFrame:
+    """Per session: transcripts directly in `<session>/subagents/` (what #840's non-recursive read counted)."""
+    sub = r.tables["subagents"].join(
+        r.tables["sessions"].select("session_id", "session_path").unique("session_id"), on="session_id", how="left",
+        suffix="_s",
+    )
+    prefix = pl.col("session_path_s" if "session_path_s" in sub.columns else "session_path").str.replace(r"\.jsonl$", "") + "/subagents/"
+    top = sub.filter(
+        pl.col("subagent_path").str.starts_with(prefix)
+        & ~pl.col("subagent_path").str.slice(prefix.str.len_chars()).str.contains("/")
+    )
+    return top.group_by("session_id").agg(pl.len().cast(pl.Int64).alias("top"))
+
+
+def bundled_template(r: Report) -> bool:
+    """True when the run used the bundled stand-in template (not akm's own)."""
+    return not (r.run.get("parameters") or {}).get("template_path")
+
+
+def _headline_like_840(r: Report) -> pl.DataFrame:
+    """The headline on #840's definitions: top-level subagent files, plus prompt chars over link."""
+    measured = headline(r)
+    top = top_level_subagent_files(r)
+    ids = _with_session(pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String}), r)
+    tops = ids.join(top, on="session_id", how="left").select("session", pl.col("top").fill_null(0))
+    measured = measured.join(tops, on="session", how="left", maintain_order="left").with_columns(
+        pl.col("top").alias("subagent files")
+    ).drop("top")
+    return _over_link(measured)
+
+
 def published_comparison(r: Report, which: str = "headline"):
     """The recomputed table next to the published #840 one (rows: here / #840 / Δ per session).
 
@@ -114,7 +159,14 @@ def published_comparison(r: Report, which: str = "headline"):
             "393273fd…), so there are no published figures to set beside it._"
         )
     if which == "headline":
-        measured, published = headline(r), PUBLISHED_840_HEADLINE
+        measured, published = _headline_like_840(r), _over_link(PUBLISHED_840_HEADLINE)
+        table = _side_by_side(measured, published)
+        if bundled_template(r):
+            # Absolute prompt lengths include a different template: their Δ compares templates, not strategies.
+            table = table.with_columns(
+                *(pl.when(pl.col("source") == "Δ").then(None).otherwise(pl.col(c)).alias(c) for c in PROMPT_COLUMNS)
+            )
+        return table
     elif which == "duplicates":
         measured, published = pair_summary(r, pairing="sidecar_tool_use_id"), PUBLISHED_840_DUPLICATES
     elif which == "chunking":
@@ -144,9 +196,20 @@ def published_note(r: Report, which: str = "headline"):
     )
     if which == "headline":
         text += (
-            " `subagent files`: #840 counted only the top level of `subagents/`; this report counts"
-            " every transcript the fold reads, nested workflow agents included."
+            " Compared on #840's definitions: `subagent files` counts only the top level of `subagents/`, as"
+            " #840's script did (the headline table above counts every transcript the fold reads, nested"
+            " workflow agents included); `… − link` columns are prompt chars over link's, in which the"
+            " template cancels."
         )
+        if bundled_template(r):
+            text += (
+                " Prompt chars here were measured with the bundled stand-in template, not akm's"
+                " `extract-session.md`, whose length differs by a fixed amount per call: the Δ of the absolute"
+                " prompt columns is left empty. Pass akm's own template with `--template PATH`"
+                " (`make report REPORT_ARGS=\"--template …/extract-session.md\"`) to compare them too."
+            )
+        else:
+            text += f" Prompt chars were measured with the template `{r.run['parameters']['template_path']}`."
         decision = verdict_table(r).filter(pl.col("criterion") == "decision")["decision"].to_list()
         here = decision[0] if decision else None
         text += (

@@ -1,0 +1,195 @@
+"""What a session reads (its files) and a git-index-like stat cache that says which changed."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import stat as stat_mod
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from measure.akm.read import rel, subagents_dir
+
+log = logging.getLogger(__name__)
+
+INDEX_NAME = "stat-index.json"
+INDEX_HEADER = b"measure-stat-index 1\n"
+SAMPLE = 65536
+
+#: How the input fingerprint is taken; run.json quotes it.
+METHOD = (
+    "per file (the parent and everything under its subagents/): path, size, mtime_ns, ctime_ns and inode "
+    "are compared with the previous run's index, as git's index does; only a file whose stat changed "
+    "(or changed within 50 ms, on whole-second filesystems 2 s, of being indexed: git's racy entries) is read again, for a blake2b-128 digest of its "
+    "first and last 64 KiB. The fingerprint is sha256 over (root-relative path, size, digest) of every "
+    "file, sessions in path order: times are left out so that two clones of the same files agree."
+)
+
+#: A file changed this close to the moment it was indexed may change again without its stat
+#: changing (file times tick coarsely, a jiffy on Linux): such an entry is not trusted next
+#: time (git's "racy clean"). Filesystems that keep whole seconds get a 2 s window.
+RACY_NS = 50_000_000
+RACY_COARSE_NS = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """One input file as the cache key and the fingerprint see it."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+    digest: str
+
+
+def session_files(parent_path: str) -> list[str]:
+    """The parent transcript and every file under its `subagents/` (sorted, top-down walk).
+
+    Iterative, so a folder nested deeper than Python's recursion limit is walked too; links to
+    folders are not followed (as os.walk does not).
+    """
+    found = [parent_path]
+    stack = [subagents_dir(parent_path)]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        dirs = []
+        for e in entries:
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                dirs.append(e.path)
+            else:
+                found.append(e.path)
+        stack.extend(reversed(dirs))
+    return found
+
+
+def content_digest(path: str, size: int) -> str:
+    """blake2b-128 of the first and last 64 KiB of a regular file.
+
+    Opened without blocking and checked after opening: a FIFO, socket or device (or a file
+    swapped for one) is never read; it gets a marker naming its kind instead.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat_mod.S_ISREG(mode):
+            return f"not-a-file:{stat_mod.S_IFMT(mode):o}"
+        h = hashlib.blake2b(digest_size=16)
+        h.update(f.read(SAMPLE))
+        if size > 2 * SAMPLE:
+            f.seek(-SAMPLE, os.SEEK_END)
+            h.update(f.read(SAMPLE))
+    return h.hexdigest()
+
+
+class StatIndex:
+    """path -> (size, mtime_ns, ctime_ns, inode, digest) of the previous run, kept in the cache dir.
+
+    `state(path)` stats the file and re-reads it only when the stat differs from the index
+    entry. A missing or unreadable index is simply empty (every file is hashed).
+    """
+
+    def __init__(self, cache_dir: str | os.PathLike | None = None, root: str | None = None):
+        self.path = Path(cache_dir) / INDEX_NAME if cache_dir else None
+        self.root = root
+        self.entries: dict[str, list] = {}
+        self.seen: dict[str, list] = {}
+        self.hashed = 0
+        self.reused = 0
+        self.started_ns = time.time_ns()
+        if self.path is not None:
+            self.entries = _load_index(self.path)
+
+    def state(self, path: str) -> FileState:
+        """The file's current state; raises OSError when it cannot be stat'ed or read."""
+        st = os.stat(path)
+        stat = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        old = self.entries.get(path)
+        if not stat_mod.S_ISREG(st.st_mode):
+            digest = f"not-a-file:{stat_mod.S_IFMT(st.st_mode):o}"  # never opened: a FIFO would block
+        elif old is not None and old[:4] == stat and old[5] == 0:
+            digest = old[4]
+            self.reused += 1
+        else:
+            digest = content_digest(path, st.st_size)
+            self.hashed += 1
+        window = RACY_COARSE_NS if st.st_mtime_ns % 1_000_000_000 == 0 == st.st_ctime_ns % 1_000_000_000 else RACY_NS
+        racy = int(self.started_ns - max(st.st_mtime_ns, st.st_ctime_ns) < window)
+        self.seen[path] = [*stat, digest, racy]
+        return FileState(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, digest)
+
+    def save(self) -> None:
+        """Write the entries seen this run (atomically); a failure only costs the next run time."""
+        if self.path is None:
+            return
+        # Other roots' entries stay; this root's are replaced, so deleted files drop out.
+        prefix = os.path.join(self.root, "") if self.root else None
+        kept = {p: v for p, v in self.entries.items() if prefix is not None and not p.startswith(prefix)}
+        tmp = self.path.with_name(f"{INDEX_NAME}.{os.getpid()}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as f:
+                f.write(INDEX_HEADER)
+                f.write(orjson.dumps({**kept, **self.seen}))
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log.warning("measure: could not write the stat index %s: %s", self.path, exc)
+            _unlink(tmp)
+
+
+def _load_index(path: Path) -> dict[str, list]:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        log.warning("measure: stat index %s unreadable (%s); hashing every file", path, exc)
+        return {}
+    try:
+        if not data.startswith(INDEX_HEADER):
+            raise ValueError("unknown header")
+        entries = orjson.loads(data[len(INDEX_HEADER) :])
+        if not isinstance(entries, dict) or not all(
+            isinstance(v, list) and len(v) == 6 and all(isinstance(x, int) for x in v[:4]) and isinstance(v[4], str)
+            for v in entries.values()
+        ):
+            raise ValueError("unexpected shape")
+    except ValueError as exc:
+        log.warning("measure: stat index %s is damaged (%s); hashing every file and rewriting it", path, exc)
+        return {}
+    return entries
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def fingerprint(root: str, sessions: dict[str, list[FileState]]) -> str:
+    """sha256 over every measured file's root-relative path, size and content digest.
+
+    Sessions in path order, each one's files in `session_files` order; the digest line keeps
+    the layout of the earlier per-file key ([size, 0, digest]), so the same files give the
+    same fingerprint as before the stat index.
+    """
+    h = hashlib.sha256()
+    for parent in sorted(sessions):
+        for s in sessions[parent]:
+            h.update(f"{rel(s.path, root)}\0{[s.size, 0, s.digest]}\n".encode())
+    return h.hexdigest()
