@@ -98,7 +98,10 @@ class Progress:
         rate = f"{mb:,.1f} MB in {self._seconds:,.1f} s"
         if self._seconds:
             rate += f", {mb / self._seconds:,.1f} MB/s"
-        line = f"{message} ({rate})" if message else f"{self.done}/{self.total} {self.what} ({rate})"
+        if not self.total_bytes:  # nothing was read (everything came from a cache, or there was nothing)
+            rate = ""
+        text = message or f"{self.done}/{self.total} {self.what}"
+        line = f"{text} ({rate})" if rate else text
         if self.summary:
             print(line, file=self._stream(), flush=True)
         return line
