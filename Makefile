@@ -11,11 +11,17 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.installed-lab
+# make lab: where JupyterLab listens and what else it gets, e.g. LAB_ARGS="--port 8890 --no-browser"
+LAB_ARGS ?=
+# make bench: where bench.csv and machine.json go (build/ is not versioned; the numbers committed
+# under reports/bench/ are updated on purpose with make bench BENCH_OUT=reports/bench)
+BENCH_OUT ?= build/bench
 
 # Sessions root to report on: make report SESSIONS_ROOT=~/.claude/projects
 SESSIONS_ROOT ?= fixtures/default
-REPORT_NAME := $(notdir $(patsubst %/,%,$(SESSIONS_ROOT)))
-REPORT_DIR ?= reports/$(REPORT_NAME)
+# Report folder; empty lets `measure report` choose reports/<last part of the root> (spaces and all).
+REPORT_DIR ?=
 # Extra options for `measure report`, e.g. REPORT_ARGS="--budgets 40000,80000,160000"
 REPORT_ARGS ?=
 
@@ -44,6 +50,13 @@ $(STAMP): pyproject.toml
 .PHONY: install
 install: $(STAMP) ## Create .venv from pyproject.toml with the report, test, extract and dask extras (once)
 
+# The lab extra (JupyterLab, pandas, pyarrow): make lab, and make test for tests/test_lab.py.
+$(LAB_STAMP): pyproject.toml notebooks/jupyterlab-overrides.json | $(STAMP)
+	$(PY) -m pip install --quiet -e '.[report,test,extract,dask,lab]'
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp notebooks/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	touch $@
+
 $(S840): $(wildcard measure/synth/*.py) | $(STAMP)
 	$(PY) -m measure synth --out fixtures/s840 --seed 840 --shape s840 --clean
 	touch $@
@@ -53,10 +66,14 @@ fixtures: $(STAMP) $(S840) ## Generate fixtures/s840, the #840-shaped root (not 
 
 .PHONY: report
 report: $(STAMP) $(if $(filter fixtures/s840%,$(SESSIONS_ROOT)),$(S840)) ## Measure SESSIONS_ROOT once, run every notebook, write reports/<root-name>/
-	$(PY) -m measure report --root "$(SESSIONS_ROOT)" --out "$(REPORT_DIR)" $(REPORT_ARGS)
+	$(PY) -m measure report --root "$(SESSIONS_ROOT)" $(if $(REPORT_DIR),--out "$(REPORT_DIR)") $(REPORT_ARGS)
+
+.PHONY: lab
+lab: $(LAB_STAMP) ## JupyterLab on this repository: notebooks/*.py open as notebooks, the project's kernel
+	$(VENV)/bin/jupyter lab --notebook-dir=. --KernelManager.transport=ipc $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 .PHONY: test
-test: $(STAMP) $(S840) ## Unit tests, then nbval re-executes the golden notebooks and compares outputs
+test: $(STAMP) $(LAB_STAMP) $(S840) ## Unit tests, then nbval re-executes the golden notebooks and compares outputs
 	$(PY) -m pytest tests/ -q
 	$(PY) -m pytest $(NBVAL) tests/golden -q
 
@@ -65,8 +82,8 @@ golden: $(STAMP) $(S840) ## Regenerate tests/golden/ from the bundled fixtures (
 	$(PY) -m measure report --golden
 
 .PHONY: bench
-bench: $(STAMP) ## Benchmark the measurement (measure.bench)
-	$(PY) -m measure.bench
+bench: $(STAMP) ## Benchmark the measurement (measure.bench) into BENCH_OUT (default build/bench/)
+	$(PY) -m measure.bench --out "$(BENCH_OUT)"
 
 .PHONY: clean
 clean: ## Remove generated files: reports/*/ (but the versioned reports/bench/), build/, bench-corpus/, caches (never fixtures/)
@@ -86,4 +103,7 @@ help: ## Show this help
 		awk 'BEGIN {FS = ":.*## "}; {printf "  %-9s %s\n", $$1, $$2}'
 	@echo
 	@echo "  SESSIONS_ROOT  sessions root of make report (default: fixtures/default)"
+	@echo "  REPORT_DIR     report folder of make report (default: reports/<last part of SESSIONS_ROOT>)"
+	@echo "  LAB_ARGS       extra jupyter lab options, e.g. LAB_ARGS=\"--port 8890 --no-browser\""
+	@echo "  BENCH_OUT      where make bench writes (default: build/bench; reports/bench is the committed copy)"
 	@echo "  REPORT_ARGS    extra measure report options, e.g. REPORT_ARGS=\"--budgets 40000,80000,160000\""

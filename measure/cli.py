@@ -1,31 +1,42 @@
-"""The `measure` command: a thin shell over the library."""
+"""The `measure` command: a thin shell over the library (parse, call, print)."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import shlex
 import sys
 from datetime import datetime, timezone
 
 from measure import __version__, synth
 from measure.extract.command import add_extract_parser
-from measure.report import build as reports
+from measure.report.build import DEFAULT_BUDGETS as REPORT_BUDGETS
+from measure.report.build import DEFAULT_MAX_TOTAL_CHARS
+from measure.report.notebooks import EXECUTION_TIMEOUT
 
 
-def _ints(text: str) -> tuple[int, ...]:
+def _budgets(text: str) -> tuple[int, ...]:
+    """`N,N,...` -> positive ints; an empty item (`1,,2`, `1,`) is an error, not skipped."""
+    items = text.split(",")
+    if any(not item.strip() for item in items):
+        raise argparse.ArgumentTypeError(f"empty item in {text!r}: write N,N,... (positive integers)")
     try:
-        values = tuple(int(v) for v in text.replace(" ", "").split(",") if v)
+        values = tuple(int(item.strip()) for item in items)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
     if any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError("budgets must be positive")
+        raise argparse.ArgumentTypeError(f"budgets must be positive integers, got {text!r}")
     return values
 
 
 def _positive(text: str) -> int:
-    v = int(text)
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
     if v <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
     return v
 
 
@@ -38,14 +49,38 @@ def _date_ms(text: str) -> float:
     raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD or YYYYMMDD, got {text!r}")
 
 
+def _template(text: str) -> str:
+    """A readable prompt template holding every placeholder akm substitutes; returned absolute."""
+    from measure.akm.prompt import PLACEHOLDERS  # noqa: PLC0415
+
+    path = os.path.abspath(os.path.expanduser(text))
+    try:
+        with open(path, encoding="utf-8") as f:
+            body = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(f"cannot read template {text!r}: {exc}") from None
+    missing = [name for name in PLACEHOLDERS if "{{" + name + "}}" not in body]
+    if missing:
+        which = "any of akm's placeholders" if len(missing) == len(PLACEHOLDERS) else "akm's placeholder(s)"
+        raise argparse.ArgumentTypeError(
+            f"template {text!r} lacks {which} {' '.join('{{' + m + '}}' for m in missing)} "
+            "(buildExtractPrompt substitutes all eight)"
+        )
+    return path
+
+
+def _flat_budgets(groups) -> tuple[int, ...]:
+    return tuple(sorted({b for group in groups or () for b in group}))
+
+
 def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-total-chars", type=_positive, default=80_000, metavar="N", help="pre-filter budget (akm's maxTotalChars; default 80000)")
+    p.add_argument("--max-total-chars", type=_positive, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N", help="pre-filter budget (akm's maxTotalChars; default 80000)")
     p.add_argument("--max-event-chars", type=_positive, default=2_000, metavar="N", help="per-event cap before truncation (default 2000)")
-    p.add_argument("--template", metavar="PATH", help="prompt template (default: the package's own; point at akm's extract-session.md for akm's exact lengths)")
+    p.add_argument("--template", type=_template, metavar="PATH", help="prompt template with akm's placeholders (default: the package's own; point at akm's extract-session.md for akm's exact lengths)")
 
 
 def _schedule(text: str) -> str:
-    from measure.measurements.replay import parse_schedule
+    from measure.measurements.replay import parse_schedule  # noqa: PLC0415
 
     try:
         return parse_schedule(text).name
@@ -53,25 +88,44 @@ def _schedule(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_replay_options(p: argparse.ArgumentParser) -> None:
-    """--replay / --replay-at, shared by `run` and `report`."""
-    p.add_argument("--replay", action="store_true", help="also write the replay table: akm's pipeline at earlier moments of each session")
+def add_replay_options(p: argparse.ArgumentParser, *, always: bool = False) -> None:
+    """--replay / --replay-at, shared by `run` and `report` (a report always replays)."""
+    p.add_argument("--replay", action="store_true", help="(a report always replays: accepted, changes nothing)" if always else "also write the replay table: akm's pipeline at earlier moments of each session")
     p.add_argument("--replay-at", type=_schedule, default="turn_end", metavar="WHEN",
                    help="replay moments: turn_end (each parent turn's end, and the final state; default), final, or every:<minutes>")
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from measure.akm.read import resolve_root
-    from measure.runner.cache import default_cache_dir
-    from measure.runner.job import RunParams
-    from measure.runner.run import run_measurement
 
-    root = resolve_root(args.root)
-    params = RunParams(
+def _add_measure_options(p: argparse.ArgumentParser, *, budgets_default: str, always_replay: bool = False) -> None:
+    """The options `measure run` and `measure report` share, with the same meaning and checks."""
+    p.add_argument("--root", help="sessions root (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
+    _add_pipeline_options(p)
+    p.add_argument("--budgets", type=_budgets, nargs="+", metavar="N,N,...", help=f"budgets of the budget_sweep table, as N,N,... or N N ... ({budgets_default})")
+    p.add_argument("--session", action="append", metavar="ID", help="only this session: id, short id as the reports show it (a prefix), or root-relative path; repeatable. Use --session=ID for values starting with '-'")
+    p.add_argument("--since", type=_date_ms, metavar="DATE", help="only sessions whose file changed on or after DATE (UTC)")
+    p.add_argument("--session-cap", type=_positive, default=25, metavar="N", help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)")
+    p.add_argument("--jobs", type=_positive, metavar="N", help="worker processes (default: CPU count)")
+    p.add_argument("--redact", action="store_true", help="hash descriptions, session ids and project folder names")
+    p.add_argument("--pin-file-times", type=int, metavar="MS", help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep")
+    p.add_argument("--walk-order", choices=("name", "fs"), default="name", help="directory entry order: name (descending, the same on every machine; default) or fs (this filesystem's readdir order, akm's exact order here)")
+    p.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="where sessions are measured: local processes (default) or a Dask cluster (needs measure[dask])")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="the Dask scheduler to use with --executor dask (default: a LocalCluster of --jobs workers)")
+    p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
+    p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
+    add_replay_options(p, always=always_replay)
+
+
+def _run_params(args: argparse.Namespace, budgets: tuple[int, ...]):
+    from measure.runner.job import RunParams  # noqa: PLC0415
+
+    return RunParams(
         budget=args.max_total_chars,
-        budgets=args.budgets,
+        budgets=budgets,
         max_event_text_length=args.max_event_chars,
-        template_path=os.path.abspath(args.template) if args.template else None,
+        template_path=args.template,
         session_cap=args.session_cap,
         redact=args.redact,
         sessions=tuple(args.session or ()),
@@ -80,22 +134,143 @@ def cmd_run(args: argparse.Namespace) -> int:
         walk_order=args.walk_order,
         replay=args.replay_at if args.replay else None,
     )
-    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+
+
+def _where(path: str | os.PathLike) -> str:
+    """A path as the user can use it from here: relative to the current directory when below it, shell-quoted."""
+    absolute = os.path.abspath(os.fspath(path))
+    relative = os.path.relpath(absolute)
+    shown = relative if not relative.startswith("..") else absolute
+    return shlex.quote(shown)
+
+
+def _scheduler_without_dask(args: argparse.Namespace) -> bool:
     if args.scheduler and args.executor != "dask":
-        print("measure: --scheduler needs --executor dask", file=sys.stderr)
+        print(f"measure {args.command}: --scheduler needs --executor dask", file=sys.stderr)
+        return True
+    return False
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from measure.akm.read import resolve_root  # noqa: PLC0415
+    from measure.runner import progress  # noqa: PLC0415
+    from measure.runner.cache import default_cache_dir  # noqa: PLC0415
+    from measure.runner.run import run_measurement  # noqa: PLC0415
+    from measure.runner.select import UnknownSessions  # noqa: PLC0415
+
+    if _scheduler_without_dask(args):
         return 2
+    root = resolve_root(args.root)
+    params = _run_params(args, _flat_budgets(args.budgets))
+    cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
+    bar = progress.for_terminal(quiet=args.quiet)
     try:
-        summary = run_measurement(
-            root, args.out, params, jobs=args.jobs, cache_dir=cache, executor=args.executor, scheduler=args.scheduler
-        )
-    except (FileNotFoundError, RuntimeError) as exc:
-        print(f"measure: {exc}", file=sys.stderr)
+        with progress.shown(bar):
+            summary = run_measurement(
+                root, args.out, params, jobs=args.jobs, cache_dir=cache, executor=args.executor, scheduler=args.scheduler
+            )
+    except (FileNotFoundError, RuntimeError, UnknownSessions) as exc:
+        bar.stop()
+        print(f"measure run: {exc}", file=sys.stderr)
         return 2
-    print(
+    bar.finish(
         f"measured {summary.measured} of {summary.sessions} sessions under {root.name}/; "
-        f"{summary.errors} error row(s); tables in {summary.out_dir}",
-        file=sys.stderr,
+        f"{summary.errors} error row(s); tables in {_where(summary.out_dir)}"
     )
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from measure import paths  # noqa: PLC0415
+    from measure.akm.read import resolve_root  # noqa: PLC0415
+    from measure.report.build import golden, report  # noqa: PLC0415
+    from measure.report.notebooks import ReportError  # noqa: PLC0415
+    from measure.runner import progress  # noqa: PLC0415
+    from measure.runner.select import UnknownSessions  # noqa: PLC0415
+
+    if _scheduler_without_dask(args):
+        return 2
+    show = not args.quiet and sys.stdout.isatty()
+
+    def log(message: str) -> None:
+        if show:
+            print(message, flush=True)
+
+    bar = progress.for_terminal(quiet=args.quiet)
+    try:
+        if args.golden:
+            written = golden(timeout=args.timeout, log=log)
+            print(f"golden notebooks written: {', '.join(_where(p) for p in written)}")
+            return 0
+        root = resolve_root(args.root).absolute()
+        # Relative paths on the command line are taken from the current directory, not the repository's.
+        out = os.path.abspath(os.path.expanduser(args.out)) if args.out else None
+        with progress.shown(bar):
+            written = report(
+                root,
+                out,
+                max_total_chars=args.max_total_chars,
+                budgets=list(_flat_budgets(args.budgets) or REPORT_BUDGETS),
+                template_path=args.template,
+                sessions=args.session,
+                jobs=args.jobs,
+                redact=args.redact,
+                cache=not args.no_cache,
+                file_time_ms=args.pin_file_times,
+                show_excerpts=args.show_excerpts,
+                replay_at=args.replay_at,
+                walk_order=args.walk_order,
+                extraction_dir=os.path.abspath(os.path.expanduser(args.extraction)) if args.extraction else None,
+                timeout=args.timeout,
+                log=log,
+                run_options={
+                    "since_ms": args.since or 0,
+                    "session_cap": args.session_cap,
+                    "max_event_chars": args.max_event_chars,
+                    "cache_dir": args.cache_dir,
+                    "executor": args.executor,
+                    "scheduler": args.scheduler,
+                },
+            )
+    except ReportError as exc:
+        bar.stop()
+        print(f"measure report: {len(exc.failures)} notebook(s) failed:", file=sys.stderr)
+        for failure in exc.failures:
+            print(f"  {failure}", file=sys.stderr)
+        return 1
+    except UnknownSessions as exc:
+        bar.stop()
+        print(f"measure report: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:  # measure run failed (e.g. no such root)
+        bar.stop()
+        print(f"measure report: {exc}", file=sys.stderr)
+        return 2
+    bar.finish(f"measured {bar.done} of {bar.total} sessions under {paths.report_name(root)}/")
+    where = _where(written)
+    print(f"Report written to {where} — open {_where(os.path.join(written, '00-overview.html'))}")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    import polars as pl  # noqa: PLC0415
+
+    from measure.report.views.diff import RunDiffError, diff_runs, formatted  # noqa: PLC0415
+
+    try:
+        table, changes = diff_runs(args.run_a, args.run_b, metrics=args.metric)
+    except RunDiffError as exc:
+        print(f"measure diff: {exc}", file=sys.stderr)
+        return 2
+    if args.csv:
+        sys.stdout.write(table.write_csv(float_precision=None))
+        return 0
+    print(f"A = {args.run_a}\nB = {args.run_b}")
+    print("what differs: " + ("; ".join(changes) if changes else "no parameter (same options and template)"))
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, tbl_hide_dataframe_shape=True,
+                   tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN", fmt_str_lengths=100,
+                   tbl_cell_alignment="RIGHT"):
+        print(formatted(table))
     return 0
 
 
@@ -130,25 +305,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("run", help="measure every strategy over a sessions root and write the tables")
-    p.add_argument("--root", help="sessions root (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
     p.add_argument("--out", required=True, help="directory for the tables (CSV + Parquet) and run.json")
-    _add_pipeline_options(p)
-    p.add_argument("--budgets", type=_ints, default=(), metavar="N,N,...", help="extra budgets for the budget_sweep table, e.g. 20000,40000,80000,160000")
-    p.add_argument("--jobs", type=_positive, help="worker processes (default: CPU count)")
-    p.add_argument("--session", action="append", metavar="ID", help="only this session id or root-relative path (repeatable)")
-    p.add_argument("--since", type=_date_ms, metavar="DATE", help="only sessions whose file changed on or after DATE (UTC)")
-    p.add_argument("--session-cap", type=_positive, default=25, metavar="N", help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)")
-    p.add_argument("--redact", action="store_true", help="hash descriptions, session ids and project folder names")
-    p.add_argument("--pin-file-times", type=int, metavar="MS", help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep")
-    p.add_argument("--walk-order", choices=("name", "fs"), default="name", help="directory entry order: name (descending, the same on every machine; default) or fs (this filesystem's readdir order, akm's exact order here)")
-    p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
-    p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")
-    add_replay_options(p)
-    p.add_argument("--executor", choices=("local", "dask"), default="local",
-                   help="where sessions are measured: local processes (default) or a Dask cluster (needs measure[dask])")
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="the Dask scheduler to use with --executor dask (default: a LocalCluster of --jobs workers)")
+    _add_measure_options(p, budgets_default="default: none")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("report", help="run the measurement once and render every notebook into a report")
+    p.add_argument("--out", help="report directory (default: reports/<last part of the root>)")
+    _add_measure_options(p, budgets_default="default: " + ",".join(str(b) for b in REPORT_BUDGETS), always_replay=True)
+    p.add_argument("--show-excerpts", action="store_true", help="allow transcript-derived text (subagent descriptions) in the notebooks")
+    p.add_argument("--extraction", metavar="DIR", help="a `measure extract --out` directory for 06-extraction (default: <report>/extraction when it holds one, else the recorded store of a fixture root)")
+    p.add_argument("--timeout", type=_positive, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
+    p.add_argument("--golden", action="store_true", help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("diff", help="per-strategy deltas between two runs (measure run --out or report directories)")
+    p.add_argument("run_a", metavar="RUN_A", help="the first run: a measure run --out directory or a report directory")
+    p.add_argument("run_b", metavar="RUN_B", help="the second run")
+    p.add_argument("--metric", action="append", metavar="NAME", help="only this metric (repeatable; default: all)")
+    p.add_argument("--csv", action="store_true", help="print CSV instead of a text table")
+    p.set_defaults(func=cmd_diff)
 
     p = sub.add_parser("inspect", help="show what each strategy would send for one session")
     p.add_argument("session", help="a parent session .jsonl file")
@@ -163,15 +338,81 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=synth.run)
 
     add_extract_parser(sub)
-
-    p = sub.add_parser("report", help="run the measurement and render the notebooks into a report")
-    reports.add_arguments(p)
-    p.set_defaults(func=reports.run)
     return parser
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _join_dash_values(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """`--session -home-me-app/x.jsonl` -> `--session=-home-me-app/x.jsonl`.
+
+    argparse takes a value starting with `-` for an option and fails ("expected one argument");
+    project folders of Claude Code all start with `-`. A value is joined only when it is not
+    itself an option of the subcommand.
+    """
+    if not argv or argv[0] not in _subparsers(parser):
+        return argv
+    sub = _subparsers(parser)[argv[0]]
+    takes_value = {s for a in sub._actions if a.nargs != 0 for s in a.option_strings}
+    known = {s for a in sub._actions for s in a.option_strings}
+    out = [argv[0]]
+    i = 1
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            out += argv[i:]
+            break
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if (
+            token in takes_value
+            and nxt is not None
+            and nxt.startswith("-")
+            and not nxt.startswith("--")
+            and nxt not in known
+            and not _is_number(nxt)
+            and len(nxt) > 2
+        ):
+            out.append(f"{token}={nxt}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse `argv`; an unknown option is reported by the subcommand's parser, with its usage."""
+    parser = build_parser()
+    argv = _join_dash_values(list(sys.argv[1:] if argv is None else argv), parser)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        sub = _subparsers(parser)[args.command]
+        options = sorted({s for a in sub._actions for s in a.option_strings if s.startswith("--")})
+        hints = []
+        for token in extra:
+            if token.startswith("-"):
+                close = difflib.get_close_matches(token.split("=", 1)[0], options, n=1)
+                if close:
+                    hints.append(f"{token.split('=', 1)[0]} (did you mean {close[0]}?)")
+                    continue
+            hints.append(token)
+        sub.error(f"unrecognized arguments: {' '.join(hints)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     return args.func(args)
 
 

@@ -428,6 +428,42 @@ VERDICT = Table(
     ("criterion", "strategy"),
 )
 
+# --- issue #14: breakdowns by project, Claude Code version and month -------------------------
+
+SESSION_INFO = Table(
+    "session_info",
+    "One row per session: what it can be grouped by (project, Claude Code version, month).",
+    _SESSION
+    + (
+        ("project", Str, "first folder of session_path: the project folder (hashed under --redact); empty for a session at the root"),
+        ("cc_version", Str, "Claude Code version: the `version` most of the parent's lines carry (ties: the newest); the subagents' when the parent has none; null when no line has one"),
+        ("cc_versions", Int, "distinct `version` values over the session's files (more than 1: the session spans an upgrade)"),
+        ("month", Str, "UTC month (YYYY-MM) of started_at; null when unknown"),
+        ("started_at", Str, "akm's startedAt of the session (ISO, UTC)"),
+    ),
+    ("session_path",),
+)
+
+BREAKDOWN = Table(
+    "breakdown",
+    "Run-level: per project, per Claude Code version and per month, sessions, subagent share, eviction and calls at the run's budget.",
+    (
+        ("dimension", Str, "project, cc_version or month"),
+        ("value", Str, "the project folder (hashed under --redact), version or YYYY-MM; `unknown` when sessions carry none"),
+        ("sessions", Int, "sessions in the group"),
+        ("sessions_with_subagents", Int, "of which with at least one subagent transcript"),
+        ("subagent_files", Int, "subagent transcripts folded (subagents table rows)"),
+        ("subagent_chars_pct", Float, "subagent chars as % of parent + subagent chars (subagents.chars vs link's raw_chars), one decimal"),
+        ("fold_evicted_chars", Int, "fold's evicted parent chars, summed (eviction table)"),
+        ("fold_evicted_pct", Float, "fold_evicted_chars as % of the summed parent chars kept alone, one decimal"),
+        ("hybrid_evicted_pct", Float, "the same for hybrid, one decimal"),
+        ("llm_calls_link", Int, "calls of link (one per session)"),
+        ("llm_calls_chunked", Int, "calls of chunked"),
+        ("chunked_multiplier", Float, "llm_calls_chunked / llm_calls_link, two decimals"),
+    ),
+    ("dimension", "value"),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
@@ -435,6 +471,7 @@ TABLES: dict[str, Table] = {
         BACKGROUND, REPLAY,  # issue #11
         TOKENS, WAKEUPS, REPEAT_READS, COST_SESSIONS,  # issue #12
         DELEGATION, VERDICT,  # issue #9
+        SESSION_INFO, BREAKDOWN,  # issue #14
     )
 }
 

@@ -134,6 +134,18 @@ overview.legacy_agent_note(r)
 common.top(overview.legacy_agent_sessions(r), table="sessions")
 
 # %% [markdown]
+# ## By project, Claude Code version and month
+#
+# Sessions grouped by project folder, by the Claude Code version their transcript lines carry, and by
+# the month they started: how many have subagents, what share of the characters subagents wrote, the
+# parent-origin content fold and hybrid evict (as % of the group's parent content kept alone), and
+# the calls of link and chunked. `unknown`: sessions whose lines carry no version or no timestamp.
+
+# %%
+display(overview.breakdown(r))
+plots.breakdown_bars(r["breakdown"])
+
+# %% [markdown]
 # ## akm quirks that fired
 #
 # The port reproduces a few akm behaviours that are almost certainly unintended (for example `$`

@@ -96,15 +96,14 @@ def test_figures(report, name, tmp_path):
 
 
 def test_report_parser_takes_the_replay_schedule():
-    import argparse
+    from measure.cli import (
+        parse_args,  # the report's options live in measure/cli.py (issue #14)
+    )
 
-    from measure.report import build
-
-    parser = build.add_arguments(argparse.ArgumentParser())
-    assert parser.parse_args([]).replay_at == "turn_end"
-    assert parser.parse_args(["--replay-at", "every:5"]).replay_at == "every:5"
+    assert parse_args(["report"]).replay_at == "turn_end"
+    assert parse_args(["report", "--replay-at", "every:5"]).replay_at == "every:5"
     with pytest.raises(SystemExit):
-        parser.parse_args(["--replay-at", "hourly"])
+        parse_args(["report", "--replay-at", "hourly"])
 
 
 def test_never_delivered_breakdown_only_when_some_were_never_delivered(report):

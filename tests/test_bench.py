@@ -325,3 +325,23 @@ def test_replay_target_is_reported_when_measured():
     assert (target["value"], target["threshold"], target["status"]) == (1.25, results.REPLAY_OVER_PLAIN_MAX, "PASS")
     rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 3.5, "rounds": 1}})
     assert next(r for r in rows if r["name"] == "replay_over_plain")["status"] == "FAIL"
+
+
+def test_make_bench_writes_no_tracked_file():
+    """`make bench` (and `python -m measure.bench`) write under build/, which git ignores; the committed
+    results under reports/bench/ change only with BENCH_OUT=reports/bench."""
+    import shutil
+    import subprocess
+
+    from measure.bench.results import DEFAULT_OUT
+
+    repo = Path(__file__).parent.parent
+    assert DEFAULT_OUT == repo / "build" / "bench"
+    makefile = (repo / "Makefile").read_text(encoding="utf-8")
+    assert "BENCH_OUT ?= build/bench" in makefile and '-m measure.bench --out "$(BENCH_OUT)"' in makefile
+    if shutil.which("git") is None or not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    for name in ("bench.csv", "machine.json"):
+        rel = (DEFAULT_OUT / name).relative_to(repo).as_posix()
+        assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=repo).returncode == 0, rel
+        assert subprocess.run(["git", "ls-files", "--error-unmatch", rel], cwd=repo, capture_output=True).returncode != 0

@@ -95,3 +95,150 @@ def test_inspect_json_writes_a_lone_surrogate_as_js_does(tmp_path, monkeypatch):
     assert "\\ud83d" in out or "\\ude00" in out
     assert "\U0001f600" in out  # whole emoji stay as they are
     json.loads(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# One grammar for run and report (issue #14)
+# ------------------------------------------------------------------------------------------------
+
+from measure.cli import _subparsers, parse_args  # noqa: E402
+
+REPORT_ONLY = {"--show-excerpts", "--extraction", "--timeout", "--golden"}
+SID = "e88b7591-31db-4e32-98dc-b35f94c662cd"
+
+
+def _options(command: str) -> set[str]:
+    sub = _subparsers(build_parser())[command]
+    return {s for a in sub._actions for s in a.option_strings if s.startswith("--")}
+
+
+def test_run_and_report_share_their_options():
+    assert _options("report") - REPORT_ONLY == _options("run")
+    assert {"--since", "--session-cap", "--quiet", "--cache-dir"} <= _options("report")
+
+
+def test_run_and_report_have_the_same_default_root(monkeypatch, tmp_path):
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    from measure.akm.read import resolve_root
+
+    for argv in (["run", "--out", "o"], ["report"]):
+        args = parse_args(argv)
+        assert args.root is None and resolve_root(args.root) == tmp_path / "projects"
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+@pytest.mark.parametrize("bad", ["--jobs=0", "--budgets=1,,2", "--budgets=1,", "--budgets=,", "--session-cap=0", "--timeout=0"])
+def test_bad_values_are_rejected_by_both(command, bad, capsys):
+    if bad == "--timeout=0" and command == "run":
+        bad = "--max-total-chars=0"
+    with pytest.raises(SystemExit) as info:
+        parse_args([command, "--out", "o", bad])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"usage: measure {command}" in err
+    if "budgets" in bad:
+        assert "empty item" in err
+
+
+@pytest.mark.parametrize("command", ["run", "report"])
+def test_a_mistyped_option_prints_the_subcommands_usage(command, capsys):
+    with pytest.raises(SystemExit):
+        parse_args([command, "--out", "o", "--jbos", "2"])
+    err = capsys.readouterr().err
+    assert f"usage: measure {command}" in err and "--session-cap" in err
+    assert "unrecognized arguments: --jbos (did you mean --jobs?)" in err
+
+
+def test_a_template_without_the_placeholders_is_an_error(tmp_path, capsys):
+    bad = tmp_path / "t.md"
+    bad.write_text("Summarize: {{TRANSCRIPT}}\n")
+    for command in ("run", "report", "inspect"):
+        argv = [command, "x.jsonl"] if command == "inspect" else [command, "--out", "o"]
+        with pytest.raises(SystemExit):
+            parse_args([*argv, "--template", str(bad)])
+        err = capsys.readouterr().err
+        assert "lacks akm's placeholder(s) {{HARNESS}}" in err and "{{TRANSCRIPT}}" not in err.split("lacks")[1].split("(")[0]
+    good = Path(__file__).parent / "parity" / "template.md"
+    assert parse_args(["run", "--out", "o", "--template", str(good)]).template == str(good.resolve())
+
+
+def _run(parity_root, tmp_path, *extra):
+    return main(["run", "--root", str(parity_root / "projects"), "--out", str(tmp_path / "o"), "--no-cache", "--jobs", "1", *extra])
+
+
+def test_session_matching_nothing_is_an_error_naming_the_closest_ids(parity_root, tmp_path, capsys):
+    assert _run(parity_root, tmp_path, "--session", "e88b7599") == 2
+    err = capsys.readouterr().err
+    assert "no session matches 'e88b7599'; closest: e88b7591-3" in err
+    assert not (tmp_path / "o" / "sessions.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [SID[:8], SID, FOLD_SMALL, FOLD_SMALL.removesuffix(".jsonl")],
+    ids=["short id", "full id", "path", "path without .jsonl"],
+)
+def test_session_accepts_short_ids_and_paths(parity_root, tmp_path, value):
+    import polars as pl
+
+    assert _run(parity_root, tmp_path, f"--session={value}") == 0
+    assert pl.read_parquet(tmp_path / "o" / "sessions.parquet")["session_id"].unique().to_list() == [SID]
+
+
+def test_values_starting_with_a_dash(parity_root, tmp_path):
+    import polars as pl
+
+    # Claude Code's project folders all start with "-": `--session -home-…` works, as `--session=-home-…` does.
+    assert parse_args(["run", "--out", "o", "--session", FOLD_SMALL]).session == [FOLD_SMALL]
+    assert parse_args(["run", "--out", "o", "--session", FOLD_SMALL, "--jobs", "1"]).jobs == 1
+    assert _run(parity_root, tmp_path, "--session", FOLD_SMALL) == 0
+    assert pl.read_parquet(tmp_path / "o" / "sessions.parquet")["session_id"].unique().to_list() == [SID]
+    with pytest.raises(SystemExit):  # an option is never taken as a value
+        parse_args(["run", "--out", "o", "--session", "--jobs", "1"])
+
+
+def test_report_missing_root_is_an_error(tmp_path, capsys):
+    assert main(["report", "--root", str(tmp_path / "missing"), "--out", str(tmp_path / "r"), "--no-cache"]) == 2
+    assert "sessions root not found" in capsys.readouterr().err
+
+
+def test_report_unknown_session_is_an_error(parity_root, tmp_path, capsys):
+    code = main(["report", "--root", str(parity_root / "projects"), "--out", str(tmp_path / "r"), "--no-cache", "--session", "zzzz"])
+    assert code == 2
+    assert "no session matches 'zzzz'; closest:" in capsys.readouterr().err
+
+
+def test_report_path_printed_is_where_the_report_is_even_with_spaces(parity_root, tmp_path, monkeypatch, capsys):
+    import shlex
+
+    here = tmp_path / "some where"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    code = main(["report", "--root", str(parity_root / "projects"), "--out", "my report", "--no-cache", "--jobs", "1",
+                 f"--session={SID[:8]}", "--budgets", "40000,80000", "--quiet"])
+    assert code == 0
+    out = capsys.readouterr().out.strip().splitlines()[-1]
+    assert out.startswith("Report written to 'my report' — open ")
+    printed = shlex.split(out.split(" — open ", 1)[1])[0]
+    assert (here / printed).is_file() and printed == "my report/00-overview.html"
+    assert (here / "my report" / "tables" / "sessions.csv").is_file()
+
+
+def test_session_accepts_the_short_id_of_a_redacted_report(parity_root, tmp_path):
+    import polars as pl
+
+    from measure.runner.redact import redact
+
+    shown = redact(SID)[:16]  # "sha256:" and the first hex digits, as a --redact report shows the id
+    assert _run(parity_root, tmp_path, "--redact", "--session", shown) == 0
+    assert pl.read_parquet(tmp_path / "o" / "sessions.parquet")["session_id"].unique().to_list() == [redact(SID)]
+
+
+def test_report_of_one_redacted_session_by_its_short_id(parity_root, tmp_path):
+    out = tmp_path / "r"
+    code = main(["report", "--root", str(parity_root / "projects"), "--out", str(out), "--no-cache", "--jobs", "1",
+                 "--redact", f"--session={SID[:8]}", "--budgets", "40000,80000", "--quiet"])
+    assert code == 0
+    assert (out / "tables" / "sessions.csv").read_text().count("sha256:") >= 1
+    assert SID not in (out / "tables" / "sessions.csv").read_text()
+    assert "(1 session measured" in (out / "00-overview.ipynb").read_text()  # the notebooks keep it too

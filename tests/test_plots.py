@@ -109,7 +109,7 @@ def _legend(ax) -> list[str]:
 def test_registry_names_schema_tables():
     assert set(plots.FIGURES) == {"eviction_by_strategy", "budget_sweep", "overlap_distribution", "llm_calls", "run_cost",
                                   "background_stub_vs_run", "background_deliveries", "replay_re_extractions",
-                                  "tokens_by_origin", "naive_overcount", "wakeup_cost", "repeat_reads"}
+                                  "tokens_by_origin", "naive_overcount", "wakeup_cost", "repeat_reads", "breakdown"}
     for table, fn in plots.FIGURES.values():
         assert table in TABLES and callable(fn)
 
@@ -300,3 +300,31 @@ def test_wakeup_cost_and_repeat_reads_draw_only_sessions_that_have_them(tables):
     ax = plots.repeat_reads_bars(tables["cost_sessions"]).axes[0]
     assert [round(p.get_height()) for p in ax.patches] == [6_000, 4_000]
     assert [t.get_text() for t in ax.texts] == ["40%"]
+def _breakdown(n_projects: int = 3) -> pl.DataFrame:
+    from measure.schema import TABLES as T
+
+    rows = []
+    for dim, values in (("project", [f"-home-dev-p{i:02d}" for i in range(n_projects)]), ("cc_version", ["2.1.9", "2.1.10", "unknown"]), ("month", ["2026-02", "2026-01"])):
+        for k, v in enumerate(values):
+            rows.append(dict(dimension=dim, value=v, sessions=k + 1, sessions_with_subagents=k, subagent_files=k,
+                             subagent_chars_pct=10.0 * k, fold_evicted_chars=100 * k, fold_evicted_pct=5.0 * k,
+                             hybrid_evicted_pct=0.0, llm_calls_link=k + 1, llm_calls_chunked=2 * (k + 1), chunked_multiplier=2.0))
+    return frame(T["breakdown"], rows)
+
+
+def test_breakdown_bars():
+    fig = plots.breakdown_bars(_breakdown())
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["project", "Claude Code version", "month"]
+    versions = [t.get_text() for t in axes[1].get_yticklabels()]
+    assert versions == ["2.1.9 (1)", "2.1.10 (2)", "unknown (3)"]  # numeric version order, unknown last
+    assert [t.get_text() for t in axes[2].get_yticklabels()] == ["2026-01 (2)", "2026-02 (1)"]
+    assert _legend(axes[0]) == ["fold (C1) evicted %", "hybrid (C3) evicted %"]
+
+
+def test_breakdown_bars_caps_groups_and_handles_no_rows():
+    fig = plots.breakdown_bars(_breakdown(n_projects=15))
+    assert fig.axes[0].get_title() == f"project (top {plots.MAX_GROUPS} of 15 by sessions)"
+    assert len(fig.axes[0].get_yticklabels()) == plots.MAX_GROUPS
+    empty = plots.breakdown_bars(_breakdown().clear())
+    assert [ax.texts[0].get_text() for ax in empty.axes] == ["no sessions"] * 3

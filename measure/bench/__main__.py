@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--big-session-mb", type=float, default=PEAK_SESSION_MB,
                    help="if the corpus has no session this big, benchmark it plus one scaled-up session of that size (0: never; default 90)")
     p.add_argument("--interval", type=float, default=0.05, help="process-tree memory sampling interval in s (default 0.05)")
-    p.add_argument("--out", default=os.fspath(DEFAULT_OUT), help="where bench.csv and machine.json go (default reports/bench/)")
+    p.add_argument("--out", default=os.fspath(DEFAULT_OUT), help="where bench.csv and machine.json go (default build/bench/; pass reports/bench to update the committed results)")
     p.add_argument("--check", action="store_true", help="exit 1 unless every target (the 3.5x aim excepted) passes; an untested target fails")
     return p
 

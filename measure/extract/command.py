@@ -7,6 +7,7 @@ import os
 import sys
 
 from measure.extract.clients import CLIENTS, ClientUnavailable
+from measure.runner import progress
 
 
 def _positive(text: str) -> int:
@@ -49,6 +50,7 @@ def add_extract_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--redact", action="store_true", help="hash session ids and paths in the tables and extract.json")
     p.add_argument("--offline", action="store_true", help="send nothing: rebuild the tables from the store (missing replies are error rows)")
     p.add_argument("--dry-run", action="store_true", help="print sessions, calls, prompt chars, estimated tokens and cost; send nothing")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no per-call lines and no summary line")
     p.set_defaults(func=run)
     return p
 
@@ -87,19 +89,23 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         redact=args.redact,
     )
+    bar = progress.for_terminal(quiet=args.quiet, what="calls")
+    # On a terminal the bar shows each call; elsewhere one line per call sent, unless --quiet.
+    log = None if bar.bar or args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
-        summary = run_extract(root, args.out, params, dry_run=args.dry_run, offline=args.offline, jobs=args.jobs,
-                              log=lambda m: print(m, file=sys.stderr, flush=True))
+        with progress.shown(bar):
+            summary = run_extract(root, args.out, params, dry_run=args.dry_run, offline=args.offline, jobs=args.jobs, log=log)
     except ClientUnavailable as exc:
+        bar.stop()
         print(f"measure extract: {exc}", file=sys.stderr)
         return 2
     except (OSError, ValueError) as exc:
+        bar.stop()
         print(f"measure extract: {exc}", file=sys.stderr)
         return 2
     if not args.dry_run:
-        print(
+        bar.finish(
             f"extract: {summary.sessions} session(s), {summary.calls} call(s): {summary.sent} sent, "
-            f"{summary.reused} from the store, {summary.errors} error row(s); tables in {paths.portable(summary.out_dir)}",
-            file=sys.stderr,
+            f"{summary.reused} from the store, {summary.errors} error row(s); tables in {paths.portable(summary.out_dir)}"
         )
     return 0

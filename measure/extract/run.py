@@ -35,6 +35,7 @@ from measure.extract.select import SELECT_RULE, select_sessions
 from measure.extract.store import ReplyStore, reply_key, write_atomic
 from measure.measurements.pairs import word_set
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.runner import progress
 from measure.runner.job import RunParams
 from measure.runner.redact import _redact_rows, redact, redact_path
 from measure.runner.run import run_measurement
@@ -201,6 +202,8 @@ def execute(
     rows: list[dict] = []
     cands: dict[tuple[str, str, int], list[dict] | None] = {}
     sent = reused = 0
+    bar = progress.current("calls")  # a bar on a terminal when `measure extract` made one active
+    bar.start(len(planned.calls) * p.samples, sum(c.prompt_chars for c in planned.calls) * p.samples)
     for c in planned.calls:
         for sample in range(p.samples):
             key = reply_key(client_name, model, p.key_params(), c.prompt_sha256, sample)
@@ -240,6 +243,8 @@ def execute(
             if row["status"] != "ok":
                 cands[slot] = None  # an arm with a failed call is incomplete: not compared
             rows.append(row)
+            bar.advance(c.prompt_chars)  # prompt chars stand in for bytes: the bar's MB/s is prompt text sent
+    bar.stop()
     return rows, cands, sent, reused
 
 

@@ -1,6 +1,6 @@
 """Run every notebook with papermill into a report: executed notebooks, HTML, figures, tables, parameters.
 
-`measure report --root DIR` (and `python -m measure.report.build`) measures the root once with
+`measure report --root DIR` (measure/cli.py parses the options) measures the root once with
 `measure run`, then executes `notebooks/*.py` (jupytext py:percent) one after the other in this
 process, each in a fresh `python3` kernel, and writes::
 
@@ -20,10 +20,8 @@ give byte-identical files.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +135,7 @@ def report(
     build_dir: str | os.PathLike | None = None,
     timeout: int = EXECUTION_TIMEOUT,
     log=print,
+    run_options: dict[str, Any] | None = None,
 ) -> Path:
     """Measure `sessions_root` once, run every notebook on the result, and write the report.
 
@@ -155,6 +154,7 @@ def report(
     extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
     notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
     timeout : seconds per cell.
+    run_options : further keyword arguments of `views.common.run_measure` (since_ms, session_cap, ...).
 
     Returns the report directory. Raises ReportError naming each failed notebook and cell.
     """
@@ -189,6 +189,7 @@ def report(
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
         walk_order=walk_order,
         replay=replay_at,
+        **(run_options or {}),
     )
 
     tables_dir = out_path / "tables"
@@ -272,120 +273,3 @@ def golden(
     if failures:
         raise ReportError(failures)
     return written
-
-
-def _schedule(text: str) -> str:
-    from measure.measurements.replay import parse_schedule  # noqa: PLC0415
-
-    try:
-        return parse_schedule(text).name
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _budgets(text: str) -> list[int]:
-    """Parse `20000,40000` (or one number) into positive ints."""
-    try:
-        values = [int(v) for v in text.replace(" ", "").split(",") if v]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers, got {text!r}") from None
-    if not values or any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError("budgets must be positive integers")
-    return values
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the `measure report` options to `parser`."""
-    parser.add_argument("--root", default=FIXTURE_ROOT, help=f"sessions root to measure (default: {FIXTURE_ROOT})")
-    parser.add_argument("--out", default=None, help="report directory (default: reports/<name of the root>)")
-    parser.add_argument(
-        "--max-total-chars", type=int, default=None, metavar="N",
-        help=f"akm's maxTotalChars for the run (default: {DEFAULT_MAX_TOTAL_CHARS})",
-    )
-    parser.add_argument(
-        "--budgets", type=_budgets, nargs="+", default=None, metavar="N",
-        help="budgets of the budget sweep, as N,N,... or N N ... (default: 20000,40000,80000,160000,320000,640000)",
-    )
-    parser.add_argument("--template", default=None, metavar="PATH", help="extraction prompt template (default: the bundled one)")
-    parser.add_argument("--session", dest="sessions", action="append", default=None, metavar="ID",
-                        help="measure only this session id (repeatable)")
-    parser.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes for measure run")
-    parser.add_argument("--redact", action="store_true", help="hash session ids and descriptions in the tables")
-    parser.add_argument("--no-cache", action="store_true", help="measure every session again (measure run --no-cache)")
-    parser.add_argument(
-        "--pin-file-times", type=int, default=None, metavar="MS",
-        help="use MS (epoch ms) as every file's mtime/ctime (default: pinned for roots under fixtures/, real times otherwise)",
-    )
-    parser.add_argument("--walk-order", choices=("name", "fs"), default="name",
-                        help="directory entry order for measure run: name (descending, every machine; default) or fs (readdir, akm's order here)")
-    parser.add_argument("--show-excerpts", action="store_true",
-                        help="allow transcript-derived text (subagent descriptions) in the notebooks")
-    parser.add_argument("--replay-at", type=_schedule, default="turn_end", metavar="WHEN",
-                        help="moments of the replay table (a report always replays): turn_end (default), final or every:<minutes>")
-    parser.add_argument("--extraction", default=None, metavar="DIR",
-                        help="a `measure extract --out` directory for 06-extraction (default: the recorded store of a fixture root)")
-    parser.add_argument("--timeout", type=int, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
-    parser.add_argument("--golden", action="store_true",
-                        help=f"regenerate the golden notebooks under {GOLDEN_DIR}/ from the bundled fixtures instead of writing a report")
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run `measure report` with parsed arguments; return the exit code."""
-
-    def log(message: str) -> None:
-        print(message, flush=True)
-
-    def from_cwd(path: str | None) -> str | None:
-        # Paths on the command line are relative to where the command runs; the library's to the repo.
-        return os.path.abspath(os.path.expanduser(path)) if path else None
-
-    try:
-        if args.golden:
-            written = golden(timeout=args.timeout, log=log)
-            log(f"golden notebooks written: {', '.join(paths.portable(p) for p in written)}")
-            return 0
-        budgets = sorted({b for group in args.budgets for b in group}) if args.budgets else None
-        out = report(
-            from_cwd(args.root),
-            from_cwd(args.out),
-            max_total_chars=args.max_total_chars,
-            budgets=budgets,
-            template_path=from_cwd(args.template),
-            sessions=args.sessions,
-            jobs=args.jobs,
-            redact=args.redact,
-            cache=not args.no_cache,
-            file_time_ms=args.pin_file_times,
-            walk_order=args.walk_order,
-            show_excerpts=args.show_excerpts,
-            replay_at=args.replay_at,
-            extraction_dir=from_cwd(args.extraction),
-            timeout=args.timeout,
-            log=log,
-        )
-    except ReportError as exc:
-        print(f"measure report: {len(exc.failures)} notebook(s) failed:", file=sys.stderr)
-        for failure in exc.failures:
-            print(f"  {failure}", file=sys.stderr)
-        return 1
-    except RuntimeError as exc:  # measure run failed
-        print(f"measure report: {exc}", file=sys.stderr)
-        return 1
-    where = paths.portable(out)
-    log(f"Report written to {where}/ — open {where}/00-overview.html")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of `python -m measure.report.build`."""
-    parser = argparse.ArgumentParser(
-        prog="python -m measure.report.build",
-        description="Measure a sessions root once and run every notebook on it into reports/<root-name>/.",
-    )
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

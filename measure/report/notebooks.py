@@ -42,6 +42,15 @@ NBCLIENT_OPTIONS: dict[str, Any] = {"record_timing": False, "coalesce_streams": 
 """nbclient traits forwarded by papermill; checked against NotebookClient (typos are silent)."""
 
 
+KERNEL_TRANSPORT = "ipc"
+"""How papermill talks to its kernels: Unix sockets in Jupyter's runtime dir, not TCP ports.
+
+ipykernel 7 warns "Kernel is running over TCP without encryption" on every TCP start; IPC opens
+no port and has nothing to warn about. `_kernel_config()` falls back to TCP when the socket path
+would pass the Unix limit (108 bytes).
+"""
+
+
 KERNEL_ENV: dict[str, str] = {
     "PYTHONHASHSEED": "0",
     "TQDM_DISABLE": "1",
@@ -122,6 +131,16 @@ def _check_nbclient_options() -> None:
         raise ValueError(f"not nbclient options: {sorted(unknown)}")
 
 
+def _kernel_config():
+    """The traitlets Config papermill's kernel manager gets: KERNEL_TRANSPORT when its socket paths fit."""
+    from jupyter_core.paths import jupyter_runtime_dir  # noqa: PLC0415
+    from traitlets.config import Config  # noqa: PLC0415
+
+    # <runtime>/kernel-<uuid>-ipc-<n>: the runtime dir plus about 50 bytes.
+    fits = len(os.fsencode(jupyter_runtime_dir())) + 52 < 108
+    return Config({"KernelManager": {"transport": KERNEL_TRANSPORT if fits else "tcp"}})
+
+
 def _kernel_env() -> None:
     """Set the environment the kernels inherit (see KERNEL_ENV)."""
     for key, value in KERNEL_ENV.items():
@@ -156,6 +175,7 @@ def execute_notebook(
             parameters=params,
             execution_timeout=timeout,
             cwd=str(paths.root()),
+            config=_kernel_config(),
             **PAPERMILL_OPTIONS,
             **NBCLIENT_OPTIONS,
         )

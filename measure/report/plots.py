@@ -23,6 +23,7 @@ from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, sho
 from measure.report.views.cost import ORIGIN_LABELS, TOKEN_COLUMNS
 from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
 from measure.report.views.eviction import _budget_evicted, fold_zero_budget, sweep_curve
+from measure.report.views.overview import BREAKDOWN_DIMENSIONS, breakdown_ordered
 
 __all__ = [
     "STYLE",
@@ -33,6 +34,7 @@ __all__ = [
     "overlap_histogram",
     "llm_calls_bars",
     "run_cost_bars",
+    "breakdown_bars",
     "stub_vs_run",
     "deliveries_bars",
     "replay_bars",
@@ -347,6 +349,50 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     return fig
 
 
+MAX_GROUPS = 12
+"""Each panel of the breakdown figure shows at most this many groups (the most sessions first)."""
+
+
+def _short(text: str, width: int = 26) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@_styled
+def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
+    """Per project, Claude Code version and month: % of parent content fold and hybrid evict, with session counts."""
+    fig = Figure(figsize=(13.0, 5.5), layout="constrained")
+    axes = fig.subplots(1, len(BREAKDOWN_DIMENSIONS), sharex=True)
+    fig.suptitle("Parent-origin content evicted, by project, Claude Code version and month (at the run's budget)")
+    ordered = breakdown_ordered(breakdown) if breakdown.height else breakdown
+    peak = max([1.0, *(ordered["fold_evicted_pct"].fill_null(0).to_list() if ordered.height else [])])
+    for ax, (dim, heading) in zip(axes, BREAKDOWN_DIMENSIONS.items()):
+        rows = ordered.filter(pl.col("dimension") == dim).to_dicts() if ordered.height else []
+        ax.set_title(heading)
+        if not rows:
+            _empty(ax, "no sessions")
+            continue
+        if len(rows) > MAX_GROUPS:
+            keep = {id(r) for r in sorted(rows, key=lambda r: -r["sessions"])[:MAX_GROUPS]}
+            hidden = len(rows) - MAX_GROUPS
+            rows = [r for r in rows if id(r) in keep]
+            ax.set_title(f"{heading} (top {MAX_GROUPS} of {MAX_GROUPS + hidden} by sessions)")
+        ys = list(range(len(rows)))
+        height = 0.38
+        for offset, (strategy, column) in enumerate((("fold", "fold_evicted_pct"), ("hybrid", "hybrid_evicted_pct"))):
+            values = [r[column] or 0.0 for r in rows]
+            bars = ax.barh([y + (offset - 0.5) * height for y in ys], values, height=height, color=_color(strategy),
+                           label=f"{_label(strategy)} evicted %")
+            ax.bar_label(bars, labels=[f"{v:.1f}%" if v else "" for v in values], fontsize=7, padding=2)
+        ax.set_yticks(ys, [f"{_short(r['value'])} ({r['sessions']})" for r in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlim(0, peak * 1.25)
+        ax.set_xlabel("% of parent chars kept alone")
+    if ordered.height:
+        axes[0].legend(loc="lower right", fontsize=8)
+    fig.text(0.5, -0.01, "(n) = sessions in the group; no bar = 0%", ha="center", fontsize=8, color=OTHER_COLOR)
+    return fig
+
+
 KIND_COLORS: dict[str, str] = {
     "agent": "#0072B2",
     "forked_skill": "#CC79A7",
@@ -620,6 +666,7 @@ FIGURES: dict[str, tuple[str, object]] = {
     "overlap_distribution": ("duplicates", overlap_histogram),
     "llm_calls": ("llm_calls", llm_calls_bars),
     "run_cost": ("run_cost", run_cost_bars),
+    "breakdown": ("breakdown", breakdown_bars),
     "background_stub_vs_run": ("background", stub_vs_run),
     "background_deliveries": ("background", deliveries_bars),
     "replay_re_extractions": ("replay", replay_bars),

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from measure.akm.read import rel
 from measure.runner.job import RunParams, SessionOutcome, _error, measure_session
+from measure.runner.progress import Progress
 
 EXECUTORS = ("local", "dask")
 #: Batches aim at this share of the work per worker, so the last batches are small.
@@ -80,9 +81,10 @@ def run_tasks(
     jobs: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | Callable[[int, int], None] | None = None,
 ) -> list[SessionOutcome]:
-    """Measure every task; outcomes in task order."""
+    """Measure every task; outcomes in task order. `progress` advances by each finished task's size
+    (a `measure.runner.progress.Progress`) or is called as `progress(done, total)`."""
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r} (expected one of {', '.join(EXECUTORS)})")
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i].size)
@@ -94,7 +96,9 @@ def run_tasks(
         for i, outcome in pairs:
             results[i] = outcome
             done += 1
-            if progress:
+            if isinstance(progress, Progress):
+                progress.advance(tasks[i].size)
+            elif progress:
                 progress(done, len(tasks))
 
     if executor == "dask":

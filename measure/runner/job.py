@@ -9,6 +9,7 @@ from measure.akm.hashing import content_hash
 from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.background import background_rows
+from measure.measurements.breakdown import session_info_rows
 from measure.measurements.budget_sweep import sweep_rows
 from measure.measurements.cost import (
     cost_tables,  # its modules register the "usage" and "reads" collectors
@@ -136,4 +137,5 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("repeat_reads", cost["repeat_reads"])
     add("cost_sessions", cost["cost_sessions"])
     add("delegation", delegation)
+    add("session_info", session_info_rows(session_path, session.ref.started_at, lines.get("version")))
     return out

@@ -40,3 +40,8 @@ def _redact_rows(rows: dict[str, list[dict]]) -> None:
             for key in ("session_id", "description", "task_id"):  # task_id: wakeups, repeat_reads (#12)
                 if row.get(key) is not None:  # "" too: every value of a redacted column is a hash
                     row[key] = redact(row[key])
+            # Project folders are cwd paths: hashed as redact_path hashes session_path's first part.
+            if row.get("project"):
+                row["project"] = redact(row["project"])
+            if row.get("dimension") == "project" and row.get("value"):
+                row["value"] = redact(row["value"])

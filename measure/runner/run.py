@@ -7,13 +7,14 @@ import hashlib
 import json
 import os
 import platform
-import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from measure import __version__
 from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, rel
+from measure.measurements.breakdown import breakdown_rows
 from measure.measurements.llm_calls import run_cost_rows
 from measure.measurements.verdict import verdict_rows
 from measure.paths import portable
@@ -22,7 +23,10 @@ from measure.runner.cache import Cache, run_key, session_key
 from measure.runner.executor import Task, run_tasks
 from measure.runner.inputs import FileState, StatIndex, session_files
 from measure.runner.job import RunParams, SessionOutcome, _error
+from measure.runner.progress import Progress
+from measure.runner.progress import resolve as resolve_progress
 from measure.runner.redact import _redact_rows
+from measure.runner.select import select_sessions
 
 
 @dataclass(frozen=True)
@@ -58,21 +62,13 @@ def orphan_errors(root: str) -> list[dict]:
     return rows
 
 
-def _progress(done: int, total: int) -> None:
-    if sys.stderr.isatty() and total >= 20:
-        sys.stderr.write(f"\rmeasure: {done}/{total} sessions")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def run_measurement(
     root: str | os.PathLike,
     out_dir: str | os.PathLike,
     params: RunParams = RunParams(),
     jobs: int | None = None,
     cache_dir: str | os.PathLike | None = None,
-    progress=_progress,
+    progress: Progress | Callable[[int, int], None] | None = None,
     executor: str = "local",
     scheduler: str | None = None,
 ) -> RunSummary:
@@ -81,6 +77,9 @@ def run_measurement(
     `executor` is "local" (`jobs` processes; 1 measures in this process) or "dask" (the
     cluster at `scheduler`, or a LocalCluster of `jobs` workers when None). With a
     `cache_dir`, sessions whose files, parameters and code are unchanged are not measured.
+    `progress` (default: `measure.runner.progress.current()`, silent unless the command line
+    made one active) is told the sessions and the bytes to measure, and stopped when they are
+    measured; a plain `callback(done, total)` is called after each session instead.
     """
     root = os.path.abspath(os.fspath(root))
     if not os.path.isdir(root):
@@ -91,8 +90,7 @@ def run_measurement(
         root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms, walk_order=params.walk_order
     )
     if params.sessions:
-        wanted = set(params.sessions)
-        listings = [s for s in listings if s.session_id in wanted or rel(s.path, root) in wanted]
+        listings = select_sessions(listings, params.sessions, root)
     errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors]
     errors += orphan_errors(root)
     # The merge order (largest parent first) is the one tables were always built in: rows whose
@@ -127,26 +125,27 @@ def run_measurement(
         hit = cache.load_run(whole, out)
         if hit is not None:
             index.save()
-            if progress:
-                progress(len(order), len(order))
+            bar = resolve_progress(progress)
+            bar.start(len(order), 0)
+            for _ in order:
+                bar.advance(0)
+            bar.stop()
             return RunSummary(len(listings), hit["measured"], hit["errors"], os.fspath(out), len(order), index.hashed, index.reused)
     per_session = cache is not None and not params.redact
     outcomes: list[SessionOutcome | None] = [cache.load(k) if per_session and k else None for k in keys]
     cached = sum(o is not None for o in outcomes)
     todo = [i for i, o in enumerate(outcomes) if o is None]
     tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path])) for i in todo]
-    total = len(order)
-
-    def report(done: int, _: int) -> None:
-        progress(cached + done, total)
-
-    if cached and progress:
-        progress(cached, total)
-    for i, o in zip(todo, run_tasks(tasks, jobs=jobs, executor=executor, scheduler=scheduler, progress=report)):
+    bar = resolve_progress(progress)
+    bar.start(len(order), sum(t.size for t in tasks))  # bytes: what is measured now, not what the cache holds
+    for _ in range(cached):
+        bar.advance(0)
+    for i, o in zip(todo, run_tasks(tasks, jobs=jobs, executor=executor, scheduler=scheduler, progress=bar)):
         outcomes[i] = o
         # An internal error is not cached: a fixed measure should try again.
         if per_session and keys[i] and not any(e["kind"] == "internal_error" for e in o.errors):
             cache.store(keys[i], o)
+    bar.stop()
     index.save()
     from measure.runner.tables import (  # polars: only when tables are built
         frame,
@@ -166,6 +165,7 @@ def run_measurement(
         row["run_order"] = rank.get(row["session_path"])
     rows["run_cost"] = run_cost_rows(rows["llm_calls"], run_order, params.session_cap)
     rows["verdict"] = verdict_rows(rows["sessions"], rows["eviction"], rows["run_cost"])
+    rows["breakdown"] = breakdown_rows(rows["session_info"], rows["sessions"], rows["eviction"], rows["subagents"])
     rows["errors"] = errors
     if params.redact:
         _redact_rows(rows)

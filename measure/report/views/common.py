@@ -66,6 +66,25 @@ class Report:
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]
 
+    def pandas(self, name: str | None = None):
+        """Table `name` as a pandas DataFrame (every table, as a dict by name, when `name` is None).
+
+        Through Arrow: columns are `pd.ArrowDtype` backed by the polars buffers, so numbers are
+        not copied; rows and columns are the schema's. Needs the `pandas` extra (`make lab` has it).
+        """
+        try:
+            import pandas  # noqa: F401, PLC0415
+            import pyarrow  # noqa: F401, PLC0415
+        except ImportError as exc:
+            raise ImportError(
+                "Report.pandas needs pandas and pyarrow: pip install -e '.[pandas]' (make lab installs them)"
+            ) from exc
+        if name is None:
+            return {n: self.pandas(n) for n in self.tables}
+        if name not in self.tables:
+            raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables)}")
+        return self.tables[name].to_pandas(use_pyarrow_extension_array=True)
+
 
 def load(
     sessions_root: str | os.PathLike,
@@ -115,7 +134,8 @@ def load(
                 replay=replay,
             )
             tables, run = _read_run(Path(tmp))
-    if sessions:
+    # A run made with these --session values holds exactly them already (ids and paths may be hashed).
+    if sessions and list((run.get("parameters") or {}).get("sessions") or []) != sessions:
         tables = _filter_sessions(tables, sessions, run)
     root = sessions_root if str(sessions_root).startswith("~") else paths.portable(sessions_root)
     return Report(tables=tables, run=run, sessions_root=root, show_excerpts=show_excerpts)
@@ -129,22 +149,35 @@ def _read_run(directory: Path) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]
 
 
 def _filter_sessions(tables: dict[str, pl.DataFrame], sessions: list[str], run: dict | None = None) -> dict[str, pl.DataFrame]:
-    """Keep the rows of the named sessions; run_cost is recomputed over the kept sessions."""
-    def keep(col: pl.Expr) -> pl.Expr:
-        expr = pl.lit(False)
-        for s in sessions:
-            expr = expr | col.str.starts_with(s)
-        return expr
+    """Keep the rows of the sessions `sessions` names, as `--session` does (id, id prefix, path);
+    run_cost and breakdown are recomputed over the kept sessions."""
+    from measure.runner.select import matches  # noqa: PLC0415
 
+    pairs = set()
+    for df in tables.values():
+        if {"session_id", "session_path"} <= set(df.columns):
+            pairs.update(df.select("session_id", "session_path").unique().iter_rows())
+    kept = sorted({sid for sid, path in pairs if any(matches(s, sid, path or "") for s in sessions)})
     out = {}
     for name, df in tables.items():
         if "session_id" in df.columns:
-            df = df.filter(keep(pl.col("session_id")))
+            df = df.filter(pl.col("session_id").is_in(kept))
         elif name == "verdict":
             df = df.clear()  # it depends on which sessions are shown: overview.verdict_table recomputes it
         out[name] = df
     out["run_cost"] = _run_cost(out["llm_calls"], _find(run or {}, "session_cap") or _cap(tables["run_cost"]))
+    if "breakdown" in out:
+        out["breakdown"] = _breakdown(out)
     return out
+
+
+def _breakdown(tables: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """The breakdown table over the sessions of `tables` (as measure run builds it)."""
+    from measure.measurements.breakdown import breakdown_rows  # noqa: PLC0415
+    from measure.runner.tables import frame  # noqa: PLC0415
+
+    rows = breakdown_rows(*(tables[n].to_dicts() for n in ("session_info", "sessions", "eviction", "subagents")))
+    return frame(TABLES["breakdown"], rows)
 
 
 def _cap(run_cost: pl.DataFrame) -> int:
@@ -174,15 +207,26 @@ def run_measure(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    since_ms: float = 0,
+    session_cap: int | None = None,
+    max_event_chars: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
     walk_order: str = "name",
     replay: str | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
     `cache=False` measures without the incremental cache: every number is computed by the
     code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
+    `since_ms`, `session_cap`, `max_event_chars`, `cache_dir`, `executor` and `scheduler` are
+    `measure run`'s --since, --session-cap, --max-event-chars, --cache-dir, --executor and
+    --scheduler. Progress goes to the active
+    `measure.runner.progress` (silent unless the command line made one active).
     `replay` is `--replay-at` (None: no replay table; `measure report` always passes one).
-    Raises RuntimeError when the sessions root does not exist.
+    Raises RuntimeError when the sessions root does not exist, and
+    `measure.runner.select.UnknownSessions` when a `sessions` value names no session.
     """
     from measure.runner.cache import default_cache_dir
     from measure.runner.job import RunParams
@@ -195,14 +239,17 @@ def run_measure(
         redact=redact,
         sessions=tuple(sessions or ()),
         file_time_ms=file_time_ms,
+        since_ms=since_ms or 0,
+        **({"session_cap": int(session_cap)} if session_cap else {}),
+        **({"max_event_text_length": int(max_event_chars)} if max_event_chars else {}),
         walk_order=walk_order,
         replay=replay,
     )
     out = Path(out_dir)
+    cache_at = (cache_dir or default_cache_dir()) if cache else None
     try:
         run_measurement(
-            paths.resolve(sessions_root), out, params, jobs=jobs, cache_dir=default_cache_dir() if cache else None,
-            progress=lambda done, total: None,
+            paths.resolve(sessions_root), out, params, jobs=jobs, cache_dir=cache_at, executor=executor, scheduler=scheduler
         )
     except FileNotFoundError as exc:
         raise RuntimeError(f"measure run failed: {exc}") from exc

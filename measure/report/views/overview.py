@@ -331,3 +331,42 @@ def quirks(r: Report):
     return out.with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o")).sort(
         "quirk", "_o"
     ).drop("_o")
+
+
+BREAKDOWN_DIMENSIONS: dict[str, str] = {"project": "project", "cc_version": "Claude Code version", "month": "month"}
+"""The breakdown table's dimensions in display order, with their headings."""
+
+
+def breakdown_ordered(df: pl.DataFrame) -> pl.DataFrame:
+    """Breakdown rows in display order: projects by sessions (most first), versions by number, months by date."""
+    from measure.measurements.breakdown import UNKNOWN, _version_key  # noqa: PLC0415
+
+    parts = []
+    for dim in BREAKDOWN_DIMENSIONS:
+        part = df.filter(pl.col("dimension") == dim)
+        rows = part.to_dicts()
+        if dim == "project":
+            rows.sort(key=lambda r: (-r["sessions"], r["value"]))
+        elif dim == "cc_version":
+            rows.sort(key=lambda r: (r["value"] == UNKNOWN, _version_key(r["value"])))
+        else:
+            rows.sort(key=lambda r: (r["value"] == UNKNOWN, r["value"]))
+        parts.append(pl.DataFrame(rows, schema=df.schema) if rows else part.clear())
+    return pl.concat(parts) if parts else df
+
+
+def breakdown(r: Report) -> pl.DataFrame:
+    """Per project, Claude Code version and month: sessions, subagent share, eviction and calls."""
+    df = breakdown_ordered(r.tables["breakdown"])
+    return df.select(
+        pl.col("dimension").replace_strict(BREAKDOWN_DIMENSIONS, default=pl.col("dimension")).alias("by"),
+        pl.col("value"),
+        pl.col("sessions"),
+        pl.col("sessions_with_subagents").alias("with subagents"),
+        pl.col("subagent_chars_pct").alias("subagent chars %"),
+        pl.col("fold_evicted_pct").alias("fold evicted %"),
+        pl.col("hybrid_evicted_pct").alias("hybrid evicted %"),
+        pl.col("llm_calls_link").alias("calls (link)"),
+        pl.col("llm_calls_chunked").alias("calls (chunked)"),
+        pl.col("chunked_multiplier").alias("chunked ×"),
+    )

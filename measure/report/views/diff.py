@@ -1,0 +1,162 @@
+"""`measure diff RUN_A RUN_B`: what changed between two runs, as per-strategy deltas.
+
+A run is a `measure run --out` directory (Parquet tables + run.json) or a report directory
+(`tables/*.csv` + run.json). Each metric is computed per strategy from each run's tables at its
+own budget; the table gives A, B, B - A and the change in % of A. Typical pairs: two budgets,
+two prompt templates, or last month against this month (`--since`, `--session`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+from measure.report.views.common import ordered_strategies
+from measure.runner.tables import read_tables
+from measure.schema import TABLES
+
+
+class RunDiffError(ValueError):
+    """A directory is not a run, or a metric name is unknown."""
+
+
+def _sum(table: str, column: str) -> Callable[[dict[str, pl.DataFrame], str], float | None]:
+    def value(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
+        df = tables[table].filter(pl.col("strategy") == strategy)
+        return None if df.height == 0 else df[column].sum()
+
+    return value
+
+
+def _sessions(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
+    df = tables["sessions"].filter(pl.col("strategy") == strategy)
+    return None if df.height == 0 else df["session_id"].n_unique()
+
+
+def _evicted_pct(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
+    df = tables["eviction"].filter(pl.col("strategy") == strategy)
+    if df.height == 0:
+        return None
+    return round(100.0 * df["evicted_chars"].sum() / max(1, df["alone_parent_kept_chars"].sum()), 1)
+
+
+def _sessions_evicting(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
+    df = tables["eviction"].filter(pl.col("strategy") == strategy)
+    return None if df.height == 0 else df.filter(pl.col("evicted_chars") > 0).height
+
+
+def _run_cost(column: str):
+    def value(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
+        df = tables["run_cost"].filter(pl.col("strategy") == strategy)
+        return None if df.height == 0 else df[column][0]
+
+    return value
+
+
+METRICS: dict[str, tuple[Callable[[dict[str, pl.DataFrame], str], float | None], str]] = {
+    "sessions": (_sessions, "sessions measured"),
+    "llm_calls": (_sum("sessions", "llm_calls"), "extraction calls over all sessions"),
+    "prompt_chars": (_sum("sessions", "prompt_chars"), "prompt chars over all sessions"),
+    "parent_kept_chars": (_sum("sessions", "parent_kept_chars"), "parent-origin chars kept over all sessions"),
+    "subagent_kept_chars": (_sum("sessions", "subagent_kept_chars"), "subagent chars kept over all sessions"),
+    "evicted_chars": (_sum("eviction", "evicted_chars"), "parent-origin chars evicted (fold family, hybrid)"),
+    "evicted_pct": (_evicted_pct, "evicted chars as % of parent chars kept alone"),
+    "sessions_evicting": (_sessions_evicting, "sessions where the strategy evicts parent content"),
+    "calls_per_run_max": (_run_cost("calls_per_run_max"), "calls in the most expensive akm run (session cap)"),
+}
+"""Metric name -> (function of a run's tables and a strategy, meaning). Order is the table's."""
+
+
+def run_tables(directory: str | os.PathLike) -> tuple[dict[str, pl.DataFrame], dict]:
+    """The tables and run.json of a `measure run --out` or report directory."""
+    d = Path(os.path.expanduser(os.fspath(directory)))
+    if not d.is_dir():
+        raise RunDiffError(f"not a directory: {directory}")
+    run_json = d / "run.json"
+    if (d / "sessions.parquet").is_file():
+        tables = read_tables(d)
+    elif (d / "tables" / "sessions.csv").is_file():
+        tables = {
+            name: pl.read_csv(d / "tables" / f"{name}.csv", schema=table.polars_schema)
+            if (d / "tables" / f"{name}.csv").is_file()
+            else pl.DataFrame(schema=table.polars_schema)
+            for name, table in TABLES.items()
+        }
+    else:
+        raise RunDiffError(f"{directory} holds no run: expected sessions.parquet (measure run --out) or tables/sessions.csv (a report)")
+    run = json.loads(run_json.read_text(encoding="utf-8")) if run_json.is_file() else {}
+    return tables, run
+
+
+def diff_tables(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame], metrics: list[str] | None = None) -> pl.DataFrame:
+    """One row per strategy and metric: a, b, delta (b - a) and delta_pct (% of a; null when a is 0 or missing)."""
+    names = list(metrics or METRICS)
+    unknown = [m for m in names if m not in METRICS]
+    if unknown:
+        raise RunDiffError(f"unknown metric(s) {', '.join(unknown)}; metrics: {', '.join(METRICS)}")
+    strategies = ordered_strategies(a["sessions"]["strategy"].to_list() + b["sessions"]["strategy"].to_list())
+    rows = []
+    for strategy in strategies:
+        for name in names:
+            fn = METRICS[name][0]
+            va, vb = fn(a, strategy), fn(b, strategy)
+            if va is None and vb is None:
+                continue
+            delta = None if va is None or vb is None else round(float(vb) - float(va), 1)
+            pct = round(100.0 * delta / abs(float(va)), 1) if delta is not None and va else None
+            rows.append({"strategy": strategy, "metric": name, "a": _num(va), "b": _num(vb), "delta": delta, "delta_pct": pct})
+    schema = {"strategy": pl.String, "metric": pl.String, "a": pl.Float64, "b": pl.Float64, "delta": pl.Float64, "delta_pct": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _num(v) -> float | None:
+    return None if v is None else round(float(v), 1)
+
+
+def parameter_changes(run_a: dict, run_b: dict) -> list[str]:
+    """The run.json parameters (and template digest, root name) that differ, as `name: A -> B` lines."""
+    def flat(run: dict) -> dict:
+        out = {f"parameters.{k}": v for k, v in sorted((run.get("parameters") or {}).items())}
+        out["template_sha256"] = (run.get("template_sha256") or "")[:12] or None
+        out["input.root_name"] = (run.get("input") or {}).get("root_name")
+        out["input.sessions_listed"] = (run.get("input") or {}).get("sessions_listed")
+        return out
+
+    fa, fb = flat(run_a), flat(run_b)
+    return [f"{k}: {fa.get(k)!r} -> {fb.get(k)!r}" for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)]
+
+
+def diff_runs(run_a: str | os.PathLike, run_b: str | os.PathLike, metrics: list[str] | None = None) -> tuple[pl.DataFrame, list[str]]:
+    """The per-strategy deltas between two run directories, and what differs in their parameters."""
+    tables_a, json_a = run_tables(run_a)
+    tables_b, json_b = run_tables(run_b)
+    return diff_tables(tables_a, tables_b, metrics), parameter_changes(json_a, json_b)
+
+
+def formatted(table: pl.DataFrame) -> pl.DataFrame:
+    """The diff table as text: thousands separators, whole numbers without decimals, signed deltas, `n/a`."""
+
+    def fmt(v: float | None, signed: bool = False, pct: bool = False) -> str:
+        if v is None:
+            return "n/a"
+        text = f"{v:+,.1f}" if signed else f"{v:,.1f}"
+        if text.endswith(".0") and not pct:
+            text = text[:-2]
+        return text + ("%" if pct else "")
+
+    rows = [
+        {
+            "strategy": r["strategy"],
+            "metric": r["metric"],
+            "A": fmt(r["a"]),
+            "B": fmt(r["b"]),
+            "B - A": fmt(r["delta"], signed=True),
+            "change": fmt(r["delta_pct"], signed=True, pct=True),
+        }
+        for r in table.iter_rows(named=True)
+    ]
+    return pl.DataFrame(rows, schema=dict.fromkeys(("strategy", "metric", "A", "B", "B - A", "change"), pl.String), orient="row")

@@ -1,0 +1,73 @@
+"""`--session` selection: full ids, root-relative paths or id prefixes (the short ids reports show)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+from measure.akm.read import rel
+from measure.runner.redact import redact
+
+
+class UnknownSessions(ValueError):
+    """Raised when a `--session` value matches no listed session; names the closest ids."""
+
+    def __init__(self, missing: dict[str, list[str]], listed: int):
+        self.missing = missing
+        self.listed = listed
+        parts = []
+        for value, closest in missing.items():
+            hint = f"; closest: {', '.join(closest)}" if closest else ""
+            parts.append(f"no session matches {value!r}{hint}")
+        if not listed:
+            parts.append("(no sessions were listed under the root)")
+        super().__init__("; ".join(parts))
+
+
+def matches(value: str, session_id: str, session_path: str) -> bool:
+    """A value names a session by its id, its root-relative path (with or without .jsonl) or an id
+    prefix; a `sha256:` prefix names it by its id as a `--redact` report shows it."""
+    if value.startswith("sha256:"):
+        return redact(session_id).startswith(value)
+    return (
+        value == session_id
+        or value == session_path
+        or value == session_path.removesuffix(".jsonl")
+        or session_id.startswith(value)
+    )
+
+
+def closest_ids(value: str, ids: Iterable[str], n: int = 3) -> list[str]:
+    """The `n` ids most like `value` (by prefix, then difflib similarity), best first."""
+    ids = sorted(set(ids))
+    key = value.split("/")[-1].removesuffix(".jsonl")
+
+    def score(i: str) -> tuple[float, str]:
+        prefix = len(_common_prefix(key, i))
+        return (-(prefix + difflib.SequenceMatcher(None, key, i).ratio()), i)
+
+    return sorted(ids, key=score)[:n]
+
+
+def _common_prefix(a: str, b: str) -> str:
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return a[:k]
+
+
+def select_sessions(listings: Sequence, wanted: Iterable[str], root: str) -> list:
+    """The listings named by `wanted` (listing order kept); raises UnknownSessions for a value naming none."""
+    wanted = [w for w in dict.fromkeys(wanted)]
+    paths = [rel(s.path, root) for s in listings]
+    chosen = [
+        s for s, p in zip(listings, paths) if any(matches(w, s.session_id, p) for w in wanted)
+    ]
+    missing = {
+        w: closest_ids(w, [s.session_id for s in listings])
+        for w in wanted
+        if not any(matches(w, s.session_id, p) for s, p in zip(listings, paths))
+    }
+    if missing:
+        raise UnknownSessions(missing, len(listings))
+    return chosen
