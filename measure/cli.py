@@ -48,6 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from measure.akm.read import resolve_root
     from measure.runner.cache import default_cache_dir
     from measure.runner.job import RunParams
+    from measure.runner.outputs import OutputError
     from measure.runner.run import run_measurement
 
     root = resolve_root(args.root)
@@ -65,7 +66,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     try:
         summary = run_measurement(root, args.out, params, jobs=args.jobs, cache_dir=cache)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, OutputError) as exc:  # OutputError: --out/--cache-dir refused before any work
         print(f"measure: {exc}", file=sys.stderr)
         return 2
     print(

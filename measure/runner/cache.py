@@ -9,7 +9,7 @@ import pickle
 from dataclasses import asdict
 from pathlib import Path
 
-from measure.akm.read import rel, subagents_dir
+from measure.akm.read import open_regular, rel, subagents_dir, walk_files
 from measure.runner.job import RunParams, SessionOutcome, _error, measure_session
 
 CACHE_VERSION = 1
@@ -35,7 +35,7 @@ def _file_key(path: str, with_mtime: bool = True) -> list:
     """Size, mtime and a content fingerprint (first and last 64 KiB) of one file."""
     st = os.stat(path)
     h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # never block on a FIFO or read a device (issue #17)
         h.update(f.read(65536))
         if st.st_size > 131072:
             f.seek(-65536, os.SEEK_END)
@@ -93,9 +93,4 @@ def _cached_measure(job: tuple) -> SessionOutcome:
 
 
 def _subagent_files(path: str) -> list[str]:
-    sub = subagents_dir(path)
-    found = []
-    for dirpath, dirnames, names in os.walk(sub):
-        dirnames.sort()
-        found += [os.path.join(dirpath, n) for n in sorted(names)]
-    return found
+    return list(walk_files(subagents_dir(path)))  # no recursion: folders nested 1,200 deep (issue #17)

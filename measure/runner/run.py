@@ -13,11 +13,12 @@ from pathlib import Path
 
 from measure import __version__
 from measure.akm.prompt import load_template
-from measure.akm.read import list_sessions, rel
+from measure.akm.read import list_sessions, rel, walk_files
 from measure.measurements.llm_calls import run_cost_rows
 from measure.runner.cache import _cached_measure, _file_key, _subagent_files
 from measure.runner.job import RunParams, SessionOutcome, _error
-from measure.runner.redact import _redact_rows
+from measure.runner.outputs import StagedDir, check_cache_dir
+from measure.runner.redact import _redact_rows, redact
 from measure.runner.tables import frame, write_tables
 from measure.schema import TABLES
 
@@ -33,12 +34,13 @@ class RunSummary:
 def orphan_errors(root: str) -> list[dict]:
     """`<project>/<id>/subagents/` folders whose `<id>.jsonl` is gone (rotated off disk)."""
     rows = []
-    for dirpath, dirnames, _ in os.walk(root):
-        dirnames.sort()
-        if os.path.basename(dirpath) == "subagents" and "subagents" not in os.path.relpath(dirpath, root).split(os.sep)[:-1]:
+    stack = [root]  # explicit stack, not os.walk's recursion: folders may nest 1,200 deep
+    while stack:
+        dirpath = stack.pop()
+        if os.path.basename(dirpath) == "subagents" and dirpath != root:
             session_dir = os.path.dirname(dirpath)
             if session_dir != root and not os.path.exists(session_dir + ".jsonl"):
-                n = sum(len([f for f in fs if f.endswith(".jsonl")]) for _, _, fs in os.walk(dirpath))
+                n = sum(1 for p in walk_files(dirpath) if p.endswith(".jsonl"))
                 rows.append(
                     _error(
                         rel(dirpath, root),
@@ -48,8 +50,21 @@ def orphan_errors(root: str) -> list[dict]:
                         n,
                     )
                 )
-            dirnames[:] = []
+            continue
+        try:
+            with os.scandir(dirpath) as it:
+                subdirs = sorted(e.path for e in it if _is_real_dir(e))
+        except OSError:
+            continue
+        stack.extend(reversed(subdirs))
     return rows
+
+
+def _is_real_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _progress(done: int, total: int) -> None:
@@ -72,6 +87,20 @@ def run_measurement(
     root = os.path.abspath(os.fspath(root))
     if not os.path.isdir(root):
         raise FileNotFoundError(f"sessions root not found: {root}")
+    if cache_dir:
+        check_cache_dir(cache_dir, root)
+    # Before any work: --out outside the root, replaceable, writable (issue #17).
+    staged = StagedDir(out_dir, "run", root)
+    try:
+        summary = _measure_into(root, staged.path, params, jobs, cache_dir, progress)
+    except BaseException:
+        staged.abort()
+        raise
+    staged.commit()
+    return RunSummary(summary.sessions, summary.measured, summary.errors, os.fspath(out_dir))
+
+
+def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, progress) -> RunSummary:
     template = load_template(params.template_path)
     list_errors: list = []
     listings = list_sessions(root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms)
@@ -104,7 +133,6 @@ def run_measurement(
     if params.redact:
         _redact_rows(rows)
     frames = {name: frame(TABLES[name], rows[name]) for name in TABLES}
-    out = Path(out_dir)
     write_tables(frames, out)
     _write_run_json(out, root, params, listings, frames)
     measured = len({r["session_path"] for r in rows["sessions"]})
@@ -148,15 +176,19 @@ def _versions() -> dict:
 
 def _write_run_json(out: Path, root: str, params: RunParams, listings, frames) -> None:
     p = asdict(params)
+    root_name = os.path.basename(root.rstrip(os.sep))
     if params.template_path:
         p["template_path"] = os.path.basename(params.template_path)
+    if params.redact:  # the root's name and the chosen session ids name the input
+        root_name = redact(root_name)
+        p["sessions"] = [redact(x) for x in params.sessions]
     doc = {
         "schema_version": 1,
         "parameters": p,
         "template_sha256": hashlib.sha256(load_template(params.template_path).encode()).hexdigest(),
         "versions": _versions(),
         "input": {
-            "root_name": os.path.basename(root.rstrip(os.sep)),
+            "root_name": root_name,
             "sessions_listed": len(listings),
             "fingerprint": fingerprint(root, listings),
         },
