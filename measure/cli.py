@@ -62,6 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sessions=tuple(args.session or ()),
         since_ms=args.since or 0,
         file_time_ms=args.pin_file_times,
+        show_excerpts=args.show_excerpts,
     )
     cache = None if args.no_cache else (args.cache_dir or default_cache_dir())
     try:
@@ -117,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", action="append", metavar="ID", help="only this session id or root-relative path (repeatable)")
     p.add_argument("--since", type=_date_ms, metavar="DATE", help="only sessions whose file changed on or after DATE (UTC)")
     p.add_argument("--session-cap", type=_positive, default=25, metavar="N", help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)")
-    p.add_argument("--redact", action="store_true", help="hash descriptions, session ids and project folder names")
+    p.add_argument("--redact", action="store_true", help="hash every name and id of the input (project folders, session and agent ids, agent types, tool-use ids) in every output")
+    p.add_argument("--show-excerpts", action="store_true", help="keep transcript-derived text (subagent descriptions) in the tables")
     p.add_argument("--pin-file-times", type=int, metavar="MS", help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep")
     p.add_argument("--cache-dir", help="incremental cache (default: $XDG_CACHE_HOME/measure or ~/.cache/measure)")
     p.add_argument("--no-cache", action="store_true", help="measure everything again and write no cache")

@@ -69,7 +69,7 @@ def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
 
     stems = [p.stem for p in notebooks.notebook_sources()]
     expected = {f"{s}.{ext}" for s in stems for ext in ("ipynb", "html")}
-    expected |= {f"params/{s}.yaml" for s in stems} | {"run.json"}
+    expected |= {f"params/{s}.yaml" for s in stems} | {"run.json", ".measure-output.json"}
     expected |= {f"figures/{name}.png" for name in ("budget_sweep", "eviction_by_strategy", "llm_calls", "overlap_distribution", "run_cost")}
     expected |= {f"tables/{name}.csv" for name in ("budget_sweep", "duplicates", "errors", "eviction", "llm_calls", "quirks", "run_cost", "sessions", "subagents")}
     assert set(first) == expected

@@ -36,6 +36,7 @@ from measure.report.notebooks import (
     notebook_sources,
     run_notebooks,
 )
+from measure.runner.outputs import OutputError, StagedDir, check_out_dir
 
 FIXTURE_ROOT = "fixtures/default"
 """The bundled sessions root (repo-relative): `make report`'s default and the goldens' input."""
@@ -107,16 +108,6 @@ def report_parameters(
     }
 
 
-def _clean_report_dir(out: Path) -> None:
-    """Remove what a previous report wrote here (only files this module writes)."""
-    for sub in ("figures", "tables", "params"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-    for pattern in ("*.ipynb", "*.html", "run.json"):
-        for p in out.glob(pattern):
-            if p.is_file():
-                p.unlink()
-
-
 def report(
     sessions_root: str | os.PathLike = FIXTURE_ROOT,
     out: str | os.PathLike | None = None,
@@ -152,10 +143,6 @@ def report(
 
     Returns the report directory. Raises ReportError naming each failed notebook and cell.
     """
-    from measure.report import plots  # noqa: PLC0415
-    from measure.report.views import common as report_views  # noqa: PLC0415
-    from measure.runner.tables import read_tables  # noqa: PLC0415
-
     root_path = paths.resolve(sessions_root)
     name = paths.report_name(root_path)
     out_path = paths.resolve(out) if out else paths.root() / "reports" / name
@@ -165,9 +152,27 @@ def report(
     budgets = sorted(set(budgets)) if budgets else list(DEFAULT_BUDGETS)
     sources = notebook_sources(notebooks_dir)
 
-    out_path.mkdir(parents=True, exist_ok=True)
-    _clean_report_dir(out_path)
-    shutil.rmtree(run_dir, ignore_errors=True)
+    # Before any work: --out outside the root, empty or an earlier report's, writable. The
+    # report is written beside it and renamed into place when complete (issue #17).
+    check_out_dir(run_dir, root_path, option="build dir")
+    staged = StagedDir(out_path, "report", root_path)
+    try:
+        _write_report(staged.path, root_path, run_dir, build, sources, max_chars, budgets, template_path,
+                      sessions, jobs, redact, cache, file_time_ms, show_excerpts, timeout, log)
+    except BaseException:
+        staged.abort()
+        raise
+    staged.commit()
+    return out_path
+
+
+def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budgets, template_path,
+                  sessions, jobs, redact, cache, file_time_ms, show_excerpts, timeout, log) -> None:
+    from measure.report import plots  # noqa: PLC0415
+    from measure.report.views import common as report_views  # noqa: PLC0415
+    from measure.runner.tables import read_tables  # noqa: PLC0415
+
+    shutil.rmtree(run_dir, ignore_errors=True)  # measure's own scratch under build/
 
     log(f"measure run --root {paths.portable(root_path)} --out {paths.portable(run_dir)}")
     report_views.run_measure(
@@ -181,6 +186,7 @@ def report(
         redact=redact,
         cache=cache,
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+        show_excerpts=show_excerpts,
     )
 
     tables_dir = out_path / "tables"
@@ -213,7 +219,6 @@ def report(
         timeout=timeout,
         log=log,
     )
-    return out_path
 
 
 def golden_plan(notebooks_dir: str | os.PathLike | None = None) -> list[tuple[Path, str, list[Path]]]:
@@ -287,14 +292,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--session", dest="sessions", action="append", default=None, metavar="ID",
                         help="measure only this session id (repeatable)")
     parser.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes for measure run")
-    parser.add_argument("--redact", action="store_true", help="hash session ids and descriptions in the tables")
+    parser.add_argument("--redact", action="store_true", help="hash every name and id of the input (project folders, session and agent ids, agent types) in every output")
     parser.add_argument("--no-cache", action="store_true", help="measure every session again (measure run --no-cache)")
     parser.add_argument(
         "--pin-file-times", type=int, default=None, metavar="MS",
         help="use MS (epoch ms) as every file's mtime/ctime (default: pinned for roots under fixtures/, real times otherwise)",
     )
     parser.add_argument("--show-excerpts", action="store_true",
-                        help="allow transcript-derived text (subagent descriptions) in the notebooks")
+                        help="keep transcript-derived text (subagent descriptions) in the tables and notebooks")
     parser.add_argument("--timeout", type=int, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
     parser.add_argument("--golden", action="store_true",
                         help=f"regenerate the golden notebooks under {GOLDEN_DIR}/ from the bundled fixtures instead of writing a report")
@@ -337,6 +342,9 @@ def run(args: argparse.Namespace) -> int:
         for failure in exc.failures:
             print(f"  {failure}", file=sys.stderr)
         return 1
+    except OutputError as exc:  # --out refused before any work
+        print(f"measure report: {exc}", file=sys.stderr)
+        return 2
     except RuntimeError as exc:  # measure run failed
         print(f"measure report: {exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ from measure.measurements.llm_calls import run_cost_rows
 from measure.runner.cache import _cached_measure, _file_key, _subagent_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.outputs import StagedDir, check_cache_dir
-from measure.runner.redact import _redact_rows, redact
+from measure.runner.redact import _redact_rows, redact, redact_path
 from measure.runner.tables import frame, write_tables
 from measure.schema import TABLES
 
@@ -109,6 +109,8 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, prog
         listings = [s for s in listings if s.session_id in wanted or rel(s.path, root) in wanted]
     errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors]
     errors += orphan_errors(root)
+    if params.redact:
+        _redact_rows({"errors": errors})
     # Largest first, so the pool does not end waiting on one big session.
     order = sorted(listings, key=lambda s: -_size(s.path))
     jobs_list = [(root, s.path, params, template, os.fspath(cache_dir) if cache_dir else None) for s in order]
@@ -125,13 +127,16 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, prog
             progress(i, len(jobs_list))
     rows: dict[str, list[dict]] = {name: [] for name in TABLES}
     for o in outcomes:
+        if params.redact and not o.redacted:  # e.g. an internal_error outcome made outside the job
+            _redact_rows({"errors": o.errors, **o.tables})
         for name, table_rows in o.tables.items():
             rows[name].extend(table_rows)
         errors.extend(o.errors)
-    rows["run_cost"] = run_cost_rows(rows["llm_calls"], [rel(s.path, root) for s in listings], params.session_cap)
-    rows["errors"] = errors
+    order = [rel(s.path, root) for s in listings]
     if params.redact:
-        _redact_rows(rows)
+        order = [redact_path(p) for p in order]
+    rows["run_cost"] = run_cost_rows(rows["llm_calls"], order, params.session_cap)
+    rows["errors"] = errors
     frames = {name: frame(TABLES[name], rows[name]) for name in TABLES}
     write_tables(frames, out)
     _write_run_json(out, root, params, listings, frames)
@@ -158,7 +163,7 @@ def fingerprint(root: str, listings) -> str:
                 key = _file_key(p, with_mtime=False)
             except OSError:
                 continue
-            h.update(f"{rel(p, root)}\0{key}\n".encode())
+            h.update(f"{rel(p, root)}\0{key}\n".encode("utf-8", "surrogateescape"))  # names need not be UTF-8
     return h.hexdigest()
 
 

@@ -103,6 +103,7 @@ def load(
                 sessions=sessions,
                 cache=False,
                 file_time_ms=file_time_for(sessions_root),
+                show_excerpts=show_excerpts,
             )
             tables, run = _read_run(Path(tmp))
     if sessions:
@@ -144,11 +145,13 @@ def run_measure(
     redact: bool = False,
     cache: bool = True,
     file_time_ms: int | None = None,
+    show_excerpts: bool = False,
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
     `cache=False` measures without the incremental cache: every number is computed by the
     code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
+    `show_excerpts` keeps subagent descriptions in the tables (dropped otherwise).
     Raises RuntimeError when the sessions root does not exist.
     """
     from measure.runner.cache import default_cache_dir
@@ -162,6 +165,7 @@ def run_measure(
         redact=redact,
         sessions=tuple(sessions or ()),
         file_time_ms=file_time_ms,
+        show_excerpts=show_excerpts,
     )
     out = Path(out_dir)
     try:
@@ -185,29 +189,36 @@ def short_ids(ids, minimum: int = 8) -> dict[str, str]:
     """Map each session id to its shortest prefix (at least `minimum` chars) that no other id starts with.
 
     UUIDs come out as their first 8 hex digits; ids sharing a long prefix keep what tells them apart.
+    Linear after one sort: the other id sharing the longest prefix with an id is a sorted neighbour.
     """
     ids = sorted(set(ids))
-    short = {}
-    for i in ids:
-        others = [o for o in ids if o != i]
-        width = min(minimum, len(i))
-        while width < len(i) and any(o.startswith(i[:width]) for o in others):
-            width += 1
-        short[i] = i[:width]
-    return short
+    shared = [-1] * len(ids)  # longest common prefix with any other id (-1: there is none)
+    for k in range(1, len(ids)):
+        n = _common_prefix(ids[k - 1], ids[k])
+        shared[k - 1] = max(shared[k - 1], n)
+        shared[k] = max(shared[k], n)
+    return {i: i[: min(len(i), max(minimum, shared[k] + 1))] for k, i in enumerate(ids)}
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
 
 
 def _session_order(r: Report) -> list[str]:
     """Return session ids in the order of the sessions table (session_path), then any others."""
-    seen: list[str] = []
+    seen: dict[str, None] = {}  # insertion-ordered set: membership in O(1)
     for name in ("sessions", "eviction", "llm_calls", "duplicates", "subagents", "budget_sweep"):
         df = r.tables.get(name)
         if df is None or "session_id" not in df.columns:
             continue
         for sid in df.sort("session_path", "session_id")["session_id"].to_list():
             if sid not in seen:
-                seen.append(sid)
-    return seen
+                seen[sid] = None
+    return list(seen)
 
 
 def _with_session(df: pl.DataFrame, r: Report) -> pl.DataFrame:
