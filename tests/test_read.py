@@ -242,3 +242,106 @@ def test_non_string_record_types_as_roles(tmp_path):
     assert "[unknown @ 2026-01-01T00:00:00.000Z] zero" in body  # 0 || "unknown"
     assert "[ @ 2026-01-01T00:00:01.000Z] array" in body  # [] is truthy, String([]) is ""
     assert "[7 @ 2026-01-01T00:00:02.000Z] seven" in body
+
+
+# --- hostile inputs (issue #17) ------------------------------------------------------------
+
+from measure.akm.read import NotRegularFile, open_regular, read_sidecar, read_transcript, walk_files, walk_jsonl  # noqa: E402
+
+LINE = '{"type":"user","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"hello there"}}'
+
+
+def test_open_regular_refuses_a_fifo_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "f.jsonl")  # no writer: a blocking open would never return
+    with pytest.raises(NotRegularFile, match="FIFO"):
+        open_regular(str(tmp_path / "f.jsonl"))
+    with pytest.raises(NotRegularFile, match="character device"):
+        open_regular("/dev/zero")
+
+
+def test_a_file_swapped_for_a_fifo_after_listing_is_reported_not_read(tmp_path):
+    parent = write(tmp_path / "p" / "s.jsonl", LINE)
+    write(tmp_path / "p" / "s" / "subagents" / "agent-a.jsonl", LINE)
+    [listing] = list_sessions(tmp_path)
+    sub = tmp_path / "p" / "s" / "subagents" / "agent-a.jsonl"
+    sub.unlink()
+    os.mkfifo(sub)
+    session, problems = read_session(listing.path, str(tmp_path))
+    assert session.subagents == () and ("p/s/subagents/agent-a.jsonl", "not_a_file") in [(p, k) for p, k, _ in problems]
+    parent.unlink()
+    os.mkfifo(parent)
+    with pytest.raises(ReadError, match="FIFO"):
+        read_session(listing.path, str(tmp_path))
+
+
+def test_a_sidecar_that_is_a_fifo_reads_as_broken(tmp_path):
+    write(tmp_path / "agent-a.jsonl", LINE)
+    os.mkfifo(tmp_path / "agent-a.meta.json")
+    problems: list = []
+    assert read_sidecar(str(tmp_path / "agent-a.jsonl"), problems).state == "broken"
+    assert problems[0][1] == "not_a_file"
+
+
+def test_json_deeper_than_the_recursion_limit_is_an_event(tmp_path):
+    deep = '{"type":"user","timestamp":"2026-05-01T10:00:01Z","message":{"role":"user","content":"deep one"},"x":%s%s}' % (
+        "[" * 20_000, "]" * 20_000)
+    write(tmp_path / "s.jsonl", "[" * 10_000 + "]" * 10_000, LINE, deep)
+    tf, valid = read_transcript(str(tmp_path / "s.jsonl"), 0.0, "s.jsonl")
+    assert [e.text for e in tf.events] == ["hello there", "deep one"] and tf.bad_lines == 0 and valid
+    [listing] = list_sessions(tmp_path)  # the peek at the first 4 KB survives it too
+    assert listing.started_at is not None
+
+
+def _recursive_walk(top):
+    entries = sorted(os.scandir(top), key=lambda e: os.fsencode(e.name), reverse=True)
+    for e in entries:
+        if e.is_dir(follow_symlinks=False):
+            yield from _recursive_walk(e.path)
+        elif e.name.endswith(".jsonl"):
+            yield e.path
+
+
+def test_walk_order_is_unchanged_and_has_no_depth_limit(tmp_path):
+    for rel in ("b/x.jsonl", "b/c/y.jsonl", "a.jsonl", "c/agent-b.jsonl", "c/agent-a.jsonl", "c/d/e/z.jsonl", "c/z.txt"):
+        write(tmp_path / rel, "{}")
+    assert list(walk_jsonl(str(tmp_path))) == list(_recursive_walk(str(tmp_path)))
+    expected = sorted(str(p) for p in tmp_path.rglob("*") if p.is_file())
+    assert sorted(walk_files(str(tmp_path))) == expected
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    cwd = os.getcwd()
+    os.chdir(deep)
+    try:
+        for _ in range(1_200):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("s.jsonl").write_text(LINE + "\n")
+    finally:
+        os.chdir(cwd)
+    found = [p for p in walk_jsonl(str(deep))]
+    assert len(found) == 1 and found[0].endswith("/d" * 1_200 + "/s.jsonl")
+    assert len(list(walk_files(str(deep)))) == 1
+    d = deep
+    os.chdir(deep)  # remove bottom-up: shutil.rmtree recurses
+    try:
+        depth = 0
+        while os.path.isdir("d"):
+            os.chdir("d")
+            depth += 1
+        os.unlink("s.jsonl")
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("d")
+    finally:
+        os.chdir(cwd)
+    assert d.exists()
+
+
+def test_a_link_leaving_the_root_is_reported(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    write(outside / "s.jsonl", LINE)
+    (root / "p").mkdir(parents=True)
+    os.symlink(outside / "s.jsonl", root / "p" / "s.jsonl")
+    session, problems = read_session(str(root / "p" / "s.jsonl"), str(root))
+    assert len(session.folded) == 1  # measured as akm reads it
+    assert ("p/s.jsonl", "outside_link") in [(p, k) for p, k, _ in problems]

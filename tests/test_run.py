@@ -156,3 +156,15 @@ def test_redact_hashes_names_and_descriptions(parity_root, tmp_path):
     assert dup["description"].drop_nulls().len() and dup["description"].drop_nulls().str.starts_with("sha256:").all()
     sessions = pl.read_parquet(tmp_path / "o" / "sessions.parquet")
     assert sessions["session_path"].str.starts_with("sha256:").all()
+
+
+def test_csv_cells_are_injection_safe_and_text_is_valid_utf8():
+    from measure.runner.tables import csv_safe, text_cell
+
+    df = pl.DataFrame({"a": ["=1+1", "+x", "-home-x", "@SUM", "plain", None], "n": [-1, 2, 3, 4, 5, 6]})
+    out = csv_safe(df)
+    assert out["a"].to_list() == ["'=1+1", "'+x", "'-home-x", "'@SUM", "plain", None]
+    assert out["n"].to_list() == df["n"].to_list()  # numbers untouched
+    assert text_cell("name\udcff\udcfe") == "name\\xff\\xfe"  # a file name byte that is not UTF-8
+    assert text_cell("desc\ud83d") == "desc\ufffd"  # a lone surrogate from JSON
+    assert text_cell("ok é") == "ok é"
