@@ -310,31 +310,28 @@ def test_walk_order_is_unchanged_and_has_no_depth_limit(tmp_path):
     deep = tmp_path / "deep"
     deep.mkdir()
     cwd = os.getcwd()
-    os.chdir(deep)
+    depth = 0
     try:
+        os.chdir(deep)
         for _ in range(1_200):
             os.mkdir("d")
             os.chdir("d")
-        Path("s.jsonl").write_text(LINE + "\n")
-    finally:
-        os.chdir(cwd)
-    found = [p for p in walk_jsonl(str(deep))]
-    assert len(found) == 1 and found[0].endswith("/d" * 1_200 + "/s.jsonl")
-    assert len(list(walk_files(str(deep)))) == 1
-    d = deep
-    os.chdir(deep)  # remove bottom-up: shutil.rmtree recurses
-    try:
-        depth = 0
-        while os.path.isdir("d"):
-            os.chdir("d")
             depth += 1
-        os.unlink("s.jsonl")
+        Path("s.jsonl").write_text(LINE + "\n")
+        os.chdir(cwd)
+        found = list(walk_jsonl(str(deep)))
+        assert len(found) == 1 and found[0].endswith("/d" * 1_200 + "/s.jsonl")
+        assert len(list(walk_files(str(deep)))) == 1
+    finally:  # remove bottom-up, whatever happened: shutil.rmtree (pytest's cleanup) recurses
+        os.chdir(deep)
+        for _ in range(depth):
+            os.chdir("d")
+        if os.path.exists("s.jsonl"):
+            os.unlink("s.jsonl")
         for _ in range(depth):
             os.chdir("..")
             os.rmdir("d")
-    finally:
         os.chdir(cwd)
-    assert d.exists()
 
 
 def test_a_link_leaving_the_root_is_reported(tmp_path):

@@ -394,3 +394,28 @@ def test_short_ids_are_the_shortest_unique_prefixes():
     }
     many = [f"{i:032x}" for i in range(20_000)]  # linear: 20,000 ids are instant
     assert len(set(common.short_ids(many).values())) == 20_000
+
+
+def test_zero_eviction_budget_is_the_start_of_the_evict_nothing_suffix():
+    import random
+
+    from measure.report.views.eviction import _zero_budget_expr
+
+    r = random.Random(17)
+    for _ in range(200):
+        rows, want = [], {}
+        for sid in ("s1", "s2"):
+            for strat in ("fold", "hybrid"):
+                budgets = sorted(r.sample([10, 20, 30, 40], r.randint(1, 4)))
+                evicted = [r.choice([None, 0, -5, 3, 0]) for _ in budgets]
+                rows += [{"session_id": sid, "strategy": strat, "budget": b, "evicted_chars": e} for b, e in zip(budgets, evicted)]
+                answer = None
+                for b, e in reversed(list(zip(budgets, evicted))):
+                    if e is None or e > 0:
+                        break
+                    answer = b
+                want[(sid, strat)] = answer
+        r.shuffle(rows)
+        df = pl.DataFrame(rows, schema={"session_id": pl.String, "strategy": pl.String, "budget": pl.Int64, "evicted_chars": pl.Int64})
+        got = {(a, b): z for a, b, z in _zero_budget_expr(df).iter_rows()}
+        assert got == want

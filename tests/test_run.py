@@ -168,3 +168,15 @@ def test_csv_cells_are_injection_safe_and_text_is_valid_utf8():
     assert text_cell("name\udcff\udcfe") == "name\\xff\\xfe"  # a file name byte that is not UTF-8
     assert text_cell("desc\ud83d") == "desc\ufffd"  # a lone surrogate from JSON
     assert text_cell("ok é") == "ok é"
+
+
+def test_tables_gathered_in_small_batches_are_byte_identical(parity_root, tmp_path, monkeypatch):
+    from measure.runner import run as run_module
+
+    params = RunParams(template_path=TEMPLATE, budgets=(6000,))
+    run_measurement(parity_root / "projects", tmp_path / "one", params, jobs=1, cache_dir=None)
+    monkeypatch.setattr(run_module._Collected, "BATCH", 2)
+    run_measurement(parity_root / "projects", tmp_path / "many", params, jobs=2, cache_dir=None)
+    for name in TABLES:
+        for ext in ("csv", "parquet"):
+            assert (tmp_path / "one" / f"{name}.{ext}").read_bytes() == (tmp_path / "many" / f"{name}.{ext}").read_bytes(), name

@@ -170,7 +170,7 @@ def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budge
                   sessions, jobs, redact, cache, file_time_ms, show_excerpts, timeout, log) -> None:
     from measure.report import plots  # noqa: PLC0415
     from measure.report.views import common as report_views  # noqa: PLC0415
-    from measure.runner.tables import read_tables  # noqa: PLC0415
+    from measure.runner.tables import read_table  # noqa: PLC0415
 
     shutil.rmtree(run_dir, ignore_errors=True)  # measure's own scratch under build/
 
@@ -196,9 +196,8 @@ def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budge
     if (run_dir / "run.json").is_file():
         shutil.copyfile(run_dir / "run.json", out_path / "run.json")
 
-    tables = read_tables(run_dir)
-    for fig_name, (table, fn) in plots.FIGURES.items():
-        plots.save(fn(tables[table]), out_path / "figures" / f"{fig_name}.png")
+    for fig_name, (table, fn) in plots.FIGURES.items():  # one table in memory at a time
+        plots.save(fn(read_table(run_dir, table)), out_path / "figures" / f"{fig_name}.png")
 
     params = report_parameters(
         root_path,

@@ -6,10 +6,13 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import polars as pl
 
 from measure import __version__
 from measure.akm.prompt import load_template
@@ -111,37 +114,122 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, prog
     errors += orphan_errors(root)
     if params.redact:
         _redact_rows({"errors": errors})
+    spill = out / ".measure-rows"  # inside the staging folder: gone with it, whatever happens
+    spill.mkdir()
+    try:
+        return _collect_and_write(root, out, params, jobs, cache_dir, progress, template, listings, errors, spill)
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _collect_and_write(root, out, params, jobs, cache_dir, progress, template, listings, errors, spill) -> RunSummary:
     # Largest first, so the pool does not end waiting on one big session.
     order = sorted(listings, key=lambda s: -_size(s.path))
     jobs_list = [(root, s.path, params, template, os.fspath(cache_dir) if cache_dir else None) for s in order]
-    outcomes: list[SessionOutcome] = []
+    collected = _Collected(params.redact, spill)
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if workers > 1 and len(jobs_list) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for i, o in enumerate(pool.map(_cached_measure, jobs_list, chunksize=1), 1):
-                outcomes.append(o)
+                collected.add(o)
                 progress(i, len(jobs_list))
     else:
         for i, job in enumerate(jobs_list, 1):
-            outcomes.append(_cached_measure(job))
+            collected.add(_cached_measure(job))
             progress(i, len(jobs_list))
-    rows: dict[str, list[dict]] = {name: [] for name in TABLES}
-    for o in outcomes:
-        if params.redact and not o.redacted:  # e.g. an internal_error outcome made outside the job
-            _redact_rows({"errors": o.errors, **o.tables})
-        for name, table_rows in o.tables.items():
-            rows[name].extend(table_rows)
-        errors.extend(o.errors)
+    errors.extend(collected.errors)
     order = [rel(s.path, root) for s in listings]
     if params.redact:
         order = [redact_path(p) for p in order]
-    rows["run_cost"] = run_cost_rows(rows["llm_calls"], order, params.session_cap)
-    rows["errors"] = errors
-    frames = {name: frame(TABLES[name], rows[name]) for name in TABLES}
-    write_tables(frames, out)
-    _write_run_json(out, root, params, listings, frames)
-    measured = len({r["session_path"] for r in rows["sessions"]})
+    heights: dict[str, int] = {}
+    llm: list[dict] = []
+    measured = 0
+    # One table at a time, written then freed, the largest (budget_sweep) first while the heap is
+    # smallest: peak memory at 20,000 sessions (issue #17).
+    for name in sorted(TABLES, key=lambda n: n != "budget_sweep"):
+        if name == "run_cost":
+            df = frame(TABLES[name], run_cost_rows(llm, order, params.session_cap))
+        elif name == "errors":
+            df = frame(TABLES[name], errors)
+        else:
+            df = collected.table(name)
+        if name == "llm_calls":
+            llm = df.select("strategy", "session_path", "llm_calls").to_dicts()
+        if name == "sessions":
+            measured = df["session_path"].n_unique()
+        write_tables({name: df}, out)
+        heights[name] = df.height
+        del df
+    _write_run_json(out, root, params, listings, heights)
     return RunSummary(len(listings), measured, len(errors), os.fspath(out))
+
+
+class _Collected:
+    """Sessions' rows gathered a batch at a time into Arrow IPC files in `spill` (a folder the
+    caller removes), then read back one table at a time: at 20,000 sessions, holding every row
+    (as dicts, or as frames) until the end took over a gigabyte (issue #17)."""
+
+    BATCH = 500
+
+    def __init__(self, redact: bool, spill: Path):
+        self.redact = redact
+        self.spill = spill
+        self.rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+        self.parts: dict[str, list[Path]] = {name: [] for name in TABLES}
+        self.errors: list[dict] = []
+        self.pending = 0
+
+    def add(self, o: SessionOutcome) -> None:
+        if self.redact and not o.redacted:  # e.g. an internal_error outcome made outside the job
+            _redact_rows({"errors": o.errors, **o.tables})
+        for name, table_rows in o.tables.items():
+            self.rows[name].extend(table_rows)
+        self.errors.extend(o.errors)
+        self.pending += 1
+        if self.pending >= self.BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        for name, rows in self.rows.items():
+            if rows:
+                part = self.spill / f"{name}.{len(self.parts[name]):06d}.arrow"
+                df = frame(TABLES[name], rows)
+                # Every row of a session repeats its id and path: stored once per batch instead.
+                df = df.with_columns(pl.col(c).cast(pl.Categorical) for c in _REPEATED if c in df.columns)
+                df.write_ipc(part, compression="uncompressed")
+                self.parts[name].append(part)
+                rows.clear()
+        self.pending = 0
+
+    def table(self, name: str):
+        """One table, sorted as `frame` sorts it (a stable sort of the batches in arrival order)."""
+        self._flush()
+        parts, self.parts[name] = self.parts[name], []
+        if not parts:
+            return frame(TABLES[name], [])
+        table = TABLES[name]
+        df = pl.concat([pl.read_ipc(p.read_bytes()) for p in parts], how="vertical", rechunk=False)  # no mmap
+        for p in parts:
+            p.unlink()
+        df = _stable_sort(df, list(table.sort))
+        return df.with_columns(pl.col(c).cast(pl.String) for c in _REPEATED if c in df.columns)
+
+
+_REPEATED = ("session_id", "session_path")
+
+
+def _stable_sort(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """`df.sort(keys, nulls_last=True, maintain_order=True)` as if every column were a string, in
+    less memory: a categorical key is ordered by the dense rank of its text, then rows are gathered.
+
+    The batches arrive in outcome order, each sorted alike, so a stable sort of them all is what
+    `frame` of all the rows at once gives.
+    """
+    if df.height == 0:
+        return df
+    by = [pl.col(k).cast(pl.String).rank("dense") if df.schema[k] == pl.Categorical else pl.col(k) for k in keys]
+    order = df.select(pl.arg_sort_by(by, nulls_last=True, maintain_order=True)).to_series()
+    return df[order]
 
 
 def _size(path: str) -> int:
@@ -179,7 +267,7 @@ def _versions() -> dict:
     return found
 
 
-def _write_run_json(out: Path, root: str, params: RunParams, listings, frames) -> None:
+def _write_run_json(out: Path, root: str, params: RunParams, listings, heights: dict[str, int]) -> None:
     p = asdict(params)
     root_name = os.path.basename(root.rstrip(os.sep))
     if params.template_path:
@@ -197,7 +285,7 @@ def _write_run_json(out: Path, root: str, params: RunParams, listings, frames) -
             "sessions_listed": len(listings),
             "fingerprint": fingerprint(root, listings),
         },
-        "rows": {name: df.height for name, df in sorted(frames.items())},
+        "rows": dict(sorted(heights.items())),
     }
     with open(out / "run.json", "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, sort_keys=True)

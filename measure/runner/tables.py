@@ -81,5 +81,6 @@ def read_tables(out_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
 
 
 def read_table(out_dir: str | os.PathLike, name: str) -> pl.DataFrame:
-    """One table of a run directory."""
-    return read_tables(out_dir)[name]
+    """One table of a run directory (only that one is read)."""
+    pq = Path(out_dir) / f"{name}.parquet"
+    return pl.read_parquet(pq) if pq.exists() else pl.DataFrame(schema=TABLES[name].polars_schema)

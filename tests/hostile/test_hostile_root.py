@@ -33,14 +33,17 @@ def measure(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 def hostile(tmp_path_factory):
     base = tmp_path_factory.mktemp("hostile")
     planted = hostile_root.build(base)
-    before = hostile_root.snapshot(planted.root)
-    out, red, cache = base / "out", base / "redacted", base / "cache"
-    plain = measure("run", "--root", str(planted.root), "--out", str(out), "--no-cache", "--show-excerpts", "--jobs", "2", cwd=base)
-    cold = measure("run", "--root", str(planted.root), "--out", str(red), "--redact", "--cache-dir", str(cache), "--jobs", "2", cwd=base)
-    warm = measure("run", "--root", str(planted.root), "--out", str(red), "--redact", "--cache-dir", str(cache), "--jobs", "1", cwd=base)
-    after = hostile_root.snapshot(planted.root)
-    yield planted, (plain, cold, warm), out, red, cache, before, after
-    planted.close()
+    try:
+        before = hostile_root.snapshot(planted.root)
+        out, red, cache = base / "out", base / "redacted", base / "cache"
+        root = str(planted.root)
+        plain = measure("run", "--root", root, "--out", str(out), "--no-cache", "--show-excerpts", "--jobs", "2", cwd=base)
+        cold = measure("run", "--root", root, "--out", str(red), "--redact", "--cache-dir", str(cache), "--jobs", "2", cwd=base)
+        warm = measure("run", "--root", root, "--out", str(red), "--redact", "--cache-dir", str(cache), "--jobs", "1", cwd=base)
+        after = hostile_root.snapshot(planted.root)
+        yield planted, (plain, cold, warm), out, red, cache, before, after
+    finally:  # the 1,200-deep folders must go bottom-up: pytest's rmtree recurses
+        planted.close()
 
 
 def test_every_run_completes(hostile):

@@ -61,6 +61,7 @@ class Report:
     run: dict[str, Any] = field(default_factory=dict)
     sessions_root: str = ""
     show_excerpts: bool = False
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # derived once per report
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]
@@ -210,12 +211,21 @@ def _common_prefix(a: str, b: str) -> int:
 
 def _session_order(r: Report) -> list[str]:
     """Return session ids in the order of the sessions table (session_path), then any others."""
+    if "session_order" not in r.memo:
+        r.memo["session_order"] = _scan_session_order(r)
+    return list(r.memo["session_order"])
+
+
+def _scan_session_order(r: Report) -> list[str]:
     seen: dict[str, None] = {}  # insertion-ordered set: membership in O(1)
     for name in ("sessions", "eviction", "llm_calls", "duplicates", "subagents", "budget_sweep"):
         df = r.tables.get(name)
         if df is None or "session_id" not in df.columns:
             continue
-        for sid in df.sort("session_path", "session_id")["session_id"].to_list():
+        # Distinct (path, id) pairs only: the first occurrences keep the same order, and a
+        # budget_sweep of 20,000 sessions is never sorted or listed row by row.
+        pairs = df.lazy().select("session_path", "session_id").unique().sort("session_path", "session_id").collect()
+        for sid in pairs["session_id"].to_list():
             if sid not in seen:
                 seen[sid] = None
     return list(seen)
@@ -272,9 +282,9 @@ def run_summary(r: Report):
     """Markdown: what was measured (root, sessions, budgets, template, tool versions)."""
     s = r.tables["sessions"]
     n = s["session_id"].n_unique()
-    budgets = sorted(set(r.tables["budget_sweep"]["budget"].to_list()))
-    budget = sorted(set(s["budget"].to_list()))
-    strategies = ordered_strategies(s["strategy"].to_list())
+    budgets = sorted(set(r.tables["budget_sweep"]["budget"].unique().to_list()))
+    budget = sorted(set(s["budget"].unique().to_list()))
+    strategies = ordered_strategies(s["strategy"].unique().to_list())
     lines = [
         f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured, "
         f"{r.tables['subagents'].height} subagent transcripts, {r.tables['errors'].height} error rows)",

@@ -19,7 +19,7 @@ from measure.report.views.common import (
 def parent_kept(r: Report) -> pl.DataFrame:
     """Parent-origin chars kept per session: alone (= link) and under each fold-family strategy."""
     ev = r.tables["eviction"]
-    strategies = ordered_strategies(ev["strategy"].to_list())
+    strategies = ordered_strategies(ev["strategy"].unique().to_list())
     alone = ev.group_by("session_id").agg(pl.col("alone_parent_kept_chars").first().alias("alone (link)"))
     wide = _wide(ev, "parent_kept_chars", strategies, r)
     out = wide.join(alone, on="session_id", how="left", maintain_order="left")
@@ -29,7 +29,7 @@ def parent_kept(r: Report) -> pl.DataFrame:
 def eviction_table(r: Report) -> pl.DataFrame:
     """Parent-origin chars evicted per session and strategy, as chars and % of the parent-alone set."""
     ev = r.tables["eviction"]
-    strategies = ordered_strategies(ev["strategy"].to_list())
+    strategies = ordered_strategies(ev["strategy"].unique().to_list())
     out = pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String})
     for s in strategies:
         out = out.join(_wide(ev, "evicted_chars", [s], r, {s: f"{s}"}), on="session_id", how="left", maintain_order="left")
@@ -38,21 +38,25 @@ def eviction_table(r: Report) -> pl.DataFrame:
 
 
 def _zero_budget_expr(df: pl.DataFrame) -> pl.DataFrame:
-    """Per session and strategy: smallest budget from which every larger swept budget evicts nothing."""
-    rows = []
-    for (sid, strat), part in df.group_by("session_id", "strategy", maintain_order=False):
-        part = part.sort("budget")
-        budgets = part["budget"].to_list()
-        evicted = part["evicted_chars"].to_list()
-        answer = None
-        for i in range(len(budgets) - 1, -1, -1):
-            if evicted[i] is not None and evicted[i] <= 0:
-                answer = budgets[i]
-            else:
-                break
-        rows.append({"session_id": sid, "strategy": strat, "zero_from": answer})
-    return pl.DataFrame(rows, schema={"session_id": pl.String, "strategy": pl.String, "zero_from": pl.Int64}).sort(
-        "session_id", "strategy"
+    """Per session and strategy: smallest budget from which every larger swept budget evicts nothing.
+
+    That is the smallest budget above the largest one that still evicts (or has no value):
+    aggregations per group, without sorting the sweep or looping in Python (issue #17).
+    """
+    keys = ["session_id", "strategy"]
+    bad = ~(pl.col("evicted_chars").is_not_null() & (pl.col("evicted_chars") <= 0))
+    rows = df.lazy().select(*keys, "budget", bad.alias("_bad"))
+    worst = rows.group_by(keys).agg(pl.when(pl.col("_bad")).then(pl.col("budget")).max().alias("_worst"))
+    clear = (
+        rows.join(worst, on=keys, nulls_equal=True)
+        .filter(pl.col("_worst").is_null() | (pl.col("budget") > pl.col("_worst")))
+        .group_by(keys)
+        .agg(pl.col("budget").min().cast(pl.Int64).alias("zero_from"))
+    )
+    return (
+        worst.select(keys).join(clear, on=keys, how="left", nulls_equal=True)
+        .sort(keys)
+        .collect()
     )
 
 
@@ -62,7 +66,7 @@ def zero_eviction_budgets(r: Report) -> pl.DataFrame:
     Null means the strategy still evicts parent content at the largest swept budget.
     """
     sweep = r.tables["budget_sweep"]
-    strategies = [s for s in ordered_strategies(sweep["strategy"].to_list()) if s not in ("link", "chunked")]
+    strategies = [s for s in ordered_strategies(sweep["strategy"].unique().to_list()) if s not in ("link", "chunked")]
     z = _zero_budget_expr(sweep)
     out = _wide(z, "zero_from", strategies, r)
     return _with_session(out, r).select("session", *strategies)
@@ -99,7 +103,7 @@ def sweep_curve(budget_sweep: pl.DataFrame, exclude: tuple[str, ...] = SWEEP_EXC
     out = out.with_columns(
         (100.0 * pl.col("evicted_chars") / pl.max_horizontal(pl.col("alone_parent_kept_chars"), pl.lit(1))).round(1).alias("evicted_pct")
     )
-    order = {s: i for i, s in enumerate(ordered_strategies(out["strategy"].to_list()))}
+    order = {s: i for i, s in enumerate(ordered_strategies(out["strategy"].unique().to_list()))}
     return (
         out.with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
         .sort("_o", "budget")
@@ -114,7 +118,7 @@ def eviction_summary(r: Report):
     sweep = r.tables["budget_sweep"]
     n = ev["session_id"].n_unique()
     parts = []
-    for s in ordered_strategies(ev["strategy"].to_list()):
+    for s in ordered_strategies(ev["strategy"].unique().to_list()):
         sub = ev.filter(pl.col("strategy") == s)
         k = sub.filter(pl.col("evicted_chars") > 0).height
         top = sub["evicted_chars_pct"].max() if k else 0.0
