@@ -21,9 +21,11 @@ give byte-identical files.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import shutil
 import sys
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -175,19 +177,23 @@ def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budge
     shutil.rmtree(run_dir, ignore_errors=True)  # measure's own scratch under build/
 
     log(f"measure run --root {paths.portable(root_path)} --out {paths.portable(run_dir)}")
-    report_views.run_measure(
-        root_path,
-        run_dir,
-        max_total_chars=max_chars,
-        budgets=budgets,
-        template_path=template_path,
-        sessions=sessions,
-        jobs=jobs,
-        redact=redact,
-        cache=cache,
-        file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
-        show_excerpts=show_excerpts,
-    )
+    # In a process of its own: the memory a large run takes is returned before the figures and
+    # notebooks (peak memory at 20,000 sessions, issue #17).
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as one:
+        one.submit(
+            report_views.run_measure,
+            root_path,
+            run_dir,
+            max_total_chars=max_chars,
+            budgets=budgets,
+            template_path=template_path,
+            sessions=sessions,
+            jobs=jobs,
+            redact=redact,
+            cache=cache,
+            file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+            show_excerpts=show_excerpts,
+        ).result()
 
     tables_dir = out_path / "tables"
     tables_dir.mkdir(parents=True, exist_ok=True)
