@@ -126,3 +126,22 @@ def test_a_killed_run_leaves_the_previous_output(root, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
     assert proc.returncode != 0
     assert _listing(out) == before
+
+
+def test_a_report_from_before_manifests_is_adopted_only_if_it_holds_nothing_else(tmp_path):
+    from measure.runner.outputs import adopt
+
+    known = {"run.json", "00-overview.html", "tables/sessions.csv"}
+    old = tmp_path / "old"
+    (old / "tables").mkdir(parents=True)
+    (old / "run.json").write_text("{}")
+    (old / "tables" / "sessions.csv").write_text("a\n")
+    assert adopt(old, "report", known)
+    StagedDir(old, "report").abort()  # replaceable now
+    mine = tmp_path / "mine"
+    (mine / "tables").mkdir(parents=True)
+    (mine / "run.json").write_text("{}")
+    (mine / "tables" / "budget.csv").write_text("a\n")  # not a name a report writes
+    assert not adopt(mine, "report", known)
+    with pytest.raises(OutputError):
+        StagedDir(mine, "report")

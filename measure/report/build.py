@@ -38,7 +38,7 @@ from measure.report.notebooks import (
     notebook_sources,
     run_notebooks,
 )
-from measure.runner.outputs import OutputError, StagedDir, check_out_dir
+from measure.runner.outputs import OutputError, StagedDir, adopt, check_out_dir
 
 FIXTURE_ROOT = "fixtures/default"
 """The bundled sessions root (repo-relative): `make report`'s default and the goldens' input."""
@@ -157,6 +157,8 @@ def report(
     # Before any work: --out outside the root, empty or an earlier report's, writable. The
     # report is written beside it and renamed into place when complete (issue #17).
     check_out_dir(run_dir, root_path, option="build dir")
+    check_out_dir(out_path, root_path)
+    adopt(out_path, "report", _legacy_report_files(sources))
     staged = StagedDir(out_path, "report", root_path)
     try:
         _write_report(staged.path, root_path, run_dir, build, sources, max_chars, budgets, template_path,
@@ -166,6 +168,19 @@ def report(
         raise
     staged.commit()
     return out_path
+
+
+def _legacy_report_files(sources: list[Path]) -> set[str]:
+    """Exactly the files a report written before manifests could hold (nothing else is adopted)."""
+    from measure.report import plots  # noqa: PLC0415
+    from measure.schema import TABLES  # noqa: PLC0415
+
+    files = {"run.json"}
+    for src in sources:
+        files |= {f"{src.stem}.ipynb", f"{src.stem}.html", f"params/{src.stem}.yaml"}
+    files |= {f"tables/{name}.csv" for name in TABLES}
+    files |= {f"figures/{name}.png" for name in plots.FIGURES}
+    return files
 
 
 def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budgets, template_path,

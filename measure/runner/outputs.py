@@ -124,6 +124,22 @@ def check_replaceable(out: str | os.PathLike, kind: str) -> None:
         )
 
 
+def adopt(folder: str | os.PathLike, kind: str, known: set[str]) -> bool:
+    """Give a folder written before manifests existed a manifest, if every file in it is one of
+    `known` (exact relative paths an earlier version wrote). Returns whether it was adopted;
+    a folder holding anything else is left untouched (and `check_replaceable` refuses it)."""
+    p = Path(folder)
+    if not p.is_dir() or p.is_symlink() or read_manifest(p) is not None:
+        return False
+    files = [f for f in _listing(p) if not f.endswith("/")]
+    if not files or any(f not in known for f in files):
+        return False
+    with open(p / MANIFEST, "w", encoding="utf-8") as f:
+        json.dump({"kind": kind, "files": files}, f, indent=1)
+        f.write("\n")
+    return True
+
+
 def _parents(rel: str) -> list[str]:
     parts = rel.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
