@@ -133,6 +133,7 @@ def _run_params(args: argparse.Namespace, budgets: tuple[int, ...]):
         file_time_ms=args.pin_file_times,
         walk_order=args.walk_order,
         replay=args.replay_at if args.replay else None,
+        show_excerpts=args.show_excerpts,
     )
 
 
@@ -155,6 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from measure.akm.read import resolve_root  # noqa: PLC0415
     from measure.runner import progress  # noqa: PLC0415
     from measure.runner.cache import default_cache_dir  # noqa: PLC0415
+    from measure.runner.outputs import OutputError  # noqa: PLC0415
     from measure.runner.run import run_measurement  # noqa: PLC0415
     from measure.runner.select import UnknownSessions  # noqa: PLC0415
 
@@ -169,7 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             summary = run_measurement(
                 root, args.out, params, jobs=args.jobs, cache_dir=cache, executor=args.executor, scheduler=args.scheduler
             )
-    except (FileNotFoundError, RuntimeError, UnknownSessions) as exc:
+    except (FileNotFoundError, RuntimeError, UnknownSessions, OutputError) as exc:  # OutputError: --out refused before any work
         bar.stop()
         print(f"measure run: {exc}", file=sys.stderr)
         return 2
@@ -186,6 +188,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from measure.report.build import golden, report  # noqa: PLC0415
     from measure.report.notebooks import ReportError  # noqa: PLC0415
     from measure.runner import progress  # noqa: PLC0415
+    from measure.runner.outputs import OutputError  # noqa: PLC0415
     from measure.runner.select import UnknownSessions  # noqa: PLC0415
 
     if _scheduler_without_dask(args):
@@ -238,7 +241,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         for failure in exc.failures:
             print(f"  {failure}", file=sys.stderr)
         return 1
-    except UnknownSessions as exc:
+    except (UnknownSessions, OutputError) as exc:  # OutputError: --out refused before any work
         bar.stop()
         print(f"measure report: {exc}", file=sys.stderr)
         return 2
@@ -307,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="measure every strategy over a sessions root and write the tables")
     p.add_argument("--out", required=True, help="directory for the tables (CSV + Parquet) and run.json")
     _add_measure_options(p, budgets_default="default: none")
+    p.add_argument("--show-excerpts", action="store_true", help="keep transcript-derived text (subagent descriptions) in the tables")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("report", help="run the measurement once and render every notebook into a report")

@@ -94,11 +94,11 @@ DUPLICATES = Table(
     "One row per task-notification <-> subagent pair: how alike the copies are, which reach the fold prompt.",
     _SESSION
     + (
-        ("agent_id", Str, "agent-<id> (the subagent file stem)"),
+        ("agent_id", Str, "agent-<id> (the subagent file stem; the id hashed under --redact)"),
         ("subagent_path", Str, "subagent transcript relative to the root"),
-        ("tool_use_id", Str, "tool_use id of the spawning call, when known"),
+        ("tool_use_id", Str, "tool_use id of the spawning call, when known (hashed under --redact; null when read through a link leaving the root)"),
         ("pairing", Str, "sidecar_tool_use_id (akm's #840 rule: a top-level sidecar's toolUseId), agent_id_notification (the notification's <task-id> names the agent file) or agent_id_tool_result (the agentId in the spawning call's tool result)"),
-        ("description", Str, "sidecar description (hashed under --redact)"),
+        ("description", Str, "sidecar description: null unless --show-excerpts (hashed under --redact; null when read through a link leaving the root)"),
         ("overlap", Float, "word-set Jaccard of the notification and the subagent's final event"),
         ("notification_chars", Int, "UTF-16 chars of the parent's notification event"),
         ("final_chars", Int, "UTF-16 chars of the subagent's final event"),
@@ -171,10 +171,10 @@ SUBAGENTS = Table(
     _SESSION
     + (
         ("subagent_path", Str, "transcript relative to the root"),
-        ("agent_id", Str, "file stem (agent-<id>, or journal)"),
+        ("agent_id", Str, "file stem (agent-<id>, or journal; the id hashed under --redact)"),
         ("kind", Str, "task_agent, compaction_helper, workflow_agent, workflow_journal or other"),
-        ("agent_type", Str, "sidecar agentType"),
-        ("description", Str, "sidecar description (hashed under --redact)"),
+        ("agent_type", Str, "sidecar agentType (hashed under --redact; null when read through a link leaving the root)"),
+        ("description", Str, "sidecar description: null unless --show-excerpts (hashed under --redact; null when read through a link leaving the root)"),
         ("sidecar", Str, "ok, missing, broken or null"),
         ("events", Int, "events parsed from the file"),
         ("chars", Int, "UTF-16 chars of those events (unprefixed)"),
@@ -192,9 +192,9 @@ ERRORS = Table(
     (
         ("path", Str, "file or folder relative to the root"),
         ("session_path", Str, "the session it belongs to, if any"),
-        ("kind", Str, "unreadable, malformed_lines, invalid_utf8, broken_sidecar, orphan_subagents, empty, not_a_file, render_error, internal_error"),
+        ("kind", Str, "unreadable, malformed_lines, invalid_utf8, broken_sidecar, orphan_subagents, empty, not_a_file (FIFO, device, socket: never read), outside_link (a symlink leaving the root, followed as akm does), render_error, internal_error"),
         ("count", Int, "how many lines/files the row stands for"),
-        ("reason", Str, "what happened"),
+        ("reason", Str, "what happened (under --redact, file names in it are hashed and exception messages withheld)"),
     ),
     ("path", "kind"),
 )

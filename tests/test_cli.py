@@ -103,7 +103,7 @@ def test_inspect_json_writes_a_lone_surrogate_as_js_does(tmp_path, monkeypatch):
 
 from measure.cli import _subparsers, parse_args  # noqa: E402
 
-REPORT_ONLY = {"--show-excerpts", "--extraction", "--timeout", "--golden"}
+REPORT_ONLY = {"--extraction", "--timeout", "--golden"}
 SID = "e88b7591-31db-4e32-98dc-b35f94c662cd"
 
 

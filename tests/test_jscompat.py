@@ -169,3 +169,38 @@ def test_fast_stringify_path_agrees_with_the_reference_path():
     for _ in range(3000):
         v = value()
         assert js.js_stringify(v) == js._stringify(v), v
+
+
+def test_json_parse_deep_agrees_with_json_parse():
+    import json
+    import random
+
+    r = random.Random(17)
+    atoms = ['"a"', '"\\ud83d"', '"\\u00e9x"', "0", "-0", "1.5e3", "12345678901234567890123", "true", "false", "null", '""']
+
+    def value(depth=0):
+        k = r.random()
+        if depth > 4 or k < 0.4:
+            return r.choice(atoms)
+        if k < 0.7:
+            return "[" + r.choice(["", " "]) + ",".join(value(depth + 1) for _ in range(r.randint(0, 3))) + "]"
+        return "{" + ", ".join(f'"k{r.randint(0, 3)}" : {value(depth + 1)}' for _ in range(r.randint(0, 3))) + "}"
+
+    for _ in range(500):
+        doc = value()
+        if r.random() < 0.3:  # damage it: both must refuse the same documents
+            i = r.randrange(len(doc) + 1)
+            doc = doc[:i] + r.choice([",", "]", "}", ":", "x", "", " "]) + doc[i + 1 :]
+        try:
+            want = ("ok", json.dumps(js.json_parse(doc)))
+        except ValueError:
+            want = ("error",)
+        try:
+            got = ("ok", json.dumps(js.json_parse_deep(doc)))
+        except ValueError:
+            got = ("error",)
+        assert got == want, doc
+    assert js.json_parse_deep("[" * 100_000 + "]" * 100_000) is not None
+    for bad in ("NaN", "[Infinity]", "\ufeff{}", "[1,]", '{"a":1,}', "", "[", '{"a"}', "{} x"):
+        with pytest.raises(ValueError):
+            js.json_parse_deep(bad)

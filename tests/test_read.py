@@ -221,13 +221,14 @@ def test_odd_shapes_never_crash_the_reader(tmp_path):
     assert all(isinstance(e.text, str) and e.text for e in session.folded)
     import polars as pl
 
-    run_measurement(tmp_path, tmp_path / "out", RunParams(budgets=(500,)), jobs=1, cache_dir=None)
-    errors = pl.read_parquet(tmp_path / "out" / "errors.parquet")
+    out = tmp_path.parent / (tmp_path.name + "-out")  # outside the root: --out inside it is refused
+    run_measurement(tmp_path, out, RunParams(budgets=(500,)), jobs=1, cache_dir=None)
+    errors = pl.read_parquet(out / "errors.parquet")
     assert "internal_error" not in errors["kind"].to_list()
     # a timestamp of 2**70 ms is out of JS Date's range: akm's prompt build throws, and each
     # strategy whose prompt would hold it is reported as such instead of measured
     failed = {r.split(":", 1)[0] for r in errors.filter(pl.col("kind") == "render_error")["reason"]}
-    measured = set(pl.read_parquet(tmp_path / "out" / "sessions.parquet")["strategy"])
+    measured = set(pl.read_parquet(out / "sessions.parquet")["strategy"])
     assert failed and not failed & measured and failed | measured == set(STRATEGIES)
 
 
@@ -291,3 +292,108 @@ def test_readme_does_not_claim_a_descending_walk():
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     assert "visiting directory entries in *descending* name" not in readme
     assert "--walk-order fs" in readme
+# --- hostile inputs (issue #17) ------------------------------------------------------------
+
+from measure.akm.read import (  # noqa: E402
+    NotRegularFile,
+    open_regular,
+    read_sidecar,
+    read_transcript,
+    walk_files,
+    walk_jsonl,
+)
+
+LINE = '{"type":"user","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"hello there"}}'
+
+
+def test_open_regular_refuses_a_fifo_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "f.jsonl")  # no writer: a blocking open would never return
+    with pytest.raises(NotRegularFile, match="FIFO"):
+        open_regular(str(tmp_path / "f.jsonl"))
+    with pytest.raises(NotRegularFile, match="character device"):
+        open_regular("/dev/zero")
+
+
+def test_a_file_swapped_for_a_fifo_after_listing_is_reported_not_read(tmp_path):
+    parent = write(tmp_path / "p" / "s.jsonl", LINE)
+    write(tmp_path / "p" / "s" / "subagents" / "agent-a.jsonl", LINE)
+    [listing] = list_sessions(tmp_path)
+    sub = tmp_path / "p" / "s" / "subagents" / "agent-a.jsonl"
+    sub.unlink()
+    os.mkfifo(sub)
+    session, problems = read_session(listing.path, str(tmp_path))
+    assert session.subagents == () and ("p/s/subagents/agent-a.jsonl", "not_a_file") in [(p, k) for p, k, _ in problems]
+    parent.unlink()
+    os.mkfifo(parent)
+    with pytest.raises(ReadError, match="FIFO"):
+        read_session(listing.path, str(tmp_path))
+
+
+def test_a_sidecar_that_is_a_fifo_reads_as_broken(tmp_path):
+    write(tmp_path / "agent-a.jsonl", LINE)
+    os.mkfifo(tmp_path / "agent-a.meta.json")
+    problems: list = []
+    assert read_sidecar(str(tmp_path / "agent-a.jsonl"), problems).state == "broken"
+    assert problems[0][1] == "not_a_file"
+
+
+def test_json_deeper_than_the_recursion_limit_is_an_event(tmp_path):
+    deep = '{"type":"user","timestamp":"2026-05-01T10:00:01Z","message":{"role":"user","content":"deep one"},"x":%s%s}' % (
+        "[" * 20_000, "]" * 20_000)
+    write(tmp_path / "s.jsonl", "[" * 10_000 + "]" * 10_000, LINE, deep)
+    tf, valid = read_transcript(str(tmp_path / "s.jsonl"), 0.0, "s.jsonl")
+    assert [e.text for e in tf.events] == ["hello there", "deep one"] and tf.bad_lines == 0 and valid
+    [listing] = list_sessions(tmp_path)  # the peek at the first 4 KB survives it too
+    assert listing.started_at is not None
+
+
+def _recursive_walk(top):
+    entries = sorted(os.scandir(top), key=lambda e: os.fsencode(e.name), reverse=True)
+    for e in entries:
+        if e.is_dir(follow_symlinks=False):
+            yield from _recursive_walk(e.path)
+        elif e.name.endswith(".jsonl"):
+            yield e.path
+
+
+def test_walk_order_is_unchanged_and_has_no_depth_limit(tmp_path):
+    for rel in ("b/x.jsonl", "b/c/y.jsonl", "a.jsonl", "c/agent-b.jsonl", "c/agent-a.jsonl", "c/d/e/z.jsonl", "c/z.txt"):
+        write(tmp_path / rel, "{}")
+    assert list(walk_jsonl(str(tmp_path))) == list(_recursive_walk(str(tmp_path)))
+    expected = sorted(str(p) for p in tmp_path.rglob("*") if p.is_file())
+    assert sorted(walk_files(str(tmp_path))) == expected
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    cwd = os.getcwd()
+    depth = 0
+    try:
+        os.chdir(deep)
+        for _ in range(1_200):
+            os.mkdir("d")
+            os.chdir("d")
+            depth += 1
+        Path("s.jsonl").write_text(LINE + "\n")
+        os.chdir(cwd)
+        found = list(walk_jsonl(str(deep)))
+        assert len(found) == 1 and found[0].endswith("/d" * 1_200 + "/s.jsonl")
+        assert len(list(walk_files(str(deep)))) == 1
+    finally:  # remove bottom-up, whatever happened: shutil.rmtree (pytest's cleanup) recurses
+        os.chdir(deep)
+        for _ in range(depth):
+            os.chdir("d")
+        if os.path.exists("s.jsonl"):
+            os.unlink("s.jsonl")
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("d")
+        os.chdir(cwd)
+
+
+def test_a_link_leaving_the_root_is_reported(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    write(outside / "s.jsonl", LINE)
+    (root / "p").mkdir(parents=True)
+    os.symlink(outside / "s.jsonl", root / "p" / "s.jsonl")
+    session, problems = read_session(str(root / "p" / "s.jsonl"), str(root))
+    assert len(session.folded) == 1  # measured as akm reads it
+    assert ("p/s.jsonl", "outside_link") in [(p, k) for p, k, _ in problems]

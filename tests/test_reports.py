@@ -77,7 +77,7 @@ def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
 
     stems = [p.stem for p in notebooks.notebook_sources()]
     expected = {f"{s}.{ext}" for s in stems for ext in ("ipynb", "html")}
-    expected |= {f"params/{s}.yaml" for s in stems} | {"run.json", "index.html"}
+    expected |= {f"params/{s}.yaml" for s in stems} | {"run.json", "index.html", ".measure-output.json"}
     from measure.report import plots
     from measure.schema import TABLES
 
@@ -482,3 +482,38 @@ def test_sessions_filter_takes_paths_and_trusts_a_run_made_with_them(tmp_path):
     # A run restricted with the same values (e.g. under --redact, where ids are hashed) is not filtered again.
     (run_dir / "run.json").write_text(json.dumps({"parameters": {"sessions": ["sha-of-nothing"]}}))
     assert common.load("fixtures/default", run_dir, sessions=["sha-of-nothing"])["sessions"].height == tables["sessions"].height
+
+
+def test_short_ids_are_the_shortest_unique_prefixes():
+    ids = ["aaaaaaaa1", "aaaaaaaa2", "abcdefgh99", "abcdefgh", "b", "aaaaaaaa1"]
+    assert common.short_ids(ids) == {
+        "aaaaaaaa1": "aaaaaaaa1", "aaaaaaaa2": "aaaaaaaa2", "abcdefgh": "abcdefgh", "abcdefgh99": "abcdefgh9", "b": "b",
+    }
+    many = [f"{i:032x}" for i in range(20_000)]  # linear: 20,000 ids are instant
+    assert len(set(common.short_ids(many).values())) == 20_000
+
+
+def test_zero_eviction_budget_is_the_start_of_the_evict_nothing_suffix():
+    import random
+
+    from measure.report.views.eviction import _zero_budget_expr
+
+    r = random.Random(17)
+    for _ in range(200):
+        rows, want = [], {}
+        for sid in ("s1", "s2"):
+            for strat in ("fold", "hybrid"):
+                budgets = sorted(r.sample([10, 20, 30, 40], r.randint(1, 4)))
+                evicted = [r.choice([None, 0, -5, 3, 0]) for _ in budgets]
+                rows += [{"session_id": sid, "strategy": strat, "budget": b, "evicted_chars": e} for b, e in zip(budgets, evicted)]
+                answer = None
+                for b, e in reversed(list(zip(budgets, evicted))):
+                    if e is None or e > 0:
+                        break
+                    answer = b
+                want[(sid, strat)] = answer
+        r.shuffle(rows)
+        df = pl.DataFrame(rows, schema={"session_id": pl.String, "strategy": pl.String, "budget": pl.Int64, "evicted_chars": pl.Int64})
+        df = df.with_columns(pl.lit(None, pl.Float64).alias("evicted_pct"))  # the budget_sweep column _budget_evicted reads
+        got = {(a, b): z for a, b, z in _zero_budget_expr(df).iter_rows()}
+        assert got == want

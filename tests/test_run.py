@@ -137,13 +137,23 @@ def test_pinned_file_times_make_copies_agree(parity_root, tmp_path):
         assert (tmp_path / "oa" / f"{name}.csv").read_bytes() == (tmp_path / "ob" / f"{name}.csv").read_bytes(), name
 
 
+def test_descriptions_only_with_show_excerpts(parity_root, tmp_path):
+    run_measurement(parity_root / "projects", tmp_path / "d", RunParams(template_path=TEMPLATE), jobs=1, cache_dir=None)
+    run_measurement(parity_root / "projects", tmp_path / "s", RunParams(template_path=TEMPLATE, show_excerpts=True), jobs=1, cache_dir=None)
+    for table in ("subagents", "duplicates"):
+        assert pl.read_parquet(tmp_path / "d" / f"{table}.parquet")["description"].null_count() == pl.read_parquet(tmp_path / "d" / f"{table}.parquet").height
+    assert pl.read_parquet(tmp_path / "s" / "duplicates.parquet")["description"].drop_nulls().len() > 0
+    assert "Altitude review" not in "".join((tmp_path / "d" / f"{n}.csv").read_text() for n in TABLES)
+
+
 def test_redact_hashes_names_and_descriptions(parity_root, tmp_path):
-    run_measurement(parity_root / "projects", tmp_path / "o", RunParams(template_path=TEMPLATE, redact=True), jobs=1, cache_dir=None)
+    params = RunParams(template_path=TEMPLATE, redact=True, show_excerpts=True)
+    run_measurement(parity_root / "projects", tmp_path / "o", params, jobs=1, cache_dir=None)
     text = "".join((tmp_path / "o" / f"{n}.csv").read_text() for n in TABLES)
     assert "-home-dev-" not in text and "e88b7591" not in text
     assert "Altitude review" not in text  # a sidecar description
     dup = pl.read_parquet(tmp_path / "o" / "duplicates.parquet")
-    assert dup["description"].str.starts_with("sha256:").all()
+    assert dup["description"].drop_nulls().len() and dup["description"].drop_nulls().str.starts_with("sha256:").all()
     sessions = pl.read_parquet(tmp_path / "o" / "sessions.parquet")
     assert sessions["session_path"].str.starts_with("sha256:").all()
 
@@ -158,3 +168,13 @@ def test_redact_hashes_task_ids_of_the_cost_tables(tmp_path):
         assert ids.len() and ids.str.starts_with("sha256:").all(), name
     tokens = pl.read_parquet(tmp_path / "o" / "tokens.parquet")
     assert tokens["session_path"].str.starts_with("sha256:").all() and tokens["models"].str.starts_with("claude").any()
+def test_csv_cells_are_injection_safe_and_text_is_valid_utf8():
+    from measure.runner.tables import csv_safe, text_cell
+
+    df = pl.DataFrame({"a": ["=1+1", "+x", "-home-x", "@SUM", "plain", None], "n": [-1, 2, 3, 4, 5, 6]})
+    out = csv_safe(df)
+    assert out["a"].to_list() == ["'=1+1", "'+x", "'-home-x", "'@SUM", "plain", None]
+    assert out["n"].to_list() == df["n"].to_list()  # numbers untouched
+    assert text_cell("name\udcff\udcfe") == "name\\xff\\xfe"  # a file name byte that is not UTF-8
+    assert text_cell("desc\ud83d") == "desc\ufffd"  # a lone surrogate from JSON
+    assert text_cell("ok é") == "ok é"

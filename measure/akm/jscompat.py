@@ -140,6 +140,97 @@ def json_parse(text: str | bytes):
     return json.loads(text, parse_constant=_reject_constant)
 
 
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+
+
+def json_parse_deep(text: str):
+    """`json_parse` without recursion: for lines nested deeper than Python's recursion limit.
+
+    JS's JSON.parse has no small depth limit; this parser accepts exactly what `json_parse`
+    accepts (the stdlib's string and number rules, no NaN/Infinity) and builds the same values,
+    keeping its open containers on an explicit stack.
+    """
+    from json.decoder import JSONDecodeError, scanstring  # noqa: PLC0415
+    from json.scanner import NUMBER_RE  # noqa: PLC0415
+
+    ws = _JSON_WS.match
+    n = len(text)
+    stack: list[list] = []  # [container, key] per open container (key None for arrays)
+
+    def fail(msg: str, pos: int):
+        raise JSONDecodeError(msg, text, pos)
+
+    def key_at(i: int) -> tuple[str, int]:
+        if i >= n or text[i] != '"':
+            fail("Expecting property name enclosed in double quotes", i)
+        key, i = scanstring(text, i + 1)
+        i = ws(text, i).end()
+        if i >= n or text[i] != ":":
+            fail("Expecting ':' delimiter", i)
+        return key, ws(text, i + 1).end()
+
+    i = ws(text, 0).end()
+    while True:
+        if i >= n:
+            fail("Expecting value", i)
+        c = text[i]
+        if c == "{":
+            i = ws(text, i + 1).end()
+            if i < n and text[i] == "}":
+                value, i = {}, i + 1
+            else:
+                key, i = key_at(i)
+                stack.append([{}, key])
+                continue
+        elif c == "[":
+            i = ws(text, i + 1).end()
+            if i < n and text[i] == "]":
+                value, i = [], i + 1
+            else:
+                stack.append([[], None])
+                continue
+        elif c == '"':
+            value, i = scanstring(text, i + 1)
+        elif text.startswith("null", i):
+            value, i = None, i + 4
+        elif text.startswith("true", i):
+            value, i = True, i + 4
+        elif text.startswith("false", i):
+            value, i = False, i + 5
+        else:
+            m = NUMBER_RE.match(text, i)
+            if m is None:
+                fail("Expecting value", i)
+            integer, frac, exp = m.groups()
+            value = float(integer + (frac or "") + (exp or "")) if frac or exp else int(integer)
+            i = m.end()
+        # Attach the finished value to its container; close containers as far as possible.
+        while True:
+            if not stack:
+                i = ws(text, i).end()
+                if i != n:
+                    fail("Extra data", i)
+                return value
+            top = stack[-1]
+            container = top[0]
+            if top[1] is None:
+                container.append(value)
+            else:
+                container[top[1]] = value
+            i = ws(text, i).end()
+            if i < n and text[i] == ",":
+                i = ws(text, i + 1).end()
+                if top[1] is not None:
+                    top[1], i = key_at(i)
+                break
+            if i < n and text[i] == ("]" if top[1] is None else "}"):
+                i += 1
+                stack.pop()
+                value = container
+                continue
+            fail("Expecting ',' delimiter", i)
+
+
 def _number(x: int | float) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"

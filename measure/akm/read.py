@@ -40,6 +40,49 @@ class ReadError(Exception):
     """Raised when akm's `readSession` would throw (missing parent, unreadable transcript)."""
 
 
+class NotRegularFile(OSError):
+    """A FIFO, device, socket or directory where a transcript or sidecar should be.
+
+    akm would block on a FIFO or read a device until memory runs out; `measure` reads only
+    regular files and reports every other kind instead.
+    """
+
+
+_KINDS = (
+    (stat_mod.S_ISFIFO, "a FIFO"),
+    (stat_mod.S_ISCHR, "a character device"),
+    (stat_mod.S_ISBLK, "a block device"),
+    (stat_mod.S_ISSOCK, "a socket"),
+    (stat_mod.S_ISDIR, "a directory"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular st_mode is, in words."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str):
+    """Open `path` for binary reading only if it is a regular file, without ever blocking.
+
+    O_NONBLOCK makes opening a FIFO return at once, and the check is `fstat` on the opened
+    descriptor, so a file swapped for a FIFO or device after it was listed is caught too.
+    Raises NotRegularFile (an OSError) for every other kind.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"{file_kind(st.st_mode)}, not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 # --- sessions root -----------------------------------------------------------------------
 
 
@@ -62,30 +105,64 @@ def rel(path: str, root: str) -> str:
 # --- walking -----------------------------------------------------------------------------
 
 
-def walk_jsonl(top: str, errors: list | None = None, order: str = "name"):
-    """Yield `.jsonl` paths below `top`: depth-first, pre-order, entries in `order` (WALK_ORDERS).
-
-    Like akm's walker, a directory is entered only when its entry says directory (symlinked
-    directories are not followed) and anything else ending in `.jsonl` is yielded.
-    """
-    if order not in WALK_ORDERS:
-        raise ValueError(f"unknown walk order {order!r} (expected one of {', '.join(WALK_ORDERS)})")
+def _sorted_entries(top: str, errors: list | None, order: str = "name"):
     try:
         with os.scandir(top) as it:
             entries = list(it) if order == "fs" else sorted(it, key=lambda e: os.fsencode(e.name), reverse=True)
     except OSError as exc:
         if errors is not None:
             errors.append((top, "unreadable", f"cannot list directory: {exc.strerror or exc}"))
-        return
-    for entry in entries:
+        return iter(())
+    return iter(entries)
+
+
+def walk_jsonl(top: str, errors: list | None = None, order: str = "name"):
+    """Yield `.jsonl` paths below `top`: depth-first, pre-order, entries in `order` (WALK_ORDERS).
+
+    Like akm's walker, a directory is entered only when its entry says directory (symlinked
+    directories are not followed) and anything else ending in `.jsonl` is yielded. An explicit
+    stack instead of recursion: folders nested deeper than Python's recursion limit are walked.
+    """
+    if order not in WALK_ORDERS:
+        raise ValueError(f"unknown walk order {order!r} (expected one of {', '.join(WALK_ORDERS)})")
+    stack = [_sorted_entries(top, errors, order)]
+    while stack:
+        for entry in stack[-1]:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                stack.append(_sorted_entries(entry.path, errors, order))
+                break
+            if entry.name.endswith(".jsonl"):
+                yield entry.path
+        else:
+            stack.pop()
+
+
+def walk_files(top: str):
+    """The files below `top` as a sorted `os.walk` lists them (symlinked folders neither listed
+    nor entered), but without recursion."""
+    stack = [top]
+    while stack:
+        d = stack.pop()
         try:
-            is_dir = entry.is_dir(follow_symlinks=False)
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
         except OSError:
-            is_dir = False
-        if is_dir:
-            yield from walk_jsonl(entry.path, errors, order)
-        elif entry.name.endswith(".jsonl"):
-            yield entry.path
+            continue
+        subdirs = []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+                if is_dir and not e.is_symlink():
+                    subdirs.append(e.path)
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                yield e.path
+        stack.extend(reversed(subdirs))
 
 
 def is_session_candidate(path: str, root: str) -> bool:
@@ -126,7 +203,7 @@ def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
     first = last = None
     title = None
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             head = f.read(min(size, PEEK_BYTES))
             tail = b""
             if size > PEEK_BYTES:
@@ -207,12 +284,22 @@ def _loads(line: str | bytes):
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        # orjson refuses what JS accepts: lone-surrogate escapes, integers over 64 bits.
-        # The stdlib parser (minus NaN/Infinity) agrees with JSON.parse on those. Decode
-        # first: given bytes, json.loads would skip a UTF-8 BOM that JSON.parse rejects.
+        # orjson refuses what JS accepts: lone-surrogate escapes, integers over 64 bits,
+        # nesting deeper than 1024. The stdlib parser (minus NaN/Infinity) agrees with
+        # JSON.parse on those. Decode first: given bytes, json.loads would skip a UTF-8 BOM
+        # that JSON.parse rejects.
         if isinstance(line, bytes):
             line = line.decode("utf-8")
-        return jscompat.json_parse(line)
+        return _json_parse(line)
+
+
+def _json_parse(text: str):
+    """JS `JSON.parse`, which has no small depth limit: nesting deeper than Python's recursion
+    limit is parsed by the (slower) iterative parser instead of failing."""
+    try:
+        return jscompat.json_parse(text)
+    except RecursionError:
+        return jscompat.json_parse_deep(text)
 
 
 def _input_text(inp) -> str:
@@ -358,7 +445,7 @@ def read_transcript(
     n = 0
     valid = True
     loads, date_parse, flatten, append = orjson.loads, jscompat.date_parse, flatten_content, events.append
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         # Streaming keeps memory at one line; splitting bytes on "\n" then decoding each
         # piece with replacement equals akm's decode-then-split, since "\n" never occurs
         # inside a UTF-8 sequence.
@@ -435,18 +522,26 @@ def read_transcript(
     return tf, valid
 
 
-def read_sidecar(jsonl_path: str) -> Sidecar:
-    """The `.meta.json` beside a subagent transcript."""
+def read_sidecar(jsonl_path: str, problems: list | None = None) -> Sidecar:
+    """The `.meta.json` beside a subagent transcript.
+
+    A sidecar that is not a regular file (FIFO, device, socket) reads as broken, and is added
+    to `problems` as (path, "not_a_file", reason) when a list is given.
+    """
     meta_path = jsonl_path[: -len(".jsonl")] + ".meta.json"
     try:
-        with open(meta_path, "rb") as f:
+        with open_regular(meta_path) as f:
             raw = f.read()
     except FileNotFoundError:
         return Sidecar("missing")
+    except NotRegularFile as exc:
+        if problems is not None:
+            problems.append((meta_path, "not_a_file", f"sidecar is {exc}; not read (akm would block or never finish)"))
+        return Sidecar("broken")
     except OSError:
         return Sidecar("broken")
     try:
-        meta = jscompat.json_parse(raw.decode("utf-8", "replace"))
+        meta = _json_parse(raw.decode("utf-8", "replace"))
     except ValueError:
         return Sidecar("broken")
     if meta is None:
@@ -465,6 +560,15 @@ def provenance(sidecar: Sidecar) -> str:
     """The line akm stamps on every folded subagent event."""
     head = f"[subagent:{sidecar.agent_type or 'unknown'}]"
     return f"{head} {sidecar.description}" if sidecar.description else head
+
+
+OUTSIDE_REASON = "symlink to a file outside the sessions root: measured as akm reads it; none of its text is copied to any output"
+
+
+def _outside(path: str, real_root: str) -> bool:
+    """Whether `path` resolves (symlinks followed) to somewhere outside the real sessions root."""
+    real = os.path.realpath(path)
+    return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def subagents_dir(parent_path: str) -> str:
@@ -501,8 +605,14 @@ def read_session(
     mtime = st.st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
     ctime = st.st_ctime_ns / 1e6 if file_time_ms is None else file_time_ms
     parent_label = rel(parent_path, root)
+    real_root = os.path.realpath(root)
+
+    def note_outside(path: str, label: str) -> None:
+        if _outside(path, real_root):
+            problems.append((label, "outside_link", OUTSIDE_REASON))
 
     def load(path: str, label: str) -> TranscriptFile:
+        note_outside(path, label)
         try:
             tf, valid = read_transcript(path, mtime, label, observe(label) if observe else None)
         except OSError as exc:
@@ -520,10 +630,23 @@ def read_session(
         walk_errors: list = []
         for path in walk_jsonl(sub_dir, walk_errors, walk_order):
             label = rel(path, root)
-            sidecar = read_sidecar(path)
-            if sidecar.state in ("broken",):
-                problems.append((label[: -len(".jsonl")] + ".meta.json", "broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]"))
-            tf = load(path, label)
+            meta_label = label[: -len(".jsonl")] + ".meta.json"
+            special: list = []
+            sidecar = read_sidecar(path, special)
+            if special:
+                problems.append((meta_label, "not_a_file", special[0][2]))
+            elif sidecar.state == "broken":
+                problems.append((meta_label, "broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]"))
+            if sidecar.state != "missing":
+                note_outside(path[: -len(".jsonl")] + ".meta.json", meta_label)
+            try:
+                tf = load(path, label)
+            except ReadError as exc:
+                if not isinstance(exc.__cause__, NotRegularFile):
+                    raise
+                # akm would block here or read until memory runs out: skip the file, say so.
+                problems.append((label, "not_a_file", f"subagent transcript is {exc.__cause__}; not read (akm would block or never finish)"))
+                continue
             try:
                 own_mtime = os.stat(path).st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
             except OSError:

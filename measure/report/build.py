@@ -34,6 +34,7 @@ from measure.report.notebooks import (
     notebook_sources,
     run_notebooks,
 )
+from measure.runner.outputs import StagedDir, adopt, check_out_dir
 
 FIXTURE_ROOT = "fixtures/default"
 """The bundled sessions root (repo-relative): `make report`'s default and the goldens' input."""
@@ -105,16 +106,6 @@ def report_parameters(
     }
 
 
-def _clean_report_dir(out: Path) -> None:
-    """Remove what a previous report wrote here (only files this module writes)."""
-    for sub in ("figures", "tables", "params"):
-        shutil.rmtree(out / sub, ignore_errors=True)
-    for pattern in ("*.ipynb", "*.html", "run.json"):
-        for p in out.glob(pattern):
-            if p.is_file():
-                p.unlink()
-
-
 def report(
     sessions_root: str | os.PathLike = FIXTURE_ROOT,
     out: str | os.PathLike | None = None,
@@ -158,10 +149,6 @@ def report(
 
     Returns the report directory. Raises ReportError naming each failed notebook and cell.
     """
-    from measure.report import plots  # noqa: PLC0415
-    from measure.report.views import common as report_views  # noqa: PLC0415
-    from measure.runner.tables import read_tables  # noqa: PLC0415
-
     root_path = paths.resolve(sessions_root)
     name = paths.report_name(root_path)
     out_path = paths.resolve(out) if out else paths.root() / "reports" / name
@@ -171,9 +158,46 @@ def report(
     budgets = sorted(set(budgets)) if budgets else list(DEFAULT_BUDGETS)
     sources = notebook_sources(notebooks_dir)
 
-    out_path.mkdir(parents=True, exist_ok=True)
-    _clean_report_dir(out_path)
-    shutil.rmtree(run_dir, ignore_errors=True)
+    # Before any work: --out outside the root, empty or an earlier report's, writable. The
+    # report is written beside it and renamed into place when complete (issue #17).
+    check_out_dir(run_dir, root_path, option="build dir")
+    check_out_dir(out_path, root_path)
+    adopt(out_path, "report", _legacy_report_files(sources))
+    staged = StagedDir(out_path, "report", root_path)
+    try:
+        if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
+            extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
+        _write_report(staged.path, root_path, run_dir, build, sources, max_chars, budgets, template_path,
+                      sessions, jobs, redact, cache, file_time_ms, show_excerpts, timeout, log,
+                      walk_order=walk_order, replay_at=replay_at, extraction_dir=extraction_dir, run_options=run_options)
+    except BaseException:
+        staged.abort()
+        raise
+    staged.commit()
+    return out_path
+
+
+def _legacy_report_files(sources: list[Path]) -> set[str]:
+    """Exactly the files a report written before manifests could hold (nothing else is adopted)."""
+    from measure.report import plots  # noqa: PLC0415
+    from measure.schema import TABLES  # noqa: PLC0415
+
+    files = {"run.json"}
+    for src in sources:
+        files |= {f"{src.stem}.ipynb", f"{src.stem}.html", f"params/{src.stem}.yaml"}
+    files |= {f"tables/{name}.csv" for name in TABLES}
+    files |= {f"figures/{name}.png" for name in plots.FIGURES}
+    return files
+
+
+def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budgets, template_path,
+                  sessions, jobs, redact, cache, file_time_ms, show_excerpts, timeout, log, *,
+                  walk_order, replay_at, extraction_dir, run_options) -> None:
+    from measure.report import plots  # noqa: PLC0415
+    from measure.report.views import common as report_views  # noqa: PLC0415
+    from measure.runner.tables import read_table  # noqa: PLC0415
+
+    shutil.rmtree(run_dir, ignore_errors=True)  # measure's own scratch under build/
 
     log(f"measure run --root {paths.portable(root_path)} --out {paths.portable(run_dir)}")
     report_views.run_measure(
@@ -189,6 +213,7 @@ def report(
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
         walk_order=walk_order,
         replay=replay_at,
+        show_excerpts=show_excerpts,
         **(run_options or {}),
     )
 
@@ -199,12 +224,9 @@ def report(
     if (run_dir / "run.json").is_file():
         shutil.copyfile(run_dir / "run.json", out_path / "run.json")
 
-    tables = read_tables(run_dir)
-    for fig_name, (table, fn) in plots.FIGURES.items():
-        plots.save(fn(tables[table]), out_path / "figures" / f"{fig_name}.png")
+    for fig_name, (table, fn) in plots.FIGURES.items():  # one table in memory at a time
+        plots.save(fn(read_table(run_dir, table)), out_path / "figures" / f"{fig_name}.png")
 
-    if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
-        extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
     if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
         if not (paths.resolve(extraction_dir) / "extract.json").is_file():
             raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
@@ -228,7 +250,6 @@ def report(
         timeout=timeout,
         log=log,
     )
-    return out_path
 
 
 def golden_plan(notebooks_dir: str | os.PathLike | None = None) -> list[tuple[Path, str, list[Path]]]:

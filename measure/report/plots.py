@@ -111,7 +111,7 @@ def _thousands(x: float, _pos=None) -> str:
 
 
 def _budgets_text(df: pl.DataFrame) -> str:
-    budgets = sorted(set(df["budget"].to_list())) if "budget" in df.columns else []
+    budgets = sorted(set(df["budget"].unique().to_list())) if "budget" in df.columns else []
     return ", ".join(f"{b:,}" for b in budgets) if budgets else "n/a"
 
 
@@ -174,7 +174,7 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
     if eviction.height == 0:
         _empty(ax, "no eviction rows")
         return fig
-    strategies = ordered_strategies(eviction["strategy"].to_list())
+    strategies = ordered_strategies(eviction["strategy"].unique().to_list())
     eviction = _budget_evicted(eviction)
     if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
         _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
@@ -210,7 +210,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
         return fig
     markers = "osD^vP*X"
     styles = ("-", "--", ":", "-.")
-    for k, s in enumerate(ordered_strategies(curve["strategy"].to_list())):
+    for k, s in enumerate(ordered_strategies(curve["strategy"].unique().to_list())):
         part = curve.filter(pl.col("strategy") == s).sort("budget")
         ax.plot(
             part["budget"].to_list(),
@@ -220,7 +220,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
             color=_color(s),
             label=_label(s),
         )
-    budgets = sorted(set(curve["budget"].to_list()))
+    budgets = sorted(set(curve["budget"].unique().to_list()))
     ax.set_xscale("log")
     ax.set_xticks(budgets)
     ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
@@ -266,7 +266,7 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
 
     Pairs whose both copies reach the fold prompt are stacked on top in a highlight color.
     """
-    pairings = sorted(set(duplicates["pairing"].to_list())) if duplicates.height else []
+    pairings = sorted(set(duplicates["pairing"].unique().to_list())) if duplicates.height else []
     fig = Figure(figsize=FIGSIZE)
     axes = fig.subplots(1, max(1, len(pairings)), squeeze=False, sharey=True)[0]
     fig.suptitle("Duplicate pairs: how alike the notification and the subagent's final report are")
@@ -305,7 +305,7 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     if llm_calls.height == 0:
         _empty(ax, "no llm_calls rows")
         return fig
-    strategies = ordered_strategies(llm_calls["strategy"].to_list())
+    strategies = ordered_strategies(llm_calls["strategy"].unique().to_list())
     drawn = _grouped_bars(ax, llm_calls, "llm_calls", strategies, lambda y: f"{y:,}")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
@@ -326,9 +326,9 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
         ax.set_title("Run cost under the per-run session cap")
         _empty(ax, "no run_cost rows")
         return fig
-    caps = sorted(set(run_cost["session_cap"].to_list()))
+    caps = sorted(set(run_cost["session_cap"].unique().to_list()))
     ax.set_title(f"Run cost with at most {', '.join(map(str, caps))} sessions per run (maxSessionsPerRun)")
-    strategies = ordered_strategies(run_cost["strategy"].to_list())
+    strategies = ordered_strategies(run_cost["strategy"].unique().to_list())
     rows = {r["strategy"]: r for r in run_cost.iter_rows(named=True)}
     xs = list(range(len(strategies)))
     maxes = [rows[s]["calls_per_run_max"] for s in strategies]

@@ -191,5 +191,5 @@ def fingerprint(root: str, sessions: dict[str, list[FileState]]) -> str:
     h = hashlib.sha256()
     for parent in sorted(sessions):
         for s in sessions[parent]:
-            h.update(f"{rel(s.path, root)}\0{[s.size, 0, s.digest]}\n".encode())
+            h.update(f"{rel(s.path, root)}\0{[s.size, 0, s.digest]}\n".encode("utf-8", "surrogateescape"))  # names need not be UTF-8
     return h.hexdigest()

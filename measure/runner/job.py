@@ -29,6 +29,7 @@ from measure.measurements.strategies import (
     apply_min_content_gate,
 )
 from measure.measurements.subagents import subagent_rows
+from measure.runner.redact import protect_outcome
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class RunParams:
     file_time_ms: float | None = None  # stand-in for file mtimes/ctimes (bundled fixtures)
     walk_order: str = "name"  # directory entry order: "name" (descending, every machine) or "fs" (readdir, akm's)
     replay: str | None = None  # --replay-at schedule (turn_end, final, every:<minutes>); None: no replay table
+    show_excerpts: bool = False  # keep transcript-derived text (subagent descriptions) in the rows
 
 
 @dataclass
@@ -56,6 +58,7 @@ class SessionOutcome:
     session_path: str
     tables: dict[str, list[dict]] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
+    redacted: bool = False  # --redact already applied (see redact.protect_outcome)
 
 
 def _error(path: str, session_path: str | None, kind: str, reason: str, count: int = 1) -> dict:
@@ -70,7 +73,10 @@ def measure_session(root: str, path: str, params: RunParams, template: str) -> S
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _measure_session(root, path, params, template)
+        outcome = _measure_session(root, path, params, template)
+        # Privacy before the outcome goes anywhere (cache included): issue #17.
+        protect_outcome(outcome, params.redact, params.show_excerpts)
+        return outcome
     finally:
         if was_enabled:
             gc.enable()

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
-_STRUCTURAL = ("subagents", "workflows", "tool-results", "journal.jsonl")
+_STRUCTURAL = ("subagents", "workflows", "tool-results", "journal.jsonl", "journal")
+_PREFIXES = ("agent-", "wf_")
+_SUFFIXES = (".meta.json", ".jsonl")
+
+#: Columns holding a root-relative path, and columns holding a name, id or transcript text.
+PATH_COLUMNS = ("session_path", "subagent_path", "path")
+TEXT_COLUMNS = ("session_id", "description", "agent_type", "tool_use_id", "task_id", "project")  # task_id: #12; project: #14
 
 
 def redact(value: str | None) -> str | None:
@@ -14,34 +21,100 @@ def redact(value: str | None) -> str | None:
     return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
+def redact_name(part: str, structural: bool = True) -> str:
+    """One file or folder name: structural names kept, `agent-`/`wf_` prefixes and `.jsonl`/
+    `.meta.json` suffixes kept around a hash of the rest (the id), so layouts still read.
+    `structural=False` (a project folder) hashes even a name such as `subagents`."""
+    if structural and part in _STRUCTURAL:
+        return part
+    suffix = next((s for s in _SUFFIXES if part.endswith(s)), "")
+    stem = part[: len(part) - len(suffix)]
+    prefix = next((p for p in _PREFIXES if stem.startswith(p) and len(stem) > len(p)), "")
+    return prefix + redact(stem[len(prefix) :]) + suffix
+
+
 def redact_path(path: str | None) -> str | None:
-    """Hash the segments that name things (project folders are cwd paths, session ids are
-    ids) and keep the structure (`subagents/`, `agent-<id>`), so paths still read as layouts."""
+    """Hash every segment that names something (project folders are cwd paths, session and
+    agent ids are ids) and keep the structure (`subagents/`, `agent-`, `.jsonl`)."""
     if not path:
         return path
-    out = []
-    for i, part in enumerate(path.split("/")):
-        if i and (part in _STRUCTURAL or part.startswith(("agent-", "wf_"))):
-            out.append(part)
-        elif part.endswith(".jsonl"):
-            out.append(redact(part[: -len(".jsonl")]) + ".jsonl")
-        else:
-            out.append(redact(part))
-    return "/".join(out)
+    return "/".join(redact_name(part, structural=i > 0) for i, part in enumerate(path.split("/")))
+
+
+def redact_agent_id(agent_id: str | None) -> str | None:
+    """An agent id (`agent-<id>` file stem) hashed as its file name is."""
+    return agent_id if agent_id is None else redact_name(agent_id)
+
+
+_LABELLED = re.compile(r"^(readSession failed: )(.+): ([^:]*)$", re.DOTALL)
+
+
+def redact_reason(kind: str, reason: str | None) -> str | None:
+    """An errors row's reason without the names it carries: the file label inside a read
+    failure is hashed like a path; an unexpected exception's message is withheld."""
+    if reason is None:
+        return None
+    if kind == "internal_error":
+        return reason.split(":", 1)[0] + ": (message withheld under --redact)"
+    m = _LABELLED.match(reason)
+    if m:
+        return m[1] + redact_path(m[2]) + ": " + m[3]
+    return reason
+
+
+def redact_row(row: dict) -> None:
+    """--redact one row of any table, in place."""
+    for key in PATH_COLUMNS:
+        if row.get(key):
+            row[key] = redact_path(row[key])
+    for key in TEXT_COLUMNS:
+        if row.get(key) is not None:  # "" too: every value of a redacted column is a hash
+            row[key] = redact(row[key])
+    if row.get("agent_id") is not None:
+        row["agent_id"] = redact_agent_id(row["agent_id"])
+    if "reason" in row and "kind" in row:
+        row["reason"] = redact_reason(row["kind"], row["reason"])
+    if row.get("dimension") == "project" and row.get("value"):  # the breakdown table (#14)
+        row["value"] = redact(row["value"])
 
 
 def _redact_rows(rows: dict[str, list[dict]]) -> None:
     """--redact: one pass over every table, so no row escapes it (errors included)."""
     for table_rows in rows.values():
         for row in table_rows:
-            for key in ("session_path", "subagent_path", "path"):
-                if row.get(key):
-                    row[key] = redact_path(row[key])
-            for key in ("session_id", "description", "task_id"):  # task_id: wakeups, repeat_reads (#12)
-                if row.get(key) is not None:  # "" too: every value of a redacted column is a hash
-                    row[key] = redact(row[key])
-            # Project folders are cwd paths: hashed as redact_path hashes session_path's first part.
-            if row.get("project"):
-                row["project"] = redact(row["project"])
-            if row.get("dimension") == "project" and row.get("value"):
-                row["value"] = redact(row["value"])
+            redact_row(row)
+
+
+#: Transcript-derived text columns: kept only with --show-excerpts, never from outside the root.
+EXCERPT_COLUMNS = ("description",)
+OUTSIDE_TEXT_COLUMNS = ("description", "agent_type", "tool_use_id")
+
+
+def protect_outcome(outcome, redact_names: bool, show_excerpts: bool) -> None:
+    """Apply the privacy rules to one session's rows in place, before they are cached or written.
+
+    - without `show_excerpts`, transcript-derived text (subagent descriptions) is dropped;
+    - text read through a symlink leaving the sessions root (an `outside_link` errors row) is
+      never copied: description, agent type and tool-use id of such files are dropped;
+    - with `redact_names`, every row is redacted (see `redact_row`), and the outcome is marked so
+      the run does not redact it twice.
+    """
+    outside = {e["path"] for e in outcome.errors if e.get("kind") == "outside_link"}
+    parent_outside = outcome.session_path in outside
+    for rows in outcome.tables.values():
+        for row in rows:
+            if not show_excerpts:
+                for key in EXCERPT_COLUMNS:
+                    if key in row:
+                        row[key] = None
+            sub = row.get("subagent_path")
+            if parent_outside or (sub and (sub in outside or sub[: -len(".jsonl")] + ".meta.json" in outside)):
+                for key in OUTSIDE_TEXT_COLUMNS:
+                    if key in row:
+                        row[key] = None
+    if redact_names:
+        for rows in (*outcome.tables.values(), outcome.errors):
+            for row in rows:
+                redact_row(row)
+        outcome.session_path = redact_path(outcome.session_path)
+        outcome.redacted = True

@@ -8,12 +8,12 @@ import json
 import os
 import platform
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from measure import __version__
 from measure.akm.prompt import load_template
-from measure.akm.read import list_sessions, rel
+from measure.akm.read import list_sessions, rel, walk_files
 from measure.measurements.breakdown import breakdown_rows
 from measure.measurements.llm_calls import run_cost_rows
 from measure.measurements.verdict import verdict_rows
@@ -23,9 +23,10 @@ from measure.runner.cache import Cache, run_key, session_key
 from measure.runner.executor import Task, run_tasks
 from measure.runner.inputs import FileState, StatIndex, session_files
 from measure.runner.job import RunParams, SessionOutcome, _error
+from measure.runner.outputs import StagedDir, check_cache_dir
 from measure.runner.progress import Progress
 from measure.runner.progress import resolve as resolve_progress
-from measure.runner.redact import _redact_rows
+from measure.runner.redact import _redact_rows, redact, redact_path
 from measure.runner.select import select_sessions
 
 
@@ -43,12 +44,13 @@ class RunSummary:
 def orphan_errors(root: str) -> list[dict]:
     """`<project>/<id>/subagents/` folders whose `<id>.jsonl` is gone (rotated off disk)."""
     rows = []
-    for dirpath, dirnames, _ in os.walk(root):
-        dirnames.sort()
-        if os.path.basename(dirpath) == "subagents" and "subagents" not in os.path.relpath(dirpath, root).split(os.sep)[:-1]:
+    stack = [root]  # explicit stack, not os.walk's recursion: folders may nest 1,200 deep
+    while stack:
+        dirpath = stack.pop()
+        if os.path.basename(dirpath) == "subagents" and dirpath != root:
             session_dir = os.path.dirname(dirpath)
             if session_dir != root and not os.path.exists(session_dir + ".jsonl"):
-                n = sum(len([f for f in fs if f.endswith(".jsonl")]) for _, _, fs in os.walk(dirpath))
+                n = sum(1 for p in walk_files(dirpath) if p.endswith(".jsonl"))
                 rows.append(
                     _error(
                         rel(dirpath, root),
@@ -58,8 +60,21 @@ def orphan_errors(root: str) -> list[dict]:
                         n,
                     )
                 )
-            dirnames[:] = []
+            continue
+        try:
+            with os.scandir(dirpath) as it:
+                subdirs = sorted(e.path for e in it if _is_real_dir(e))
+        except OSError:
+            continue
+        stack.extend(reversed(subdirs))
     return rows
+
+
+def _is_real_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def run_measurement(
@@ -84,6 +99,21 @@ def run_measurement(
     root = os.path.abspath(os.fspath(root))
     if not os.path.isdir(root):
         raise FileNotFoundError(f"sessions root not found: {root}")
+    if cache_dir:
+        check_cache_dir(cache_dir, root)
+    # Before any work: --out outside the root, replaceable, writable; written into a staging
+    # sibling and renamed into place only when complete (issue #17).
+    staged = StagedDir(out_dir, "run", root)
+    try:
+        summary = _measure_into(root, staged.path, params, jobs, cache_dir, progress, executor, scheduler)
+    except BaseException:
+        staged.abort()
+        raise
+    staged.commit()
+    return replace(summary, out_dir=os.fspath(out_dir))
+
+
+def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, progress, executor, scheduler) -> RunSummary:
     template = load_template(params.template_path)
     list_errors: list = []
     listings = list_sessions(
@@ -93,6 +123,8 @@ def run_measurement(
         listings = select_sessions(listings, params.sessions, root)
     errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors]
     errors += orphan_errors(root)
+    if params.redact:  # the sessions' own rows come redacted from the job (redact.protect_outcome)
+        _redact_rows({"errors": errors})
     # The merge order (largest parent first) is the one tables were always built in: rows whose
     # sort keys tie keep it, whatever executor measured them and in which order they finished.
     order = sorted(listings, key=lambda s: -_size(s.path))
@@ -160,6 +192,8 @@ def run_measurement(
             rows[name].extend(table_rows)
         errors.extend(o.errors)
     run_order = [rel(s.path, root) for s in listings]
+    if params.redact:
+        run_order = [redact_path(p) for p in run_order]
     rank = {p: i for i, p in enumerate(run_order)}
     for row in rows["llm_calls"]:
         row["run_order"] = rank.get(row["session_path"])
@@ -167,8 +201,6 @@ def run_measurement(
     rows["verdict"] = verdict_rows(rows["sessions"], rows["eviction"], rows["run_cost"])
     rows["breakdown"] = breakdown_rows(rows["session_info"], rows["sessions"], rows["eviction"], rows["subagents"])
     rows["errors"] = errors
-    if params.redact:
-        _redact_rows(rows)
     frames = {name: frame(TABLES[name], rows[name]) for name in TABLES}
     written = write_tables(frames, out)
     _write_run_json(out, root, params, listings, frames, inputs.fingerprint(root, states))
@@ -207,6 +239,11 @@ def _versions() -> dict:
 
 def _write_run_json(out: Path, root: str, params: RunParams, listings, frames, fingerprint: str) -> None:
     p = asdict(params)
+    root_name, root_shown = os.path.basename(root.rstrip(os.sep)), portable(root)
+    if params.redact:  # the root's name and the chosen session ids name the input
+        root_name, root_shown = redact(root_name), redact(root_shown)
+        # a value taken from a redacted report is already a hash; anything else names the input
+        p["sessions"] = [x if x.startswith("sha256:") else redact(x) for x in params.sessions]
     if params.template_path:
         p["template_path"] = os.path.basename(params.template_path)
     doc = {
@@ -215,9 +252,9 @@ def _write_run_json(out: Path, root: str, params: RunParams, listings, frames, f
         "template_sha256": hashlib.sha256(load_template(params.template_path).encode()).hexdigest(),
         "versions": dict(_versions()),
         "input": {
-            "root_name": os.path.basename(root.rstrip(os.sep)),
+            "root_name": root_name,
             # As the report shows it (repo-relative or ~/...): the notebooks read the root from here.
-            "root": portable(root),
+            "root": root_shown,
             "sessions_listed": len(listings),
             "fingerprint": fingerprint,
             "fingerprint_method": inputs.METHOD,

@@ -10,21 +10,58 @@ import polars as pl
 from measure.schema import TABLES, Table
 
 
+def text_cell(value: str) -> str:
+    """`value` as valid UTF-8 text: a byte of a file name that is not UTF-8 (decoded by Python
+    as U+DC80..U+DCFF) becomes `\\xNN`, any other lone surrogate (a JSON `\\ud83d`) U+FFFD."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return "".join(
+            (f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else "\ufffd") if 0xD800 <= ord(c) <= 0xDFFF else c
+            for c in value
+        )
+
+
 def frame(table: Table, rows: list[dict]) -> pl.DataFrame:
     """A DataFrame with exactly the table's columns, types and row order."""
+    text = [name for name, dtype in table.polars_schema.items() if dtype == pl.String]
+    for row in rows:
+        for key in text:
+            v = row.get(key)
+            if v is not None and not v.isascii():
+                row[key] = text_cell(v)
     # Built column by column: one list per column is far cheaper than polars' per-row dict reading.
     df = pl.DataFrame({name: [r.get(name) for r in rows] for name in table.names}, schema=table.polars_schema)
     return df.sort(list(table.sort), nulls_last=True, maintain_order=True)
 
 
+def csv_safe(df: pl.DataFrame) -> pl.DataFrame:
+    """OWASP's CSV-injection rule: a text cell starting with = + - @ tab or CR gets a leading `'`,
+    so a spreadsheet shows it instead of running it (file names are chosen by whoever wrote them).
+    Parquet keeps the values as they are."""
+    exprs = [
+        pl.when(pl.col(c).str.contains(r"^[=+\-@\t\r]"))
+        .then(pl.lit("'") + pl.col(c))
+        .otherwise(pl.col(c))
+        .alias(c)
+        for c, dtype in df.schema.items()
+        if dtype == pl.String
+    ]
+    return df.with_columns(exprs) if exprs else df
+
+
 def write_tables(frames: dict[str, pl.DataFrame], out_dir: str | os.PathLike) -> list[Path]:
-    """Write each table as `<name>.csv` and `<name>.parquet`; returns the written paths."""
+    """Write each table as `<name>.csv` (CSV-injection safe, see csv_safe) and `<name>.parquet`;
+    returns the written paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, df in sorted(frames.items()):
         csv = out / f"{name}.csv"
-        df.write_csv(csv, float_precision=None)
+        csv_safe(df).write_csv(csv, float_precision=None)
         pq = out / f"{name}.parquet"
         # No statistics: they carry nothing a reader needs and keep bytes stable.
         df.write_parquet(pq, compression="zstd", statistics=False)
@@ -43,5 +80,6 @@ def read_tables(out_dir: str | os.PathLike) -> dict[str, pl.DataFrame]:
 
 
 def read_table(out_dir: str | os.PathLike, name: str) -> pl.DataFrame:
-    """One table of a run directory."""
-    return read_tables(out_dir)[name]
+    """One table of a run directory (only that one is read)."""
+    pq = Path(out_dir) / f"{name}.parquet"
+    return pl.read_parquet(pq) if pq.exists() else pl.DataFrame(schema=TABLES[name].polars_schema)

@@ -62,6 +62,7 @@ class Report:
     run: dict[str, Any] = field(default_factory=dict)
     sessions_root: str = ""
     show_excerpts: bool = False
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # derived once per report
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         return self.tables[name]
@@ -132,10 +133,15 @@ def load(
                 cache=False,
                 file_time_ms=file_time_for(sessions_root),
                 replay=replay,
+                show_excerpts=show_excerpts,
             )
             tables, run = _read_run(Path(tmp))
     # A run made with these --session values holds exactly them already (ids and paths may be hashed).
-    if sessions and list((run.get("parameters") or {}).get("sessions") or []) != sessions:
+    made = run.get("parameters") or {}
+    # A run made with these --session values is already filtered; under --redact its run.json
+    # holds them hashed, so a run that was redacted and filtered is trusted as it is.
+    already = list(made.get("sessions") or []) == sessions or (made.get("redact") and made.get("sessions"))
+    if sessions and not already:
         tables = _filter_sessions(tables, sessions, run)
     root = sessions_root if str(sessions_root).startswith("~") else paths.portable(sessions_root)
     return Report(tables=tables, run=run, sessions_root=root, show_excerpts=show_excerpts)
@@ -215,11 +221,13 @@ def run_measure(
     replay: str | None = None,
     executor: str = "local",
     scheduler: str | None = None,
+    show_excerpts: bool = False,
 ) -> Path:
     """Run `measure run` on `sessions_root` into `out_dir`; return the output directory.
 
     `cache=False` measures without the incremental cache: every number is computed by the
     code as it is now. `file_time_ms` stands in for file times (see FIXTURE_FILE_TIME_MS).
+    `show_excerpts` keeps subagent descriptions in the tables (dropped otherwise).
     `since_ms`, `session_cap`, `max_event_chars`, `cache_dir`, `executor` and `scheduler` are
     `measure run`'s --since, --session-cap, --max-event-chars, --cache-dir, --executor and
     --scheduler. Progress goes to the active
@@ -244,6 +252,7 @@ def run_measure(
         **({"max_event_text_length": int(max_event_chars)} if max_event_chars else {}),
         walk_order=walk_order,
         replay=replay,
+        show_excerpts=show_excerpts,
     )
     out = Path(out_dir)
     cache_at = (cache_dir or default_cache_dir()) if cache else None
@@ -267,29 +276,45 @@ def short_ids(ids, minimum: int = 8) -> dict[str, str]:
     """Map each session id to its shortest prefix (at least `minimum` chars) that no other id starts with.
 
     UUIDs come out as their first 8 hex digits; ids sharing a long prefix keep what tells them apart.
+    Linear after one sort: the other id sharing the longest prefix with an id is a sorted neighbour.
     """
     ids = sorted(set(ids))
-    short = {}
-    for i in ids:
-        others = [o for o in ids if o != i]
-        width = min(minimum, len(i))
-        while width < len(i) and any(o.startswith(i[:width]) for o in others):
-            width += 1
-        short[i] = i[:width]
-    return short
+    shared = [-1] * len(ids)  # longest common prefix with any other id (-1: there is none)
+    for k in range(1, len(ids)):
+        n = _common_prefix(ids[k - 1], ids[k])
+        shared[k - 1] = max(shared[k - 1], n)
+        shared[k] = max(shared[k], n)
+    return {i: i[: min(len(i), max(minimum, shared[k] + 1))] for k, i in enumerate(ids)}
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
 
 
 def _session_order(r: Report) -> list[str]:
     """Return session ids in the order of the sessions table (session_path), then any others."""
-    seen: list[str] = []
+    if "session_order" not in r.memo:
+        r.memo["session_order"] = _scan_session_order(r)
+    return list(r.memo["session_order"])
+
+
+def _scan_session_order(r: Report) -> list[str]:
+    seen: dict[str, None] = {}  # insertion-ordered set: membership in O(1)
     for name in ("sessions", "eviction", "llm_calls", "duplicates", "subagents", "budget_sweep"):
         df = r.tables.get(name)
         if df is None or "session_id" not in df.columns:
             continue
-        for sid in df.sort("session_path", "session_id")["session_id"].to_list():
+        # Distinct (path, id) pairs only: the first occurrences keep the same order, and a
+        # budget_sweep of 20,000 sessions is never sorted or listed row by row.
+        pairs = df.lazy().select("session_path", "session_id").unique().sort("session_path", "session_id").collect()
+        for sid in pairs["session_id"].to_list():
             if sid not in seen:
-                seen.append(sid)
-    return seen
+                seen[sid] = None
+    return list(seen)
 
 
 def _with_session(df: pl.DataFrame, r: Report) -> pl.DataFrame:
@@ -489,9 +514,9 @@ def run_summary(r: Report):
     """Markdown: what was measured (root, sessions, budgets, template, tool versions)."""
     s = r.tables["sessions"]
     n = s["session_id"].n_unique()
-    budgets = sorted(set(r.tables["budget_sweep"]["budget"].to_list()))
-    budget = sorted(set(s["budget"].to_list()))
-    strategies = ordered_strategies(s["strategy"].to_list())
+    budgets = sorted(set(r.tables["budget_sweep"]["budget"].unique().to_list()))
+    budget = sorted(set(s["budget"].unique().to_list()))
+    strategies = ordered_strategies(s["strategy"].unique().to_list())
     legacy = s.filter(pl.col("legacy_agent"))["session_id"].n_unique() if "legacy_agent" in s.columns else 0
     lines = [
         f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured"

@@ -68,7 +68,7 @@ def overlap_bins(duplicates: pl.DataFrame) -> pl.DataFrame:
     """Pair counts per pairing method and 5% overlap bin, split by whether both copies reach the prompt."""
     rows = []
     edges = OVERLAP_BINS
-    for pairing in sorted(set(duplicates["pairing"].to_list())):
+    for pairing in sorted(set(duplicates["pairing"].unique().to_list())):
         part = duplicates.filter(pl.col("pairing") == pairing)
         for both in (False, True):
             values = part.filter(pl.col("both_in_prompt") == both)["overlap"].to_list()

@@ -20,7 +20,7 @@ from measure.report.views.common import (
 def parent_kept(r: Report) -> pl.DataFrame:
     """Parent-origin chars kept per session: alone (= link) and under each fold-family strategy."""
     ev = r.tables["eviction"]
-    strategies = ordered_strategies(ev["strategy"].to_list())
+    strategies = ordered_strategies(ev["strategy"].unique().to_list())
     alone = ev.group_by("session_id").agg(pl.col("alone_parent_kept_chars").first().alias("alone (link)"))
     wide = _wide(ev, "parent_kept_chars", strategies, r)
     out = wide.join(alone, on="session_id", how="left", maintain_order="left")
@@ -50,7 +50,7 @@ def eviction_table(r: Report) -> pl.DataFrame:
     """Per session and strategy: parent chars evicted by the budget (chars and %), and, for the
     strategies that stub notifications, the parent chars the stubs shortened (not eviction)."""
     ev = _budget_evicted(r.tables["eviction"])
-    strategies = ordered_strategies(ev["strategy"].to_list())
+    strategies = ordered_strategies(ev["strategy"].unique().to_list())
     out = pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String})
     for s in strategies:
         out = out.join(_wide(ev, "budget_evicted_chars", [s], r, {s: f"{s} evicted (chars)"}), on="session_id", how="left", maintain_order="left")
@@ -62,22 +62,26 @@ def eviction_table(r: Report) -> pl.DataFrame:
 
 def _zero_budget_expr(df: pl.DataFrame) -> pl.DataFrame:
     """Per session and strategy: smallest budget from which every larger swept budget evicts nothing
-    (budget eviction: what stubs shorten on purpose does not count)."""
+    (budget eviction: what stubs shorten on purpose does not count).
+
+    That is the smallest budget above the largest one that still evicts (or has no value):
+    aggregations per group, without sorting the sweep or looping in Python (issue #17).
+    """
     df = _budget_evicted(df)
-    rows = []
-    for (sid, strat), part in df.group_by("session_id", "strategy", maintain_order=False):
-        part = part.sort("budget")
-        budgets = part["budget"].to_list()
-        evicted = part[EVICTION_VALUE].to_list()
-        answer = None
-        for i in range(len(budgets) - 1, -1, -1):
-            if evicted[i] is not None and evicted[i] <= 0:
-                answer = budgets[i]
-            else:
-                break
-        rows.append({"session_id": sid, "strategy": strat, "zero_from": answer})
-    return pl.DataFrame(rows, schema={"session_id": pl.String, "strategy": pl.String, "zero_from": pl.Int64}).sort(
-        "session_id", "strategy"
+    keys = ["session_id", "strategy"]
+    bad = ~(pl.col(EVICTION_VALUE).is_not_null() & (pl.col(EVICTION_VALUE) <= 0))
+    rows = df.lazy().select(*keys, "budget", bad.alias("_bad"))
+    worst = rows.group_by(keys).agg(pl.when(pl.col("_bad")).then(pl.col("budget")).max().alias("_worst"))
+    clear = (
+        rows.join(worst, on=keys, nulls_equal=True)
+        .filter(pl.col("_worst").is_null() | (pl.col("budget") > pl.col("_worst")))
+        .group_by(keys)
+        .agg(pl.col("budget").min().cast(pl.Int64).alias("zero_from"))
+    )
+    return (
+        worst.select(keys).join(clear, on=keys, how="left", nulls_equal=True)
+        .sort(keys)
+        .collect()
     )
 
 
@@ -87,7 +91,7 @@ def zero_eviction_budgets(r: Report) -> pl.DataFrame:
     Null means the strategy still evicts parent content at the largest swept budget.
     """
     sweep = r.tables["budget_sweep"]
-    strategies = [s for s in ordered_strategies(sweep["strategy"].to_list()) if s not in ("link", "chunked")]
+    strategies = [s for s in ordered_strategies(sweep["strategy"].unique().to_list()) if s not in ("link", "chunked")]
     z = _zero_budget_expr(sweep)
     out = _wide(z, "zero_from", strategies, r)
     return by_relevance(_with_session(out, r), r).select("session", *strategies)
@@ -128,7 +132,7 @@ def sweep_curve(budget_sweep: pl.DataFrame, exclude: tuple[str, ...] = SWEEP_EXC
     out = out.with_columns(
         (100.0 * pl.col("evicted_chars") / pl.max_horizontal(pl.col("alone_parent_kept_chars"), pl.lit(1))).round(1).alias("evicted_pct")
     )
-    order = {s: i for i, s in enumerate(ordered_strategies(out["strategy"].to_list()))}
+    order = {s: i for i, s in enumerate(ordered_strategies(out["strategy"].unique().to_list()))}
     return (
         out.with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
         .sort("_o", "budget")
@@ -161,7 +165,7 @@ def eviction_summary(r: Report):
     parts = []
     stubs = []
     identities = []
-    for s in ordered_strategies(ev["strategy"].to_list()):
+    for s in ordered_strategies(ev["strategy"].unique().to_list()):
         sub = ev.filter(pl.col("strategy") == s)
         evicting = sub.filter(pl.col(EVICTION_VALUE) > 0)
         k = evicting.height

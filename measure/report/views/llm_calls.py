@@ -19,7 +19,7 @@ from measure.report.views.common import (
 def calls_table(r: Report) -> pl.DataFrame:
     """LLM calls per session and strategy (one column per strategy)."""
     calls = r.tables["llm_calls"]
-    strategies = ordered_strategies(calls["strategy"].to_list())
+    strategies = ordered_strategies(calls["strategy"].unique().to_list())
     out = _wide(calls, "llm_calls", strategies, r)
     return by_relevance(_with_session(out, r), r).select("session", *strategies)
 
@@ -48,7 +48,7 @@ def chunking_table(r: Report) -> pl.DataFrame:
 def run_cost_table(r: Report) -> pl.DataFrame:
     """Run cost under akm's per-run session cap, strategies in display order."""
     cost = r.tables["run_cost"]
-    order = {s: i for i, s in enumerate(ordered_strategies(cost["strategy"].to_list()))}
+    order = {s: i for i, s in enumerate(ordered_strategies(cost["strategy"].unique().to_list()))}
     single = cost.filter(pl.col("strategy") != "chunked")["calls_per_run_max"].max() or 0
     return (
         cost.with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o"))

@@ -327,7 +327,7 @@ def quirks(r: Report):
     out = q.group_by("quirk", "strategy").agg(
         pl.col("count").sum().alias("count"), pl.col("session_id").n_unique().alias("sessions")
     )
-    order = {s: i for i, s in enumerate(ordered_strategies(out["strategy"].to_list()))}
+    order = {s: i for i, s in enumerate(ordered_strategies(out["strategy"].unique().to_list()))}
     return out.with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o")).sort(
         "quirk", "_o"
     ).drop("_o")

@@ -1,0 +1,216 @@
+"""Where outputs may go, and writing them so they appear whole or not at all.
+
+Every command that writes a folder (`measure run --out`, `measure report --out`, any later
+`extract`) calls `check_out_dir` before doing any work, and writes through `StagedDir`:
+
+- an output folder inside, equal to or containing the sessions root is refused (the root is
+  the analyst's only copy of their history); so is a cache folder inside the root;
+- an existing output folder is replaced only if it is empty or holds exactly what an earlier
+  `measure` output wrote there (listed in its manifest, MANIFEST); anything else is refused,
+  naming the first file `measure` did not write;
+- the new output is written into a temporary sibling folder and renamed into place once
+  complete, so a killed run or a full disk leaves the previous complete output (or nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+MANIFEST = ".measure-output.json"
+"""The file an output folder's writer owns: what wrote the folder and every file it wrote."""
+
+_STAGING = ".measure-staging-"
+_RETIRED = ".measure-retired-"
+
+
+class OutputError(ValueError):
+    """An output folder `measure` must not write to; the message is one line saying why."""
+
+
+def _real(path: str | os.PathLike) -> Path:
+    return Path(os.path.realpath(os.path.abspath(os.path.expanduser(os.fspath(path)))))
+
+
+def _within(inner: Path, outer: Path) -> bool:
+    return inner == outer or outer in inner.parents
+
+
+def check_out_dir(out: str | os.PathLike, root: str | os.PathLike, *, option: str = "--out") -> Path:
+    """Refuse an output folder that is inside, equal to, or contains the sessions root.
+
+    Symlinks are resolved on both sides. Returns the resolved output folder; raises
+    OutputError with one line naming the option and the reason.
+    """
+    o, r = _real(out), _real(root)
+    if o == r:
+        raise OutputError(f"{option} {out} is the sessions root itself; choose a folder outside it")
+    if _within(o, r):
+        raise OutputError(f"{option} {out} is inside the sessions root {root}; choose a folder outside it")
+    if _within(r, o):
+        raise OutputError(f"{option} {out} contains the sessions root {root}; choose a folder beside it")
+    return o
+
+
+def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike) -> Path:
+    """Refuse a cache folder inside (or equal to) the sessions root."""
+    c, r = _real(cache_dir), _real(root)
+    if _within(c, r):
+        raise OutputError(f"cache dir {cache_dir} is inside the sessions root {root}; choose one outside it")
+    return c
+
+
+def read_manifest(folder: str | os.PathLike) -> dict | None:
+    """The manifest of an output folder, or None when it has none (or an unreadable one)."""
+    p = Path(folder) / MANIFEST
+    try:
+        with open(p, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
+        return None
+    return doc
+
+
+def _listing(folder: Path) -> list[str]:
+    """Every file and folder below `folder`, relative, `/`-separated, sorted (no recursion)."""
+    found, stack = [], [folder]
+    while stack:
+        d = stack.pop()
+        with os.scandir(d) as it:
+            for e in it:
+                rel = Path(e.path).relative_to(folder).as_posix()
+                if e.is_dir(follow_symlinks=False):
+                    found.append(rel + "/")
+                    stack.append(Path(e.path))
+                else:
+                    found.append(rel)
+    return sorted(found)
+
+
+def check_replaceable(out: str | os.PathLike, kind: str) -> None:
+    """Refuse to replace `out` unless it is absent, an empty folder, or an earlier `kind` output
+    holding nothing but the files its manifest lists."""
+    p = Path(out)
+    if not os.path.lexists(p):
+        return
+    if p.is_symlink() or not p.is_dir():
+        raise OutputError(f"--out {out} exists and is not a folder; choose another")
+    try:
+        present = _listing(p)
+    except OSError as exc:
+        raise OutputError(f"--out {out} cannot be listed ({exc.strerror or exc}); choose another") from exc
+    if not present:
+        return
+    manifest = read_manifest(p)
+    if manifest is None:
+        raise OutputError(
+            f"--out {out} is a non-empty folder that measure did not write (no {MANIFEST}); "
+            "choose an empty or new folder"
+        )
+    if manifest.get("kind") != kind:
+        raise OutputError(f"--out {out} holds a measure {manifest.get('kind')!r} output, not a {kind}; choose another")
+    owned = set(manifest["files"]) | {MANIFEST}
+    owned |= {d + "/" for f in owned for d in _parents(f)}
+    foreign = [f for f in present if f not in owned]
+    if foreign:
+        raise OutputError(
+            f"--out {out} holds {len(foreign)} file(s) measure did not write (first: {foreign[0]}); "
+            "move them away or choose another folder"
+        )
+
+
+def adopt(folder: str | os.PathLike, kind: str, known: set[str]) -> bool:
+    """Give a folder written before manifests existed a manifest, if every file in it is one of
+    `known` (exact relative paths an earlier version wrote). Returns whether it was adopted;
+    a folder holding anything else is left untouched (and `check_replaceable` refuses it)."""
+    p = Path(folder)
+    if not p.is_dir() or p.is_symlink() or read_manifest(p) is not None:
+        return False
+    files = [f for f in _listing(p) if not f.endswith("/")]
+    if not files or any(f not in known for f in files):
+        return False
+    with open(p / MANIFEST, "w", encoding="utf-8") as f:
+        json.dump({"kind": kind, "files": files}, f, indent=1)
+        f.write("\n")
+    return True
+
+
+def _parents(rel: str) -> list[str]:
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+class StagedDir:
+    """An output folder written in a temporary sibling and renamed into place when complete.
+
+    Creating it checks everything before any work: `out` is outside the sessions `root`,
+    replaceable (see `check_replaceable`) and its parent is writable (the staging folder is
+    made there at once). Use as a context manager: on success the staged folder gets its
+    manifest and replaces `out`; on any exception it is removed and `out` is left as it was.
+    """
+
+    def __init__(self, out: str | os.PathLike, kind: str, root: str | os.PathLike | None = None):
+        self.out = Path(os.path.abspath(os.fspath(out)))
+        self.kind = kind
+        if root is not None:
+            check_out_dir(self.out, root)
+        check_replaceable(self.out, kind)
+        parent = self.out.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            self.path = Path(tempfile.mkdtemp(prefix=_STAGING + self.out.name + "-", dir=parent))
+        except OSError as exc:
+            raise OutputError(f"--out {out} is not writable: {exc.strerror or exc}") from exc
+
+    def __enter__(self) -> Path:
+        return self.path
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if exc_type is None:
+            try:
+                self.commit()
+            except BaseException:
+                self.abort()
+                raise
+        else:
+            self.abort()
+        return False
+
+    def abort(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def commit(self) -> Path:
+        """Write the manifest, then swap the staged folder in for `out`."""
+        files = [f for f in _listing(self.path) if not f.endswith("/") and f != MANIFEST]
+        with open(self.path / MANIFEST, "w", encoding="utf-8") as f:
+            json.dump({"kind": self.kind, "files": files}, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(self.path, 0o777 & ~_umask())  # mkdtemp makes it 0700
+        check_replaceable(self.out, self.kind)  # nothing foreign arrived while we worked
+        retired = None
+        if os.path.lexists(self.out):
+            retired = Path(tempfile.mkdtemp(prefix=_RETIRED + self.out.name + "-", dir=self.out.parent))
+            os.rename(self.out, retired / "old")
+        try:
+            os.rename(self.path, self.out)
+        except BaseException:
+            if retired is not None:
+                os.rename(retired / "old", self.out)
+                shutil.rmtree(retired, ignore_errors=True)
+            raise
+        if retired is not None:
+            shutil.rmtree(retired, ignore_errors=True)
+        return self.out
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,153 @@
+"""measure/runner/outputs.py and the commands that use it: --out never inside the sessions root,
+never replacing what measure did not write, outputs appearing whole or not at all (issue #17)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from measure.cli import main
+from measure.runner.job import RunParams
+from measure.runner.outputs import (
+    MANIFEST,
+    OutputError,
+    StagedDir,
+    check_cache_dir,
+    check_out_dir,
+)
+from measure.runner.run import run_measurement
+
+
+@pytest.fixture()
+def root(tmp_path):
+    r = tmp_path / "projects"
+    (r / "-home-me-app").mkdir(parents=True)
+    (r / "-home-me-app" / "s1.jsonl").write_text(
+        '{"type":"user","timestamp":"2026-05-01T10:00:00Z","message":{"role":"user","content":"hello there"}}\n'
+    )
+    # a project folder named like a report's subfolder: an --out equal to the root deleted it once
+    (r / "tables").mkdir()
+    (r / "tables" / "keep.jsonl").write_text("{}\n")
+    return r
+
+
+def _listing(d: Path) -> dict[str, bytes]:
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("where", ["equal", "inside", "containing", "link"])
+def test_out_inside_equal_to_or_containing_the_root_is_refused(root, tmp_path, where):
+    out = {"equal": root, "inside": root / "-home-me-app" / "out", "containing": tmp_path, "link": tmp_path / "ln"}[where]
+    if where == "link":
+        os.symlink(root, out)
+    with pytest.raises(OutputError) as e:
+        check_out_dir(out, root)
+    assert "\n" not in str(e.value) and "sessions root" in str(e.value)
+
+
+def test_out_beside_the_root_is_accepted(root, tmp_path):
+    assert check_out_dir(tmp_path / "out", root) == (tmp_path / "out").resolve()
+
+
+def test_cache_dir_inside_the_root_is_refused(root, tmp_path):
+    with pytest.raises(OutputError):
+        check_cache_dir(root / "cache", root)
+    check_cache_dir(tmp_path / "cache", root)
+
+
+@pytest.mark.parametrize("cmd", ["run", "report"])
+def test_commands_refuse_out_in_the_root_before_any_work(root, tmp_path, cmd, capsys):
+    before = _listing(root)
+    args = [cmd, "--root", str(root), "--out", str(root)] + (["--no-cache"] if cmd == "run" else [])
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "sessions root" in err
+    assert _listing(root) == before
+
+
+def test_run_refuses_a_cache_dir_in_the_root(root, tmp_path, capsys):
+    assert main(["run", "--root", str(root), "--out", str(tmp_path / "o"), "--cache-dir", str(root / "c")]) == 2
+    assert not (root / "c").exists() and not (tmp_path / "o").exists()
+
+
+def test_run_replaces_only_its_own_earlier_output(root, tmp_path):
+    out = tmp_path / "out"
+    run_measurement(root, out, RunParams(), jobs=1)
+    first = _listing(out)
+    assert MANIFEST in first and "sessions.csv" in first
+    run_measurement(root, out, RunParams(), jobs=1)
+    assert _listing(out) == first
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match="notes.txt"):
+        run_measurement(root, out, RunParams(), jobs=1)
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_report_refuses_a_folder_it_did_not_write_and_keeps_every_file(root, tmp_path, capsys):
+    out = tmp_path / "mine"
+    (out / "tables").mkdir(parents=True)
+    (out / "notes.html").write_text("my notes")
+    (out / "tables" / "budget.csv").write_text("a,b\n")
+    (out / "run.json").write_text("{}")
+    before = _listing(out)
+    assert main(["report", "--root", str(root), "--out", str(out)]) == 2
+    assert "did not write" in capsys.readouterr().err
+    assert _listing(out) == before
+
+
+def test_a_failed_write_leaves_the_previous_output(tmp_path):
+    out = tmp_path / "out"
+    with StagedDir(out, "run") as d:
+        (d / "a.csv").write_text("old")
+    with pytest.raises(RuntimeError):
+        with StagedDir(out, "run") as d:
+            (d / "a.csv").write_text("new")
+            (d / "b.csv").write_text("half")
+            raise RuntimeError("disk full")
+    assert _listing(out) == {"a.csv": b"old", MANIFEST: (out / MANIFEST).read_bytes()}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder left
+
+
+def test_an_unwritable_out_is_refused_before_any_work(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match="not writable"):
+        StagedDir(tmp_path / "file" / "out", "run")
+
+
+def test_a_killed_run_leaves_the_previous_output(root, tmp_path):
+    out = tmp_path / "out"
+    run_measurement(root, out, RunParams(), jobs=1)
+    before = _listing(out)
+    code = (
+        "import os, signal, measure.runner.tables as t\n"
+        "def die(*a, **k): os.kill(os.getpid(), signal.SIGKILL)\n"
+        "t.write_tables = die\n"
+        "import measure.runner.run as r; r.write_tables = die\n"
+        f"from measure.runner.job import RunParams\nr.run_measurement({str(root)!r}, {str(out)!r}, RunParams(), jobs=1)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert proc.returncode != 0
+    assert _listing(out) == before
+
+
+def test_a_report_from_before_manifests_is_adopted_only_if_it_holds_nothing_else(tmp_path):
+    from measure.runner.outputs import adopt
+
+    known = {"run.json", "00-overview.html", "tables/sessions.csv"}
+    old = tmp_path / "old"
+    (old / "tables").mkdir(parents=True)
+    (old / "run.json").write_text("{}")
+    (old / "tables" / "sessions.csv").write_text("a\n")
+    assert adopt(old, "report", known)
+    StagedDir(old, "report").abort()  # replaceable now
+    mine = tmp_path / "mine"
+    (mine / "tables").mkdir(parents=True)
+    (mine / "run.json").write_text("{}")
+    (mine / "tables" / "budget.csv").write_text("a\n")  # not a name a report writes
+    assert not adopt(mine, "report", known)
+    with pytest.raises(OutputError):
+        StagedDir(mine, "report")
