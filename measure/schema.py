@@ -1,4 +1,8 @@
-"""The output tables: one definition shared by the writer, the notebooks and the plots."""
+"""The output tables: one definition shared by the writer, the notebooks and the plots.
+
+Longer than ~500 lines on purpose: it is data (every column of every table with its meaning),
+kept in one place so no column is defined twice.
+"""
 
 from __future__ import annotations
 

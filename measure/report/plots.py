@@ -4,6 +4,9 @@ No function here reads files, computes a metric of its own, or calls pyplot: fig
 built on `matplotlib.figure.Figure` directly (no global figure registry, any backend), under
 the project style `report.mplstyle`, with fixed sizes, sorted categories and one color per
 strategy from `COLORS`. `save(fig, path)` writes PNG bytes that depend only on the data.
+
+Longer than ~500 lines because it holds one short function per figure of every page (the
+FIGURES registry); splitting it per page would scatter the shared style helpers.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""SessionSim: simulates one main session in time order and writes it, its subagents and sidecars."""
+"""SessionSim: simulates one main session in time order and writes it, its subagents and sidecars.
+
+Slightly over ~500 lines: one simulation loop whose parts share its clock and random stream.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,11 @@
 """What every page shares: load a run, order strategies and sessions, format numbers, the run summary.
 
 Every view is a pure function of the schema tables; rows are always sorted, so output is
-byte-stable from run to run. Notebooks stay thin: `load(...)`, then one view per table or paragraph."""
+byte-stable from run to run. Notebooks stay thin: `load(...)`, then one view per table or paragraph.
+
+Slightly over ~500 lines: loading, the session filter and the shared formatting helpers that
+every page's view module imports.
+"""
 
 from __future__ import annotations
 
