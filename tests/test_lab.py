@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -38,10 +40,12 @@ def _get(url: str):
 
 def test_make_lab_serves_the_notebooks(tmp_path):
     port, token = _free_port(), secrets.token_hex(16)
+    # IPC socket paths must fit in 107 bytes: pytest's tmp_path can be longer than that.
+    runtime = Path(tempfile.mkdtemp(prefix="lab-", dir="/tmp"))
     env = {
         **os.environ,
-        # Nothing of this test outside tmp_path: runtime files, settings, workspaces, config.
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        # Nothing of this test outside tmp_path (runtime: a short folder of its own, removed at the end).
+        "JUPYTER_RUNTIME_DIR": str(runtime),
         "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
         "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
@@ -94,11 +98,11 @@ def test_make_lab_serves_the_notebooks(tmp_path):
                 if attempt == 2:
                     pytest.fail(f"kernel start failed ({exc}):\n{(tmp_path / 'lab.log').read_text(errors='replace')[-3000:]}")
                 time.sleep(2)
-        connection = json.loads((tmp_path / "runtime" / f"kernel-{kernel['id']}.json").read_text())
+        connection = json.loads((runtime / f"kernel-{kernel['id']}.json").read_text())
         assert connection["transport"] == "ipc"
         from jupyter_client import BlockingKernelClient
 
-        client = BlockingKernelClient(connection_file=str(tmp_path / "runtime" / f"kernel-{kernel['id']}.json"))
+        client = BlockingKernelClient(connection_file=str(runtime / f"kernel-{kernel['id']}.json"))
         client.load_connection_file()
         client.start_channels()
         try:
@@ -114,6 +118,7 @@ def test_make_lab_serves_the_notebooks(tmp_path):
         urllib.request.urlopen(request, timeout=30).close()  # noqa: S310 - loopback only
         assert "without encryption" not in (tmp_path / "lab.log").read_text(errors="replace")
     finally:
+        shutil.rmtree(runtime, ignore_errors=True)
         try:
             os.killpg(proc.pid, signal.SIGTERM)
         except ProcessLookupError:
