@@ -145,6 +145,19 @@ def _fake_result(mb: float = 600, largest_mb: float = 95) -> dict:
             "ratios": [1.9, 2.5],
             "ratio": 2.5,
             "exact": True,
+            "call_ratios": [1.99, 2.01],
+            "call_ratio": 2.01,
+        },
+        "linear_replay": {
+            "replay": "turn_end",
+            "source": "p/s.jsonl",
+            "copies": 2,
+            "sizes": [{"scale": 1, "events": 10, "time_s": 1.0}, {"scale": 2, "events": 20, "time_s": 2.1}],
+            "ratios": [2.1],
+            "ratio": 2.1,
+            "exact": True,
+            "call_ratios": [2.4],
+            "call_ratio": 2.4,
         },
     }
 
@@ -159,10 +172,8 @@ def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
         got = list(reader)
     assert len(got) == len(rows)
     targets = {r["name"]: r for r in got if r["section"] == "target"}
-    assert set(targets) == {"cold_over_floor", "cold_over_floor_aim", "cold_jobs1_over_floor", "speedup_jobs", "real_over_floor",
-                            "warm_over_cold", "warm_wall", "peak_memory", "linearity"}
-    assert targets["cold_over_floor"]["status"] == "PASS"  # 10 s / 2 s floor = 5x <= 7
-    assert targets["cold_over_floor_aim"]["status"] == "FAIL"  # 5x > 3.5
+    assert set(targets) == {"cold_jobs1_over_floor", "speedup_jobs", "real_over_floor", "warm_over_cold", "warm_wall",
+                            "peak_memory", "linearity", "linearity_calls", "linearity_replay", "linearity_replay_calls"}
     assert targets["cold_jobs1_over_floor"]["status"] == "PASS"  # 18 s / 4 s = 4.5x <= 5
     assert targets["speedup_jobs"]["status"] == "PASS"  # 18 / 10 = 1.8 >= 1.8
     assert targets["real_over_floor"]["status"] == "FAIL"  # 3.5x > 3
@@ -172,10 +183,14 @@ def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
     stages = {r["name"] for r in got if r["section"] == "stages"}
     assert {"read_over_floor", "collectors_over_floor", "prefilter_over_floor", "prompt_over_floor", "metrics_over_floor",
             "tables_over_floor"} <= stages
-    assert targets["linearity"]["status"] == "FAIL"  # the worst doubling: 2.5
+    assert targets["linearity"]["status"] == "FAIL"  # the worst doubling: 2.5 > 2.2
+    assert targets["linearity_calls"]["status"] == "PASS"  # 2.01 <= 2.05
+    assert targets["linearity_replay"]["status"] == "PASS"  # 2.1 <= 2.2
+    assert targets["linearity_replay_calls"]["status"] == "FAIL"  # 2.4: events x moments
     names = {r["name"] for r in got if r["section"] == "linear"}
     assert {"events_N", "events_2N", "events_4N", "time_N", "time_2N", "time_4N"} <= names
-    assert float(targets["cold_over_floor"]["value"]) == 5.0
+    info = {r["name"]: r for r in got if r["section"] == "info"}
+    assert float(info["cold_over_floor"]["value"]) == 5.0  # 10 s / 2 s floor: informational
     assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", path.read_text())  # no timestamps
     assert results.render(rows).count("\n") >= len(rows)
 
@@ -183,7 +198,8 @@ def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
 def test_targets_untested_when_the_corpus_is_too_small():
     rows = results.build_rows(_fake_result(mb=5, largest_mb=1))
     status = {r["name"]: r["status"] for r in rows if r["section"] == "target"}
-    assert status["cold_over_floor"] == "UNTESTED"
+    assert status["cold_jobs1_over_floor"] == "UNTESTED"
+    assert status["speedup_jobs"] == "UNTESTED"
     assert status["peak_memory"] == "UNTESTED"
 
 

@@ -65,7 +65,7 @@ def _spans_tag(text: str, low: str, tag: str) -> bool:
 def classify(text: str, role: str, ops: frozenset[str]) -> str | None:
     """The drop reason akm gives this event, or None when it is kept."""
     t = js_trim(text)
-    if utf16_len(t) < 10:
+    if len(t) < 10 and utf16_len(t) < 10:  # UTF-16 length >= code points: most texts need no count
         return "too-short"
     if "akm" in text:
         m = _AKM_OP.search(text)

@@ -84,22 +84,37 @@ def format_standards(standards: str | None) -> str:
 
 def format_transcript(events: tuple[Event, ...] | list[Event], lines: dict | None = None) -> str:
     """The fenced transcript. `lines` (keyed by event identity) shares rendered lines between calls."""
+    return _transcript(events, lines)[0]
+
+
+def _transcript(events: tuple[Event, ...] | list[Event], lines: dict | None) -> tuple[str, bool]:
+    """The fenced transcript and whether it holds "{{" (a later placeholder could match inside it).
+
+    With `lines`, each rendered line carries whether it holds "{{" or "=== ", found once per
+    event instead of by scanning every prompt: neither can span two lines ("\n\n" between
+    them), and the fence replacement neither makes nor breaks a "{{".
+    """
     if not events:
-        body = NO_EVENTS
-    elif lines is None:
+        return f"{BEGIN}\n{NO_EVENTS}\n{END}", False
+    if lines is None:
         body = "\n\n".join(map(_line, events))
+        fenced = "=== " in body
+        braces = "{{" in body
     else:
         parts = []
+        fenced = braces = False
         for e in events:
             hit = lines.get(id(e))
             if hit is None or hit[0] is not e:
-                hit = lines[id(e)] = (e, _line(e))  # holding e keeps its id from being reused
+                line = _line(e)
+                hit = lines[id(e)] = (e, line, "=== " in line, "{{" in line)  # holding e keeps its id from being reused
             parts.append(hit[1])
+            fenced = fenced or hit[2]
+            braces = braces or hit[3]
         body = "\n\n".join(parts)
-    if events:
-        if "=== " in body:
-            body = body.replace(BEGIN, FENCE).replace(END, FENCE)
-    return f"{BEGIN}\n{body}\n{END}"
+    if fenced:
+        body = body.replace(BEGIN, FENCE).replace(END, FENCE)
+    return f"{BEGIN}\n{body}\n{END}", braces
 
 
 def _line(e: Event) -> str:
@@ -119,6 +134,7 @@ def build_prompt(
 
     Raises ValueError where akm throws (a timestamp out of `Date` range).
     """
+    transcript, braces = _transcript(events, lines)
     values = (
         ref.harness,
         ref.title or "(no title)",
@@ -127,14 +143,14 @@ def build_prompt(
         ref.project_hint or "(no project hint)",
         format_refs(refs),
         format_standards(standards),
-        format_transcript(events, lines),
+        transcript,
     )
     out = template
     dollars = 0
     for name, value in zip(PLACEHOLDERS, values):
         out, changed = js_replace(out, "{{" + name + "}}", value)
         dollars += changed
-    capture = any("{{" in v for v in values) and _literal_sequential(template, values) != _intended(template, values)
+    capture = (braces or any("{{" in v for v in values[:-1])) and _literal_sequential(template, values) != _intended(template, values)
     try:
         data, lone = out.encode("utf-8"), False
     except UnicodeEncodeError:  # only lone surrogates fail to encode

@@ -14,16 +14,10 @@ DEFAULT_OUT = REPO / "build" / "bench"  # untracked; the committed copy under re
 
 
 # The Performance targets (issue #15); never asserted in tests, only reported.
-COLD_OVER_FLOOR_MAX = 7.0  # --jobs N vs the N-process floor (akm on Bun)
+COLD1_OVER_FLOOR_MAX = 5.0  # `measure run --jobs 1` wall vs the 1-process floor's wall, bench corpus
 
 
-COLD_OVER_FLOOR_AIM = 3.5
-
-
-COLD1_OVER_FLOOR_MAX = 5.0  # --jobs 1 vs the 1-process floor, bench corpus
-
-
-REAL_OVER_FLOOR_MAX = 3.0  # --jobs 1 vs the 1-process floor, fixtures/real
+REAL_OVER_FLOOR_MAX = 3.0  # --jobs 1 vs the 1-process floor, fixtures/real (in-process CPU)
 
 
 SPEEDUP_MIN = 1.8  # --jobs 2 over --jobs 1
@@ -41,10 +35,17 @@ PEAK_MIB_MAX = 250.0
 PEAK_SESSION_MB = 90.0  # the memory target is stated for a corpus holding a session this big
 
 
-CORPUS_MB_MIN = 500.0  # the wall-clock target is stated for a corpus at least this big
+CORPUS_MB_MIN = 300.0  # the speed targets are stated for the 300 MB bench corpus (synth --seed 5 --size-mb 300)
 
 
-LINEAR_MAX = 2.0
+# Growth: a doubling of a session's events at most doubles the work. Python-level calls
+# (cProfile) are exact and immune to load, so they carry the verdict at 2x plus 2.5% (a
+# per-session constant, e.g. a fixed number of rows, makes the ratio slightly under 2, never
+# over); CPU time, noisy on a shared 2-core machine, is held to 2x plus 10%.
+LINEAR_CALLS_MAX = 2.05
+
+
+LINEAR_MAX = 2.2
 
 
 REPLAY_OVER_PLAIN_MAX = 3.0  # issue #11: --replay over fixtures/default within 3x a plain run
@@ -213,25 +214,21 @@ def build_rows(res: dict) -> list[dict]:
         add("real", "run_wall_cli", real.get("cli_wall_s"), "s", note="measure run --jobs 1 --no-cache, interpreter and imports included")
 
     big_enough = mb >= CORPUS_MB_MIN
-    r_np = cold["wall_s"] / fl2["wall_s"]
-    r_1p = cold["wall_s"] / fl1["wall_s"]
-    note = f"vs the {np_}-process floor (same parallelism as measure run)"
-    if not big_enough:
-        note += f"; corpus {mb:.0f} MB < {CORPUS_MB_MIN:.0f} MB"
-    add("target", "cold_over_floor", r_np, "x", COLD_OVER_FLOOR_MAX, status(r_np, COLD_OVER_FLOOR_MAX, big_enough), note)
-    add("target", "cold_over_floor_aim", r_np, "x", COLD_OVER_FLOOR_AIM, status(r_np, COLD_OVER_FLOOR_AIM, big_enough), "aim")
-    add("info", "cold_over_floor_1p", r_1p, "x", note="wall vs the single-process floor (informational)")
+    small = f"; corpus {mb:.0f} MB < {CORPUS_MB_MIN:.0f} MB" if not big_enough else ""
+    add("info", "cold_over_floor", cold["wall_s"] / fl2["wall_s"], "x",
+        note=f"--jobs {res.get('jobs')} wall vs the {np_}-process floor (same parallelism)")
+    add("info", "cold_over_floor_1p", cold["wall_s"] / fl1["wall_s"], "x", note=f"--jobs {res.get('jobs')} wall vs the single-process floor")
     if cold.get("cpu_s") and fl1.get("cpu_s"):
         add("info", "cold_over_floor_cpu", cold["cpu_s"] / fl1["cpu_s"], "x",
             note="CPU time vs the 1-process floor's: the work ratio, little affected by other load")
     if cold1:
         r1 = cold1["wall_s"] / fl1["wall_s"]
         add("target", "cold_jobs1_over_floor", r1, "x", COLD1_OVER_FLOOR_MAX, status(r1, COLD1_OVER_FLOOR_MAX, big_enough),
-            "measure run --jobs 1 wall vs the 1-process floor (CPU ratio: "
-            + (f"{cold1['cpu_s'] / fl1['cpu_s']:.2f}x" if cold1.get("cpu_s") and fl1.get("cpu_s") else "n/a") + ")")
+            "measure run --jobs 1 wall (interpreter start-up included) vs the 1-process floor (CPU ratio: "
+            + (f"{cold1['cpu_s'] / fl1['cpu_s']:.2f}x" if cold1.get("cpu_s") and fl1.get("cpu_s") else "n/a") + ")" + small)
         sp = cold1["wall_s"] / cold["wall_s"]
-        add("target", "speedup_jobs", sp, "x", SPEEDUP_MIN, status(sp, SPEEDUP_MIN, res.get("jobs", 1) >= 2, at_least=True),
-            f"--jobs 1 wall / --jobs {res.get('jobs')} wall (at least)")
+        add("target", "speedup_jobs", sp, "x", SPEEDUP_MIN, status(sp, SPEEDUP_MIN, res.get("jobs", 1) >= 2 and big_enough, at_least=True),
+            f"--jobs 1 wall / --jobs {res.get('jobs')} wall (at least){small}")
     if real:
         rr = real["total_cpu_s"] / real["floor_cpu_s"] if real["floor_cpu_s"] else None
         add("target", "real_over_floor", rr, "x", REAL_OVER_FLOOR_MAX, status(rr, REAL_OVER_FLOOR_MAX),
@@ -246,12 +243,19 @@ def build_rows(res: dict) -> list[dict]:
     if not big_session:
         note += f"; largest session {c['largest_session_bytes'] / 1e6:.0f} MB < {PEAK_SESSION_MB:.0f} MB"
     add("target", "peak_memory", peak, "MiB", PEAK_MIB_MAX, status(peak, PEAK_MIB_MAX, big_session), note)
-    note = "worst doubling, best-of times: " + ", ".join(f"{r:.3f}" for r in lin["ratios"])
-    if lin.get("ratios_median"):
-        note += " (medians: " + ", ".join(f"{r:.3f}" for r in lin["ratios_median"]) + ")"
-    if "spread" in lin:
-        note += f"; repeats vary by up to {lin['spread'] * 100:.0f}%"
-    add("target", "linearity", lin["ratio"], "x", LINEAR_MAX, status(lin["ratio"], LINEAR_MAX), note)
+    for key, lin_ in (("linearity", lin), ("linearity_replay", res.get("linear_replay"))):
+        if not lin_:
+            continue
+        what = " with --replay-at " + lin_["replay"] if lin_.get("replay") else ""
+        if lin_.get("call_ratio") is not None:
+            add("target", f"{key}_calls", lin_["call_ratio"], "x", LINEAR_CALLS_MAX, status(lin_["call_ratio"], LINEAR_CALLS_MAX),
+                f"worst doubling of Python-level calls{what} (exact, load-proof): " + ", ".join(f"{r:.3f}" for r in lin_["call_ratios"]))
+        note = f"worst doubling of CPU time{what}, best-of: " + ", ".join(f"{r:.3f}" for r in lin_["ratios"])
+        if lin_.get("ratios_median"):
+            note += " (medians: " + ", ".join(f"{r:.3f}" for r in lin_["ratios_median"]) + ")"
+        if "spread" in lin_:
+            note += f"; repeats vary by up to {lin_['spread'] * 100:.0f}%"
+        add("target", key, lin_["ratio"], "x", LINEAR_MAX, status(lin_["ratio"], LINEAR_MAX), note)
     rp = res.get("replay")
     if rp:
         ratio = rp["replay_s"] / rp["plain_s"]

@@ -299,7 +299,7 @@ def clear_caches() -> None:
     jscompat.clear_caches()
 
 
-def call_counts(root: str, parents: list[str]) -> list[dict]:
+def call_counts(root: str, parents: list[str], params=None) -> list[dict]:
     """Python-level calls made by `measure_session` on each session (cProfile, caches cleared).
 
     Unlike times these do not depend on what else the machine runs: a function whose calls
@@ -311,7 +311,7 @@ def call_counts(root: str, parents: list[str]) -> list[dict]:
     from measure.akm.prompt import load_template
     from measure.runner.job import RunParams, measure_session
 
-    params = RunParams()
+    params = params or RunParams()
     template = load_template(None)
     out = []
     for parent in parents:
@@ -332,7 +332,7 @@ def superlinear(small: dict[str, int], big: dict[str, int], top: int = 5) -> lis
     return sorted(grew, key=lambda g: g[1] * 2 - g[2])[:top]
 
 
-def time_sessions(root: str, parents: list[str], repeat: int = 3, collect: bool = True) -> list[list[float]]:
+def time_sessions(root: str, parents: list[str], repeat: int = 3, collect: bool = True, params=None) -> list[list[float]]:
     """CPU times of `measure_session` (every strategy, default params), `repeat` rounds.
 
     CPU time of this process, not wall time: the question is how the work grows, and other
@@ -345,7 +345,7 @@ def time_sessions(root: str, parents: list[str], repeat: int = 3, collect: bool 
     from measure.akm.prompt import load_template
     from measure.runner.job import RunParams, measure_session
 
-    params = RunParams()
+    params = params or RunParams()
     template = load_template(None)
     times: list[list[float]] = [[] for _ in parents]
     for _ in range(max(1, repeat)):
@@ -365,28 +365,33 @@ def time_sessions(root: str, parents: list[str], repeat: int = 3, collect: bool 
 
 
 def linearity(root: str, work: Path, events: int, repeat: int = 3, steps: int = 3, source: str | None = None,
-              calls: bool = True) -> dict:
+              calls: bool = True, replay: str | None = None) -> dict:
     """Time `measure_session` on sessions of exactly N, 2N, 4N, ... events (`steps` sizes).
 
     Each doubling should at most double the time; the worst step is the verdict. Several
-    steps catch a cliff that only one doubling crosses (a bounded cache, say).
+    steps catch a cliff that only one doubling crosses (a bounded cache, say). `replay`
+    (a --replay-at schedule) measures with the replay table on: its moments must not make
+    the cost grow as events x moments.
     """
+    from measure.runner.job import RunParams
+
+    params = RunParams(replay=replay)
     src = source or pick_linear_source(root)
     base = folded_events(src, root)
     if base == 0:
         raise SystemExit(f"bench: {src} has no events to scale")
     copies = max(1, round(events / base))
-    lin_root = work / "linear"
+    lin_root = work / ("linear-replay" if replay else "linear")
     sizes = []
     for k in range(max(2, steps)):
         path = scale_session(src, lin_root / "-bench-linear", copies << k, f"linear-{1 << k}n")
         sizes.append({"scale": 1 << k, "path": path, "events": folded_events(path, os.fspath(lin_root)), "bytes": _tree_bytes(path)})
     paths = [z["path"] for z in sizes]
-    runs = time_sessions(os.fspath(lin_root), paths, repeat)
+    runs = time_sessions(os.fspath(lin_root), paths, repeat, params=params)
     for z, r in zip(sizes, runs):
         z.update(time_s=min(r), time_median_s=statistics.median(r), spread=max(r) / min(r) - 1)
         del z["path"]
-    counts = call_counts(os.fspath(lin_root), paths) if calls else []
+    counts = call_counts(os.fspath(lin_root), paths, params) if calls else []
     for z, c in zip(sizes, counts):
         z["calls"] = c["total"]
     call_ratios = [b["total"] / a["total"] for a, b in zip(counts, counts[1:])]
@@ -394,12 +399,13 @@ def linearity(root: str, work: Path, events: int, repeat: int = 3, steps: int = 
     ratios = [b["time_s"] / a["time_s"] for a, b in zip(sizes, sizes[1:])]
     nogc = []
     if max(ratios) > LINEAR_MAX:  # diagnose a failure: is it the cyclic GC?
-        quiet = time_sessions(os.fspath(lin_root), paths, min(3, repeat), collect=False)
+        quiet = time_sessions(os.fspath(lin_root), paths, min(3, repeat), collect=False, params=params)
         nogc = [min(b) / min(a) for a, b in zip(quiet, quiet[1:])]
         for z, r in zip(sizes, quiet):
             z["time_nogc_s"] = min(r)
     medians = [b["time_median_s"] / a["time_median_s"] for a, b in zip(sizes, sizes[1:])]
     return {
+        "replay": replay,
         "source": os.path.relpath(src, root),
         "base_events": base,
         "copies": copies,

@@ -56,7 +56,8 @@ class Ack:
     line: int
     ts: float | None
     tool_use_id: str | None
-    kind: str  # sync_result | async_launched | forked_skill | background_bash | monitor | resumed | message_queued | other
+    kind: str  # sync_result | async_launched | forked_skill | background_bash | monitor | resumed | message_queued
+    # (a result that acknowledges no task, kind "other", is not kept: nothing reads it)
     task_id: str | None  # agentId, backgroundTaskId, taskId or resumedAgentId
     status: str | None
     chars: int  # UTF-16 length of the tool_result text the parent received
@@ -278,8 +279,11 @@ class TaskCollector:
             return
         result = record.get("toolUseResult")
         if type(result) is dict:
-            ts = self._stamp(raw)
             ack, task_id = ack_kind(result)
+            if ack == "other":  # an ordinary tool result (Read, Bash, Edit, ...): no task to track
+                self._defer(raw)
+                return
+            ts = self._stamp(raw)
             block = None
             if type(content) is list:
                 for b in content:  # the first tool_result block (a plain loop: this runs on every tool result)
