@@ -168,3 +168,34 @@ def test_first_and_last_ts_are_the_first_and_last_valid_timestamps(tmp_path):
         tl = c.result()
         assert (tl.first_ts, tl.last_ts) == (valid[0], valid[-1])
         assert tl.turns[0].ts == date_parse("2026-01-01T09:00:00.000Z")
+
+
+def test_an_ordinary_tool_result_keeps_no_ack_but_its_time_counts(tmp_path):
+    # Read/Bash/Edit results acknowledge no task: no Ack is kept, but the line is still the
+    # transcript's last activity.
+    last = "2026-01-01T00:05:00.000Z"
+    p = write(tmp_path, [
+        {"type": "assistant", "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a"}}]}},
+        {"type": "user", "timestamp": last, "toolUseResult": {"stdout": "x"},
+         "message": {"content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}},
+    ])
+    tl = timeline(p)
+    assert tl.acks == ()
+    assert tl.last_ts == date_parse_ms(last)
+
+
+def date_parse_ms(s: str) -> float:
+    from measure.akm.jscompat import date_parse
+
+    return date_parse(s)
+
+
+@pytest.mark.parametrize("name", [["Task"], {"a": 1}, 7, None])
+def test_a_tool_name_that_is_not_a_string_is_no_launch(tmp_path, name):
+    # A list or object `name` is unhashable: a set lookup on it raised, and the session was lost.
+    p = write(tmp_path, [
+        {"type": "assistant", "timestamp": "2026-01-01T00:00:00.000Z",
+         "message": {"content": [{"type": "tool_use", "id": "t1", "name": name, "input": {}}]}},
+    ])
+    assert timeline(p).launches == ()

@@ -266,7 +266,7 @@ class TaskCollector:
             stamped = False
             if type(content) is list:
                 for b in content:
-                    if type(b) is dict and b.get("type") == "tool_use" and b.get("name") in TASK_TOOLS:
+                    if type(b) is dict and b.get("type") == "tool_use" and type(b.get("name")) is str and b["name"] in TASK_TOOLS:
                         if not stamped:
                             ts, stamped = self._stamp(raw), True
                         inp = b.get("input") if type(b.get("input")) is dict else {}
