@@ -621,6 +621,8 @@ def read_session(
             tf, valid = read_transcript(path, mtime, label, observe(label) if observe else None)
         except OSError as exc:
             raise ReadError(f"readSession failed: {label}: {exc.strerror or exc}") from exc
+        except jscompat.StringifyDepthError as exc:  # JS: a RangeError out of parseClaudeEvent
+            raise ReadError(f"readSession failed: {label}: {exc}") from exc
         if not valid:
             problems.append((label, "invalid_utf8", "invalid UTF-8 bytes read as U+FFFD"))
         if tf.bad_lines:
