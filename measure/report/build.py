@@ -270,9 +270,10 @@ def _measure_and_draw(out_path, root_path, run_dir, max_chars, budgets, template
 
 
 def in_child(fn, *args):
-    """`fn(*args)` in a forked child process, its exception raised here; in this process where
-    fork is not what Linux's is. The child ends with this process, even a SIGKILLed one."""
-    if not sys.platform.startswith("linux"):
+    """`fn(*args)` in a forked child process, its exception raised here. The child ends with this
+    process, even a SIGKILLed one. In this process instead off Linux, and in a process that has
+    loaded polars (a test, a notebook): a fork can deadlock in polars' thread pool."""
+    if not sys.platform.startswith("linux") or "polars" in sys.modules:
         return fn(*args)
     import multiprocessing  # noqa: PLC0415
 
@@ -294,7 +295,11 @@ def in_child(fn, *args):
     finally:
         receive.close()
     if kind == "error":
-        raise value
+        cls, args, state = value
+        exc = cls.__new__(cls)  # not cls(*args): an exception's __init__ may take other arguments
+        exc.args = args
+        exc.__dict__.update(state)
+        raise exc
     if kind == "died":
         raise RuntimeError(f"the measurement process ended without a result (exit code {child.exitcode})")
     return value
@@ -307,11 +312,12 @@ def _child_main(send, parent_pid: int, fn, args) -> None:
     try:
         result = ("ok", fn(*args))
     except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
-        result = ("error", exc)
+        result = ("error", (type(exc), exc.args, dict(vars(exc))))
     try:
         send.send(result)
-    except Exception:  # noqa: BLE001 - an exception that does not pickle
-        send.send(("error", RuntimeError(f"{type(result[1]).__name__}: {result[1]}")))
+    except Exception:  # noqa: BLE001 - an exception whose state does not pickle
+        exc = result[1]
+        send.send(("error", (RuntimeError, (f"{exc[0].__name__}: {', '.join(map(str, exc[1]))}",), {})))
     finally:
         send.close()
 
