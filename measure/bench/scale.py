@@ -20,8 +20,8 @@ SCALE_PROJECTS = 200
 SCALE_BUDGETS = "20000,40000,80000,160000,320000,640000"
 """The budget sweep of the timed report (six budgets, a report's default)."""
 
-WALL_TARGET_S = 60.0
-PEAK_TARGET_MIB = 500.0
+ROOT_NAME = "measure-bench-scale"
+"""The generated root's folder name (the report's scratch run goes to build/runs/<it>)."""
 
 _T0 = 1_780_000_000  # seconds; timestamps of the generated sessions start here
 
@@ -121,40 +121,19 @@ def scale_report(sessions: int = SCALE_SESSIONS, interval: float = 0.1, cwd: str
     work = Path(tempfile.mkdtemp(prefix="measure-scale-"))
     try:
         log(f"bench: scale: writing {sessions} small sessions ...")
-        root = work / "projects"
+        root = work / ROOT_NAME
         stats = build_root(root, sessions)
         log(f"bench: scale: measure report over {sessions} sessions, {len(SCALE_BUDGETS.split(','))} budgets ...")
         with OtherLoad() as load:
             t = timed_run(report_cmd(root, work / "report", work / "build", work / "cache"), interval, cwd=cwd)
         if t.returncode != 0:
             raise SystemExit(f"bench: measure report failed ({t.returncode}):\n{t.stderr[-4000:]}")
-        return {**stats, "wall_s": t.wall_s, "tree_rss_bytes": t.tree_rss_bytes, "maxrss_bytes": t.maxrss_bytes,
-                "procs": t.procs, "cpu_s": load.own_cpu, "other_load": load.cores}
+        return {**stats, "wall_s": t.wall_s, "tree_rss_bytes": t.tree_rss_bytes, "tree_pss_bytes": t.tree_pss_bytes,
+                "maxrss_bytes": t.maxrss_bytes, "procs": t.procs, "cpu_s": load.own_cpu, "other_load": load.cores}
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def scale_rows(scale: dict) -> list[dict]:
-    """bench.csv rows of the scale section, then its two targets."""
-    from measure.bench.results import status  # noqa: PLC0415
-
-    peak_mib = scale["tree_rss_bytes"] / 2**20
-    sec = "report_20k"
-    rows = [
-        {"section": sec, "name": "sessions", "value": scale["sessions"], "unit": "sessions", "threshold": None, "status": "", "note": f"{scale['files']} files, {scale['bytes'] / 1e6:.1f} MB"},
-        {"section": sec, "name": "wall", "value": round(scale["wall_s"], 2), "unit": "s", "threshold": None, "status": "", "note": "cold, six budgets, every notebook"},
-        {"section": sec, "name": "cpu", "value": round(scale["cpu_s"], 2), "unit": "s", "threshold": None, "status": "", "note": "the report's process tree"},
-        {"section": sec, "name": "peak_tree_rss", "value": round(peak_mib, 1), "unit": "MiB", "threshold": None, "status": "", "note": f"{scale['procs']} processes at most"},
-        {"section": sec, "name": "peak_process_rss", "value": round(scale["maxrss_bytes"] / 2**20, 1), "unit": "MiB", "threshold": None, "status": "", "note": "largest single process"},
-        {"section": sec, "name": "other_load", "value": round(scale["other_load"], 2), "unit": "cores", "threshold": None, "status": "", "note": ""},
-    ]
-    rows += [
-        {"section": "target", "name": "report_20k_wall", "value": round(scale["wall_s"], 2), "unit": "s", "threshold": WALL_TARGET_S,
-         "status": status(scale["wall_s"], WALL_TARGET_S), "note": "measure report, 20k small sessions, ≤ 60 s (#17)"},
-        {"section": "target", "name": "report_20k_peak", "value": round(peak_mib, 1), "unit": "MiB", "threshold": PEAK_TARGET_MIB,
-         "status": status(peak_mib, PEAK_TARGET_MIB), "note": "whole process tree, ≤ 500 MiB (#17)"},
-    ]
-    return rows
+        # the report's scratch run folder, build/runs/<root name>, under the working directory's repo
+        shutil.rmtree(Path(cwd or os.getcwd()) / "build" / "runs" / ROOT_NAME, ignore_errors=True)
 
 
 if __name__ == "__main__":  # python -m measure.bench.scale [SESSIONS]
