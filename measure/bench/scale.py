@@ -125,7 +125,7 @@ def scale_report(sessions: int = SCALE_SESSIONS, interval: float = 0.1, cwd: str
         stats = build_root(root, sessions)
         log(f"bench: scale: measure report over {sessions} sessions, {len(SCALE_BUDGETS.split(','))} budgets ...")
         with OtherLoad() as load:
-            t = timed_run(report_cmd(root, work / "report", work / "build", work / "cache"), interval, cwd=cwd)
+            t = timed_run(report_cmd(root, work / "report", work / "cache"), interval, cwd=cwd)
         if t.returncode != 0:
             raise SystemExit(f"bench: measure report failed ({t.returncode}):\n{t.stderr[-4000:]}")
         return {**stats, "wall_s": t.wall_s, "tree_rss_bytes": t.tree_rss_bytes, "tree_pss_bytes": t.tree_pss_bytes,
