@@ -200,7 +200,7 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
     run_tasks(tasks, jobs=jobs, executor=executor, scheduler=scheduler, progress=bar, sink=arrived)
     bar.stop()
     index.save()
-    from measure.runner.tables import Rows, write_tables  # polars: only when tables are built
+    from measure.runner.tables import Rows, frame, write_tables  # polars: only when tables are built
     from measure.schema import TABLES
 
     for pos in sorted(merged.errors):
@@ -230,7 +230,7 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
     measured = frames["sessions"]["session_path"].n_unique()
     frames.clear()
     for name, rows in derived.items():
-        emit(name, frame_of(TABLES[name], rows))
+        emit(name, frame(TABLES[name], rows))
     del derived
     for name in TABLES:
         if name not in keep and name not in _DERIVED:
@@ -240,12 +240,6 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
     if whole is not None and cache is not None and not any(e["kind"] == "internal_error" for e in errors):
         cache.store_run(whole, out, [p.name for name in sorted(written) for p in written[name]] + ["run.json"], {"measured": measured, "errors": len(errors)})
     return RunSummary(len(listings), measured, len(errors), os.fspath(out), cached, index.hashed, index.reused)
-
-
-def frame_of(table, rows: list[dict]):
-    from measure.runner.tables import frame  # noqa: PLC0415
-
-    return frame(table, rows)
 
 
 _DERIVED = ("run_cost", "verdict", "breakdown", "errors")

@@ -140,7 +140,7 @@ def load(
                 replay=replay,
                 show_excerpts=show_excerpts,
             )
-            tables, run = _read_run(Path(tmp))
+            tables, run = _read_run(Path(tmp), lazy=False)  # the folder goes with the block
     # A run made with these --session values holds exactly them already (ids and paths may be hashed).
     made = run.get("parameters") or {}
     # A run made with these --session values is already filtered; under --redact its run.json
@@ -184,8 +184,10 @@ class LazyTables(Mapping):
         return pl.scan_parquet(self.directory / f"{name}.parquet")
 
 
-def _read_run(directory: Path) -> tuple[Mapping[str, pl.DataFrame], dict[str, Any]]:
+def _read_run(directory: Path, lazy: bool = True) -> tuple[Mapping[str, pl.DataFrame], dict[str, Any]]:
     tables = LazyTables(directory)
+    if not lazy:
+        tables = {name: tables[name] for name in tables}
     run_json = directory / "run.json"
     run = json.loads(run_json.read_text(encoding="utf-8")) if run_json.is_file() else {}
     return tables, run
