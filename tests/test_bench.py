@@ -361,3 +361,34 @@ def test_make_bench_writes_no_tracked_file():
         rel = (DEFAULT_OUT / name).relative_to(repo).as_posix()
         assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=repo).returncode == 0, rel
         assert subprocess.run(["git", "ls-files", "--error-unmatch", rel], cwd=repo, capture_output=True).returncode != 0
+
+
+def test_scale_root_is_small_sessions_all_measured_and_the_same_every_time(tmp_path):
+    from measure.bench import scale
+    from measure.runner.job import RunParams
+    from measure.runner.run import run_measurement
+
+    a = scale.build_root(tmp_path / "a", sessions=50, projects=5)
+    scale.build_root(tmp_path / "b", sessions=50, projects=5)
+    assert a == {"sessions": 50, "files": 70, "bytes": a["bytes"]} and a["bytes"] < 50 * 4000
+    listing = lambda d: {p.relative_to(d).as_posix(): (p.read_bytes(), p.stat().st_mtime) for p in sorted(d.rglob("*")) if p.is_file()}  # noqa: E731
+    assert listing(tmp_path / "a") == listing(tmp_path / "b")
+    summary = run_measurement(tmp_path / "a", tmp_path / "out", RunParams(), jobs=1)
+    assert (summary.measured, summary.errors) == (50, 0)
+    subagents = (tmp_path / "out" / "subagents.csv").read_text().splitlines()
+    assert len(subagents) == 1 + 10  # every 5th session delegates to one background subagent
+    cmd = scale.report_cmd(tmp_path / "a", tmp_path / "r", tmp_path / "c")
+    assert cmd[1:4] == ["-m", "measure", "report"] and scale.SCALE_BUDGETS in cmd
+
+
+def test_scale_rows_and_their_two_targets():
+    run = {"sessions": 20_000, "files": 28_000, "bytes": 26e6, "wall_s": 45.0, "tree_rss_bytes": 450 * 2**20,
+           "tree_pss_bytes": 300 * 2**20, "maxrss_bytes": 400 * 2**20, "procs": 4, "cpu_s": 70.0, "other_load": 0.1}
+    rows = {r["name"]: r for r in results.scale_rows(run)}
+    assert rows["report_20k_wall"]["status"] == "PASS" and rows["report_20k_wall"]["threshold"] == 60.0
+    assert rows["report_20k_peak"]["status"] == "PASS" and rows["report_20k_peak"]["threshold"] == 500.0
+    rows = {r["name"]: r for r in results.scale_rows({**run, "wall_s": 61.0, "tree_rss_bytes": 501 * 2**20})}
+    assert rows["report_20k_wall"]["status"] == rows["report_20k_peak"]["status"] == "FAIL"
+    rows = {r["name"]: r for r in results.scale_rows({**run, "sessions": 50})}
+    assert rows["report_20k_wall"]["status"] == "UNTESTED"
+    assert results.scale_rows(None) == []

@@ -204,3 +204,25 @@ def test_json_parse_deep_agrees_with_json_parse():
     for bad in ("NaN", "[Infinity]", "\ufeff{}", "[1,]", '{"a":1,}', "", "[", '{"a"}', "{} x"):
         with pytest.raises(ValueError):
             js.json_parse_deep(bad)
+
+
+def _nested(depth: int):
+    """A value nested `depth` deep (lists and objects alternating) and its JSON.stringify text."""
+    value, text = "leaf", '"leaf"'
+    for i in range(depth):
+        value, text = ({"k": value}, '{"k":' + text + "}") if i % 2 else ([value], "[" + text + "]")
+    return value, text
+
+
+@pytest.mark.parametrize("depth", [300, 2_000, 10_000, js.STRINGIFY_MAX_DEPTH])
+def test_stringify_any_depth_without_the_recursion_limit(depth):
+    """JSC's JSON.stringify (Bun) keeps open containers on its own stack: 10,000 levels render
+    (node --stack-size=20000 gives the same text); Python's recursion limit is about 1,000."""
+    value, text = _nested(depth)
+    assert js.js_stringify(value) == text
+
+
+def test_stringify_deeper_than_jsc_is_a_range_error():
+    value, _ = _nested(js.STRINGIFY_MAX_DEPTH + 1)
+    with pytest.raises(js.StringifyDepthError):
+        js.js_stringify(value)

@@ -3,6 +3,7 @@ never replacing what measure did not write, outputs appearing whole or not at al
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from measure.cli import main
 from measure.runner.job import RunParams
 from measure.runner.outputs import (
     MANIFEST,
+    STAGING_MARKER,
     OutputError,
     StagedDir,
     check_cache_dir,
@@ -151,3 +153,74 @@ def test_a_report_from_before_manifests_is_adopted_only_if_it_holds_nothing_else
     assert not adopt(mine, "report", known)
     with pytest.raises(OutputError):
         StagedDir(mine, "report")
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid  # reaped: no process has it (the kernel hands pids out in order, not at once)
+
+
+def _staging(tmp_path: Path, suffix: str, owner: dict | None) -> Path:
+    d = tmp_path / f".measure-staging-out-{suffix}"
+    (d / "tables").mkdir(parents=True)
+    (d / "tables" / "sessions.csv").write_text("half written")
+    if owner is not None:
+        (d / STAGING_MARKER).write_text(json.dumps(owner))
+    return d
+
+
+def test_stale_staging_folders_of_dead_runs_are_removed_and_nothing_else(tmp_path):
+    from measure.runner.outputs import _owner
+
+    dead = _staging(tmp_path, "dead", {**_owner(os.getpid()), "pid": _dead_pid()})
+    rebooted = _staging(tmp_path, "reboot", {**_owner(os.getpid()), "boot_id": "another-boot"})
+    reused = _staging(tmp_path, "reused", {**_owner(os.getpid()), "start_ticks": -1})  # our pid, not our start
+    live = _staging(tmp_path, "live", _owner(os.getpid()))
+    foreign = _staging(tmp_path, "foreign", None)  # same prefix, no marker: not ours to judge
+    garbled = _staging(tmp_path, "garbled", None)
+    (garbled / STAGING_MARKER).write_text("{not json")
+    other = tmp_path / ".measure-staging-another-x"  # another --out's staging folder
+    other.mkdir()
+    (other / STAGING_MARKER).write_text(json.dumps({**_owner(os.getpid()), "pid": _dead_pid()}))
+    with StagedDir(tmp_path / "out", "run") as d:
+        (d / "a.csv").write_text("new")
+    assert not dead.exists() and not rebooted.exists() and not reused.exists()
+    for kept in (live, foreign, garbled, other):
+        assert kept.is_dir(), kept
+    assert (foreign / "tables" / "sessions.csv").read_text() == "half written"
+    assert STAGING_MARKER not in _listing(tmp_path / "out")  # the marker never reaches the output
+
+
+def test_a_sigkilled_runs_staging_folder_is_removed_by_the_next_run(root, tmp_path):
+    out = tmp_path / "out"
+    code = (
+        "import os, signal, measure.runner.tables as t\n"
+        "def die(*a, **k): os.kill(os.getpid(), signal.SIGKILL)\n"
+        "t.write_tables = die\n"
+        f"from measure.runner.job import RunParams\nimport measure.runner.run as r\nr.run_measurement({str(root)!r}, {str(out)!r}, RunParams(), jobs=1)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert proc.returncode != 0
+    left = [p.name for p in tmp_path.iterdir() if p.name.startswith(".measure-staging-out-")]
+    assert len(left) == 1
+    run_measurement(root, out, RunParams(), jobs=1)
+    assert not any(p.name.startswith(".measure-staging-") for p in tmp_path.iterdir())
+
+
+def test_the_report_measures_in_a_child_process_whose_errors_come_back_whole():
+    """measure report runs the measurement in a forked child (its memory goes when it ends): a
+    result comes back, and an exception keeps its type and message, whatever its __init__ takes."""
+    code = (
+        "import os, sys\n"
+        "from measure.report.build import in_child\n"
+        "from measure.runner.select import UnknownSessions\n"
+        "def ok(x): return (os.getpid(), x * 2)\n"
+        "def bad(): raise UnknownSessions({'zzzz': ['abc']}, 3)\n"
+        "pid, v = in_child(ok, 21)\n"
+        "assert v == 42 and pid != os.getpid(), (pid, v)\n"
+        "try:\n    in_child(bad)\nexcept UnknownSessions as e:\n    print(type(e).__name__, e, e.listed)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "UnknownSessions no session matches 'zzzz'; closest: abc 3"

@@ -397,3 +397,56 @@ def test_a_link_leaving_the_root_is_reported(tmp_path):
     session, problems = read_session(str(root / "p" / "s.jsonl"), str(root))
     assert len(session.folded) == 1  # measured as akm reads it
     assert ("p/s.jsonl", "outside_link") in [(p, k) for p, k, _ in problems]
+
+
+def test_a_line_over_the_cap_is_skipped_unread_and_reported(tmp_path, monkeypatch):
+    from measure.akm import read as read_mod
+
+    monkeypatch.setattr(read_mod, "MAX_LINE_BYTES", 4096)
+    huge = '{"type":"user","timestamp":"2026-05-01T10:00:01Z","message":{"role":"user","content":"%s"}}' % ("x" * 100_000)
+    number = "1." + "0" * 10_000  # a prefix of it parses too (as a number): still one long line
+    exact = '{"type":"user","message":{"role":"user","content":"%s"}}' % ("y" * (4096 - 54))  # 4,096 bytes, last line
+    assert len(exact) == 4096
+    path = tmp_path / "p" / "s.jsonl"
+    path.parent.mkdir()
+    path.write_bytes("\n".join([LINE, huge, number, LINE.replace("hello", "after"), exact]).encode())
+    tf, valid = read_transcript(str(path), 0.0, "p/s.jsonl")
+    assert [e.text for e in tf.events] == ["hello there", "after there", "y" * (4096 - 54)]
+    assert (tf.long_lines, tf.bad_lines, tf.lines) == (2, 0, 5) and valid
+    [listing] = list_sessions(tmp_path)
+    _, problems = read_session(listing.path, str(tmp_path))
+    assert [(p, k) for p, k, _ in problems] == [("p/s.jsonl", "long_line")]
+
+
+def test_one_enormous_line_is_read_in_bounded_memory(tmp_path, monkeypatch):
+    """A file that is one line with no newline (here 24 MiB) costs a multiple of the cap, not of its
+    size (orjson's error on a line takes about 12 times the line)."""
+    import tracemalloc
+
+    from measure.akm import read as read_mod
+
+    monkeypatch.setattr(read_mod, "MAX_LINE_BYTES", 2**18)
+    path = tmp_path / "s.jsonl"
+    with open(path, "wb") as f:
+        f.write(b'{"type":"user","message":{"role":"user","content":"')
+        for _ in range(24):
+            f.write(b"z" * 2**20)
+    tracemalloc.start()
+    try:
+        tf, _ = read_transcript(str(path), 0.0, "s.jsonl")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert tf.long_lines == 1 and tf.events == ()
+    assert peak < 8 * 2**20, peak
+
+
+def test_a_sidecar_over_the_cap_reads_as_broken_and_is_reported(tmp_path, monkeypatch):
+    from measure.akm import read as read_mod
+
+    monkeypatch.setattr(read_mod, "MAX_LINE_BYTES", 1024)
+    write(tmp_path / "agent-a.jsonl", LINE)
+    (tmp_path / "agent-a.meta.json").write_text('{"agentType": "x", "description": "%s"}' % ("d" * 2000))
+    problems: list = []
+    assert read_sidecar(str(tmp_path / "agent-a.jsonl"), problems).state == "broken"
+    assert problems[0][1] == "long_line"

@@ -223,3 +223,28 @@ def test_defect7_an_empty_table_says_so_without_a_header_row():
     shown = common.top(pl.DataFrame({"session": []}, schema={"session": pl.String}))
     assert shown.caption() == "No sessions here."
     assert "<table" not in shown._repr_html_()
+
+
+def test_a_report_reads_each_table_when_first_used_and_a_fresh_measure_eagerly(tmp_path):
+    """#17: a notebook of a 20,000-session report holds only the tables it reads; a root measured
+    now (into a temporary folder that is gone afterwards) keeps every table."""
+    from measure.runner.job import RunParams
+    from measure.runner.run import run_measurement
+
+    run_measurement("fixtures/default", tmp_path / "run", RunParams(budgets=(20000, 40000), file_time_ms=1_780_000_000_000), jobs=1)
+    r = common.load("fixtures/default", tmp_path / "run")
+    assert isinstance(r.tables, common.LazyTables) and r.tables._frames == {}
+    common.run_summary(r)  # the budgets come from a scan of one column: budget_sweep stays unread
+    assert "budget_sweep" not in r.tables._frames and r.tables["sessions"].height > 0
+    assert set(r.tables) == set(common.TABLES) and r.tables.get("nope") is None
+    fresh = common.load("fixtures/default", None, budgets=[20000, 40000])
+    assert fresh.tables["sessions"].equals(r.tables["sessions"])
+
+
+def test_the_tie_breaks_of_relevance_order_are_linear_and_stable():
+    from measure.report import plots
+
+    sessions = [f"s{i:05d}" for i in range(20_000)]
+    df = pl.DataFrame({"session_id": sessions, "session_path": sessions, "v": [i % 3 for i in range(20_000)]})
+    top = plots._top_sessions(df, "v", limit=5)
+    assert top == ["s00002", "s00005", "s00008", "s00011", "s00014"]  # largest first, ties in table order

@@ -303,17 +303,35 @@ def _plain(v) -> bool:
     return False
 
 
+STRINGIFY_MAX_DEPTH = 40_000
+"""Nesting JavaScriptCore's `JSON.stringify` (Bun, akm's runtime) renders at most: beyond it,
+JSC throws a RangeError (its `maximumSideStackRecursion`). Its stringifier keeps open containers
+on a stack of its own, not the call stack, and so does `_stringify`."""
+
+
+class StringifyDepthError(ValueError):
+    """`JSON.stringify` of a value nested deeper than STRINGIFY_MAX_DEPTH (JS: a RangeError)."""
+
+
 def js_stringify(value) -> str:
-    """JS `JSON.stringify(value)` (compact) for values that came out of `json_parse`."""
-    if _plain(value):
+    """JS `JSON.stringify(value)` (compact) for values that came out of `json_parse`.
+
+    Any nesting Python's recursion limit allows goes through the fast paths; deeper values
+    through the iterative `_stringify`, which renders them as JS does (to STRINGIFY_MAX_DEPTH).
+    """
+    try:
+        plain = _plain(value)
+    except RecursionError:
+        plain = False  # deeper than Python's recursion limit: no fast path
+    if plain:
         try:
             return orjson.dumps(value).decode()
         except orjson.JSONEncodeError:
-            pass  # a lone surrogate: JS escapes it, orjson refuses
+            pass  # a lone surrogate (JS escapes it, orjson refuses), or deeper than orjson's limit (255)
     return _stringify(value)
 
 
-def _stringify(value) -> str:
+def _scalar(value) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -324,16 +342,55 @@ def _stringify(value) -> str:
         return _string(value)
     if isinstance(value, (int, float)):
         return _number(value)
-    if isinstance(value, list):
-        return "[" + ",".join(_stringify(v) for v in value) + "]"
-    if isinstance(value, dict):
-        keys = list(value)
-        # JS orders integer-like keys first, ascending, then the rest in insertion order.
-        if any(_is_array_index(k) for k in keys):
-            idx = sorted((k for k in keys if _is_array_index(k)), key=int)
-            keys = idx + [k for k in keys if not _is_array_index(k)]
-        return "{" + ",".join(_string(k) + ":" + _stringify(value[k]) for k in keys) + "}"
     raise TypeError(f"cannot stringify {type(value).__name__}")
+
+
+def _keys(value: dict) -> list[str]:
+    keys = list(value)
+    # JS orders integer-like keys first, ascending, then the rest in insertion order.
+    if any(_is_array_index(k) for k in keys):
+        idx = sorted((k for k in keys if _is_array_index(k)), key=int)
+        keys = idx + [k for k in keys if not _is_array_index(k)]
+    return keys
+
+
+def _stringify(value) -> str:
+    """JSON.stringify without recursion: open containers on an explicit stack, any depth."""
+    out: list[str] = []
+    # Each frame: [container, keys (None for lists), next index]
+    stack: list[list] = []
+    while True:
+        if isinstance(value, list):
+            if len(stack) >= STRINGIFY_MAX_DEPTH:
+                raise StringifyDepthError(f"JSON.stringify: nesting deeper than {STRINGIFY_MAX_DEPTH}")
+            out.append("[")
+            stack.append([value, None, 0])
+        elif isinstance(value, dict):
+            if len(stack) >= STRINGIFY_MAX_DEPTH:
+                raise StringifyDepthError(f"JSON.stringify: nesting deeper than {STRINGIFY_MAX_DEPTH}")
+            out.append("{")
+            stack.append([value, _keys(value), 0])
+        else:
+            out.append(_scalar(value))
+        # Find the next value to render, closing finished containers.
+        while stack:
+            frame = stack[-1]
+            container, keys, i = frame
+            size = len(container) if keys is None else len(keys)
+            if i < size:
+                frame[2] = i + 1
+                if i:
+                    out.append(",")
+                if keys is None:
+                    value = container[i]
+                else:
+                    out.append(_string(keys[i]) + ":")
+                    value = container[keys[i]]
+                break
+            out.append("]" if keys is None else "}")
+            stack.pop()
+        else:
+            return "".join(out)
 
 
 # --- dates -----------------------------------------------------------------------------

@@ -6,6 +6,7 @@ guards (regular files only, no recursion) are one reader, and the parity vectors
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import stat as stat_mod
@@ -449,17 +450,21 @@ def read_transcript(
     n = 0
     valid = True
     loads, date_parse, flatten, append = orjson.loads, jscompat.date_parse, flatten_content, events.append
+    long = 0
     with open_regular(path) as f:
-        # Streaming keeps memory at one line; splitting bytes on "\n" then decoding each
-        # piece with replacement equals akm's decode-then-split, since "\n" never occurs
-        # inside a UTF-8 sequence.
-        for raw in f:
+        # Streaming keeps memory at one line, and a line at MAX_LINE_BYTES: splitting bytes on
+        # "\n" then decoding each piece with replacement equals akm's decode-then-split, since
+        # "\n" never occurs inside a UTF-8 sequence.
+        for raw in iter(functools.partial(f.readline, MAX_LINE_BYTES), b""):
             if raw == b"\n":
                 continue
             n += 1
             try:
                 obj = loads(raw)  # JSON whitespace includes the trailing newline
             except orjson.JSONDecodeError:
+                if len(raw) == MAX_LINE_BYTES and raw[-1:] != b"\n" and _skip_rest_of_line(f):
+                    long += 1  # a prefix of a longer line never parses as an object: only here
+                    continue
                 line = raw[:-1] if raw.endswith(b"\n") else raw
                 try:
                     text_line = line.decode("utf-8")
@@ -472,6 +477,8 @@ def read_transcript(
                     bad += 1
                     continue
             if type(obj) is not dict:
+                if len(raw) == MAX_LINE_BYTES and raw[-1:] != b"\n" and _skip_rest_of_line(f):
+                    long += 1  # the first MAX_LINE_BYTES of a longer line that is a number
                 continue  # null, numbers, strings, arrays: no event (arrays end with empty text)
             if observe is not None:
                 observe(obj, n)
@@ -522,8 +529,31 @@ def read_transcript(
         bad_lines=bad,
         fallback=tuple(fallback),
         launches=tuple(launches),
+        long_lines=long,
     )
     return tf, valid
+
+
+MAX_LINE_BYTES = 16 * 2**20
+"""The longest line (and sidecar) read, in bytes: what one line may cost is bounded by it.
+
+A longer line is skipped without being held (an `errors` row `long_line` counts them); akm
+reads the whole file into one string and would parse it. No Claude Code line comes near
+16 MiB (a pasted image is a few MB of base64), and one line costs a multiple of its length:
+orjson's error on a malformed line alone takes about 12 times it (200 MB at the cap)."""
+
+
+def _skip_rest_of_line(f) -> bool:
+    """Read past the rest of a line whose first MAX_LINE_BYTES were read, 1 MiB at a time.
+    Returns False when there was no rest (the line was exactly that long, at the end)."""
+    rest = False
+    while True:
+        piece = f.readline(2**20)
+        if not piece:
+            return rest
+        rest = True
+        if piece[-1:] == b"\n":
+            return True
 
 
 def read_sidecar(jsonl_path: str, problems: list | None = None) -> Sidecar:
@@ -535,7 +565,11 @@ def read_sidecar(jsonl_path: str, problems: list | None = None) -> Sidecar:
     meta_path = jsonl_path[: -len(".jsonl")] + ".meta.json"
     try:
         with open_regular(meta_path) as f:
-            raw = f.read()
+            raw = f.read(MAX_LINE_BYTES + 1)
+        if len(raw) > MAX_LINE_BYTES:
+            if problems is not None:
+                problems.append((meta_path, "long_line", f"sidecar is over {MAX_LINE_BYTES >> 20} MiB; not read (akm would read it)"))
+            return Sidecar("broken")
     except FileNotFoundError:
         return Sidecar("missing")
     except NotRegularFile as exc:
@@ -621,10 +655,15 @@ def read_session(
             tf, valid = read_transcript(path, mtime, label, observe(label) if observe else None)
         except OSError as exc:
             raise ReadError(f"readSession failed: {label}: {exc.strerror or exc}") from exc
+        except jscompat.StringifyDepthError as exc:  # JS: a RangeError out of parseClaudeEvent
+            raise ReadError(f"readSession failed: {label}: {exc}") from exc
         if not valid:
             problems.append((label, "invalid_utf8", "invalid UTF-8 bytes read as U+FFFD"))
         if tf.bad_lines:
             problems.append((label, "malformed_lines", f"{tf.bad_lines} line(s) are not JSON and were skipped"))
+        if tf.long_lines:
+            problems.append((label, "long_line", f"{tf.long_lines} line(s) over {MAX_LINE_BYTES >> 20} MiB were skipped unread "
+                                                 "(akm would read and parse them)"))
         return tf
 
     parent = load(parent_path, parent_label)
@@ -638,7 +677,7 @@ def read_session(
             special: list = []
             sidecar = read_sidecar(path, special)
             if special:
-                problems.append((meta_label, "not_a_file", special[0][2]))
+                problems.append((meta_label, special[0][1], special[0][2]))
             elif sidecar.state == "broken":
                 problems.append((meta_label, "broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]"))
             if sidecar.state != "missing":
@@ -667,6 +706,7 @@ def read_session(
                     mtime_ms=own_mtime,
                     fallback=tf.fallback,
                     launches=tf.launches,
+                    long_lines=tf.long_lines,
                 )
             )
         for p, kind, reason in walk_errors:

@@ -27,6 +27,7 @@ from measure.bench.results import (
     render,
     write_csv,
 )
+from measure.bench.scale import SCALE_SESSIONS, scale_report
 from measure.bench.stages import render_split, stage_split
 from measure.bench.timing import (
     OtherLoad,
@@ -119,6 +120,7 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
         lin_replay["other_load"] = load.cores
         log("bench: replay (#11): measure run on fixtures/default, plain and with --replay ...")
         replay = replay_cost(work, args.rounds, args.interval)
+        scale = None if args.skip_scale else scale_report(args.scale_sessions, interval=args.interval, cwd=os.fspath(REPO), log=log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     corpus_stats = {
@@ -149,6 +151,7 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
         "linear_replay": lin_replay,
         "jobs": jobs,
         "replay": replay,
+        "scale": scale,
     }
     return res, build_rows(res)
 
@@ -168,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="if the corpus has no session this big, benchmark it plus one scaled-up session of that size (0: never; default 90)")
     p.add_argument("--interval", type=float, default=0.05, help="process-tree memory sampling interval in s (default 0.05)")
     p.add_argument("--out", default=os.fspath(DEFAULT_OUT), help="where bench.csv and machine.json go (default build/bench/; pass reports/bench to update the committed results)")
+    p.add_argument("--skip-scale", action="store_true", help="skip measure report over 20,000 generated small sessions (#17; about a minute)")
+    p.add_argument("--scale-sessions", type=int, default=SCALE_SESSIONS, help=argparse.SUPPRESS)
     p.add_argument("--check", action="store_true", help="exit 1 unless every target passes; an untested target fails")
     return p
 
@@ -179,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     write_csv(rows, out / "bench.csv")
     info = {**machine_info(), "jobs": res["jobs"], "corpus": res["corpus"], "linear": res["linear"], "linear_replay": res["linear_replay"],
-            "stages": res["stages"], "real": res["real"]}
+            "stages": res["stages"], "real": res["real"], "scale": res["scale"]}
     (out / "machine.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
     m = info
     print(f"machine: {m['cpu_model']}, {m['cpus_usable']} cpu(s), {(m['memory_bytes'] or 0) / 2**30:.1f} GiB, "

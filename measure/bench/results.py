@@ -51,6 +51,12 @@ LINEAR_MAX = 2.2
 REPLAY_OVER_PLAIN_MAX = 3.0  # issue #11: --replay over fixtures/default within 3x a plain run
 
 
+REPORT_20K_WALL_MAX_S = 60.0  # issue #17: measure report over 20,000 small sessions, 2 cores
+
+
+REPORT_20K_PEAK_MIB_MAX = 500.0  # issue #17: its whole process tree (summed RSS), six budgets
+
+
 LOAD_NOTE = "CPU used by other processes meanwhile (0 = quiet machine)"
 
 
@@ -262,6 +268,33 @@ def build_rows(res: dict) -> list[dict]:
         add("replay", "plain_wall", rp["plain_s"], "s", note=f"measure run on fixtures/default, --no-cache --jobs 1, best of {rp['rounds']}")
         add("replay", "replay_wall", rp["replay_s"], "s", note="the same with --replay (turn_end)")
         add("target", "replay_over_plain", ratio, "x", REPLAY_OVER_PLAIN_MAX, status(ratio, REPLAY_OVER_PLAIN_MAX))
+    rows += scale_rows(res.get("scale"))
+    return rows
+
+
+def scale_rows(scale: dict | None) -> list[dict]:
+    """The `report_20k` section (measure.bench.scale) and its two targets; none when it did not run."""
+    if not scale:
+        return []
+    n, peak = scale["sessions"], scale["tree_rss_bytes"] / MIB
+    rows: list[dict] = []
+
+    def add(section, name, value, unit, threshold=None, st=None, note=None):
+        rows.append({"section": section, "name": name, "value": value, "unit": unit, "threshold": threshold, "status": st, "note": note})
+
+    add("report_20k", "sessions", n, "sessions", note=f"{scale['files']} files, {scale['bytes'] / 1e6:.1f} MB (measure.bench.scale)")
+    add("report_20k", "wall", scale["wall_s"], "s", note="measure report, cold, six budgets, every notebook")
+    add("report_20k", "cpu", scale["cpu_s"], "s", note="the report's process tree")
+    add("report_20k", "peak_tree_rss", peak, "MiB", note=f"summed RSS of the process tree, at most {scale['procs']} processes")
+    add("report_20k", "peak_tree_pss", scale["tree_pss_bytes"] / MIB, "MiB", note="the same, shared pages counted once")
+    add("report_20k", "peak_process_rss", scale["maxrss_bytes"] / MIB, "MiB", note="largest single process")
+    add("report_20k", "other_load", scale["other_load"], "cores", note=LOAD_NOTE)
+    tested = n >= 20_000
+    note = "" if tested else f"only {n} sessions: the target is stated for 20,000"
+    add("target", "report_20k_wall", scale["wall_s"], "s", REPORT_20K_WALL_MAX_S,
+        status(scale["wall_s"], REPORT_20K_WALL_MAX_S, tested), note or "measure report over 20,000 small sessions")
+    add("target", "report_20k_peak", peak, "MiB", REPORT_20K_PEAK_MIB_MAX, status(peak, REPORT_20K_PEAK_MIB_MAX, tested),
+        note or "whole process tree, six budgets")
     return rows
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ from measure.report.notebooks import (
     notebook_sources,
     run_notebooks,
 )
-from measure.runner.outputs import StagedDir, adopt, check_out_dir
+from measure.runner import progress
+from measure.runner.outputs import StagedDir, adopt, check_out_dir, read_manifest
 
 FIXTURE_ROOT = "fixtures/default"
 """The bundled sessions root (repo-relative): `make report`'s default and the goldens' input."""
@@ -162,7 +164,8 @@ def report(
     # report is written beside it and renamed into place when complete (issue #17).
     check_out_dir(run_dir, root_path, option="build dir")
     check_out_dir(out_path, root_path)
-    adopt(out_path, "report", _legacy_report_files(sources))
+    if out_path.is_dir() and read_manifest(out_path) is None:  # the list imports matplotlib: only when needed
+        adopt(out_path, "report", _legacy_report_files(sources))
     staged = StagedDir(out_path, "report", root_path)
     try:
         if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
@@ -193,39 +196,14 @@ def _legacy_report_files(sources: list[Path]) -> set[str]:
 def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budgets, template_path,
                   sessions, jobs, redact, cache, file_time_ms, show_excerpts, timeout, log, *,
                   walk_order, replay_at, extraction_dir, run_options) -> None:
-    from measure.report import plots  # noqa: PLC0415
-    from measure.report.views import common as report_views  # noqa: PLC0415
-    from measure.runner.tables import read_table  # noqa: PLC0415
-
     shutil.rmtree(run_dir, ignore_errors=True)  # measure's own scratch under build/
 
     log(f"measure run --root {paths.portable(root_path)} --out {paths.portable(run_dir)}")
-    report_views.run_measure(
-        root_path,
-        run_dir,
-        max_total_chars=max_chars,
-        budgets=budgets,
-        template_path=template_path,
-        sessions=sessions,
-        jobs=jobs,
-        redact=redact,
-        cache=cache,
-        file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
-        walk_order=walk_order,
-        replay=replay_at,
-        show_excerpts=show_excerpts,
-        **(run_options or {}),
-    )
-
-    tables_dir = out_path / "tables"
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    for csv in sorted(run_dir.glob("*.csv")):
-        shutil.copyfile(csv, tables_dir / csv.name)
-    if (run_dir / "run.json").is_file():
-        shutil.copyfile(run_dir / "run.json", out_path / "run.json")
-
-    for fig_name, (table, fn) in plots.FIGURES.items():  # one table in memory at a time
-        plots.save(fn(read_table(run_dir, table)), out_path / "figures" / f"{fig_name}.png")
+    # Measured (and the figures drawn) in a child process: what the run held is given back
+    # when it ends, so the notebooks' kernels do not run beside it (issue #17's 500 MB).
+    counted = in_child(_measure_and_draw, out_path, root_path, run_dir, max_chars, budgets, template_path, sessions, jobs,
+                       redact, cache, file_time_ms, walk_order, replay_at, show_excerpts, run_options)
+    vars(progress.current()).update(counted)  # the summary line counts what the child measured
 
     if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
         if not (paths.resolve(extraction_dir) / "extract.json").is_file():
@@ -250,6 +228,98 @@ def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budge
         timeout=timeout,
         log=log,
     )
+
+
+def _measure_and_draw(out_path, root_path, run_dir, max_chars, budgets, template_path, sessions, jobs, redact, cache,
+                      file_time_ms, walk_order, replay_at, show_excerpts, run_options) -> dict:
+    """`measure run` into `run_dir`, then its tables, run.json and every figure into the report;
+    returns what the progress counted (the summary line is printed by the parent)."""
+    from measure.report.views import common as report_views  # noqa: PLC0415
+
+    report_views.run_measure(
+        root_path,
+        run_dir,
+        max_total_chars=max_chars,
+        budgets=budgets,
+        template_path=template_path,
+        sessions=sessions,
+        jobs=jobs,
+        redact=redact,
+        cache=cache,
+        file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
+        walk_order=walk_order,
+        replay=replay_at,
+        show_excerpts=show_excerpts,
+        **(run_options or {}),
+    )
+
+    tables_dir = out_path / "tables"
+    tables_dir.mkdir(parents=True, exist_ok=True)
+    for csv in sorted(run_dir.glob("*.csv")):
+        shutil.copyfile(csv, tables_dir / csv.name)
+    if (run_dir / "run.json").is_file():
+        shutil.copyfile(run_dir / "run.json", out_path / "run.json")
+
+    from measure.report import plots  # noqa: PLC0415 - matplotlib: after the run's workers are forked
+    from measure.runner.tables import read_table  # noqa: PLC0415
+
+    for fig_name, (table, fn) in plots.FIGURES.items():  # one table in memory at a time
+        plots.save(fn(read_table(run_dir, table)), out_path / "figures" / f"{fig_name}.png")
+    bar = progress.current()
+    return {k: getattr(bar, k) for k in ("total", "total_bytes", "done", "done_bytes", "_seconds")}
+
+
+def in_child(fn, *args):
+    """`fn(*args)` in a forked child process, its exception raised here. The child ends with this
+    process, even a SIGKILLed one. In this process instead off Linux, and in a process that has
+    loaded polars (a test, a notebook): a fork can deadlock in polars' thread pool."""
+    if not sys.platform.startswith("linux") or "polars" in sys.modules:
+        return fn(*args)
+    import multiprocessing  # noqa: PLC0415
+
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child_main, args=(send, os.getpid(), fn, args), name="measure-report-run")
+    child.start()
+    send.close()
+    try:
+        try:
+            kind, value = receive.recv()
+        except EOFError:
+            kind, value = "died", None
+        child.join()
+    except BaseException:
+        child.kill()
+        child.join()
+        raise
+    finally:
+        receive.close()
+    if kind == "error":
+        cls, args, state = value
+        exc = cls.__new__(cls)  # not cls(*args): an exception's __init__ may take other arguments
+        exc.args = args
+        exc.__dict__.update(state)
+        raise exc
+    if kind == "died":
+        raise RuntimeError(f"the measurement process ended without a result (exit code {child.exitcode})")
+    return value
+
+
+def _child_main(send, parent_pid: int, fn, args) -> None:
+    from measure.runner.executor import _worker_init  # noqa: PLC0415 - end with the parent
+
+    _worker_init(parent_pid)
+    try:
+        result = ("ok", fn(*args))
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        result = ("error", (type(exc), exc.args, dict(vars(exc))))
+    try:
+        send.send(result)
+    except Exception:  # noqa: BLE001 - an exception whose state does not pickle
+        exc = result[1]
+        send.send(("error", (RuntimeError, (f"{exc[0].__name__}: {', '.join(map(str, exc[1]))}",), {})))
+    finally:
+        send.close()
 
 
 def golden_plan(notebooks_dir: str | os.PathLike | None = None) -> list[tuple[Path, str, list[Path]]]:

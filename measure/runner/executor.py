@@ -26,6 +26,11 @@ from measure.runner.progress import Progress
 EXECUTORS = ("local", "dask")
 #: Batches aim at this share of the work per worker, so the last batches are small.
 BATCHES_PER_WORKER = 8
+#: At most this many sessions per batch: a batch's outcomes travel and wait as one piece, so
+#: a root of 20,000 tiny sessions is not returned in 16 pieces of 1,250 sessions' rows.
+MAX_BATCH_TASKS = 200
+#: Batches submitted to the local pool ahead of the results read, per worker.
+IN_FLIGHT_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ def batches(order: list[int], sizes: list[int], workers: int) -> list[list[int]]
     """Task indices grouped, largest first, into batches of about total/(workers*8) bytes.
 
     A session at least that big is a batch of its own; smaller ones are packed in the same
-    descending order until the batch reaches the target.
+    descending order until the batch reaches the target or MAX_BATCH_TASKS sessions.
     """
     total = sum(sizes[i] for i in order)
     target = max(1, total // max(1, workers * BATCHES_PER_WORKER))
@@ -68,7 +73,7 @@ def batches(order: list[int], sizes: list[int], workers: int) -> list[list[int]]
     for i in order:
         current.append(i)
         size += sizes[i]
-        if size >= target:
+        if size >= target or len(current) >= MAX_BATCH_TASKS:
             out.append(current)
             current, size = [], 0
     if current:
@@ -82,9 +87,14 @@ def run_tasks(
     executor: str = "local",
     scheduler: str | None = None,
     progress: Progress | Callable[[int, int], None] | None = None,
+    sink: Callable[[int, SessionOutcome], None] | None = None,
 ) -> list[SessionOutcome]:
     """Measure every task; outcomes in task order. `progress` advances by each finished task's size
-    (a `measure.runner.progress.Progress`) or is called as `progress(done, total)`."""
+    (a `measure.runner.progress.Progress`) or is called as `progress(done, total)`.
+
+    With `sink`, each outcome is handed to `sink(task index, outcome)` as it arrives (in any
+    order) and not kept: the list returned holds None for each task.
+    """
     if executor not in EXECUTORS:
         raise ValueError(f"unknown executor {executor!r} (expected one of {', '.join(EXECUTORS)})")
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i].size)
@@ -94,7 +104,10 @@ def run_tasks(
     def collect(pairs: Iterator[tuple[int, SessionOutcome]]) -> None:
         nonlocal done
         for i, outcome in pairs:
-            results[i] = outcome
+            if sink is None:
+                results[i] = outcome
+            else:
+                sink(i, outcome)
             done += 1
             if isinstance(progress, Progress):
                 progress.advance(tasks[i].size)
@@ -137,13 +150,26 @@ def _pool(tasks: list[Task], order: list[int], workers: int) -> Iterator[tuple[i
         max_workers=min(workers, len(groups)), mp_context=_pool_context(), initializer=_worker_init, initargs=(os.getpid(),)
     )
     try:
-        # Submitted largest first; the pool's queue hands them out in that order.
-        futures = {pool.submit(measure_batch, [tasks[i] for i in g]): g for g in groups}
-        pending = set(futures)
-        while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+        # Submitted largest first, at most IN_FLIGHT_PER_WORKER batches per worker at a time:
+        # finished batches wait for the caller as outcomes, so a caller slower than the workers
+        # (merging 20,000 sessions' rows) would otherwise hold every outcome at once.
+        queue = iter(groups)
+        futures: dict = {}
+
+        def submit_next() -> None:
+            g = next(queue, None)
+            if g is not None:
+                futures[pool.submit(measure_batch, [tasks[i] for i in g])] = g
+
+        for _ in range(workers * IN_FLIGHT_PER_WORKER):
+            submit_next()
+        while futures:
+            finished, _ = wait(futures, return_when=FIRST_COMPLETED)
             for f in finished:
-                yield from zip(futures[f], f.result())
+                g = futures.pop(f)  # a finished future holds its outcomes while it is referenced
+                submit_next()
+                yield from zip(g, f.result())
+            del finished
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         _stop_forkserver()

@@ -14,6 +14,7 @@ Every command that writes a folder (`measure run --out`, `measure report --out`,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -25,6 +26,11 @@ MANIFEST = ".measure-output.json"
 
 _STAGING = ".measure-staging-"
 _RETIRED = ".measure-retired-"
+
+STAGING_MARKER = ".measure-staging.json"
+"""The file inside a staging folder saying which process is writing it (removed at commit):
+a later run into the same --out removes a staging folder only if it holds this marker and
+the process it names is gone (SIGKILLed, or the machine restarted)."""
 
 
 class OutputError(ValueError):
@@ -164,8 +170,11 @@ class StagedDir:
         try:
             parent.mkdir(parents=True, exist_ok=True)
             self.path = Path(tempfile.mkdtemp(prefix=_STAGING + self.out.name + "-", dir=parent))
+            with open(self.path / STAGING_MARKER, "w", encoding="utf-8") as f:
+                json.dump(_owner(os.getpid()), f)
         except OSError as exc:
             raise OutputError(f"--out {out} is not writable: {exc.strerror or exc}") from exc
+        remove_stale_staging(self.out)
 
     def __enter__(self) -> Path:
         return self.path
@@ -186,6 +195,8 @@ class StagedDir:
 
     def commit(self) -> Path:
         """Write the manifest, then swap the staged folder in for `out`."""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path / STAGING_MARKER)
         files = [f for f in _listing(self.path) if not f.endswith("/") and f != MANIFEST]
         with open(self.path / MANIFEST, "w", encoding="utf-8") as f:
             json.dump({"kind": self.kind, "files": files}, f, indent=1)
@@ -208,6 +219,72 @@ class StagedDir:
         if retired is not None:
             shutil.rmtree(retired, ignore_errors=True)
         return self.out
+
+
+def _boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When process `pid` started (clock ticks after boot, /proc/<pid>/stat field 22), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _owner(pid: int) -> dict:
+    return {"writer": "measure", "pid": pid, "boot_id": _boot_id(), "start_ticks": _start_ticks(pid)}
+
+
+def _alive(owner: dict) -> bool:
+    """Whether the process a staging marker names is still running (a reused pid is not it)."""
+    pid = owner["pid"]
+    if owner.get("boot_id") is not None and owner["boot_id"] != _boot_id():
+        return False  # written before the machine restarted
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, someone else's
+    started = _start_ticks(pid)
+    return owner.get("start_ticks") is None or started is None or started == owner["start_ticks"]
+
+
+def remove_stale_staging(out: str | os.PathLike) -> list[Path]:
+    """Remove the staging folders of `out` that a killed `measure` left beside it.
+
+    Only a real folder named `.measure-staging-<out name>-*` holding a STAGING_MARKER that names
+    a process no longer running is removed; anything else (no marker, a marker that does not
+    parse, a live writer, a link) is left alone. Returns what was removed.
+    """
+    out = Path(os.path.abspath(os.fspath(out)))
+    removed = []
+    try:
+        entries = list(os.scandir(out.parent))
+    except OSError:
+        return removed
+    for e in entries:
+        if not e.name.startswith(_STAGING + out.name + "-") or not e.is_dir(follow_symlinks=False):
+            continue
+        try:
+            with open(Path(e.path) / STAGING_MARKER, encoding="utf-8") as f:
+                owner = json.load(f)
+            if not (isinstance(owner, dict) and owner.get("writer") == "measure" and type(owner.get("pid")) is int):
+                continue
+        except (OSError, ValueError):
+            continue
+        if not _alive(owner):
+            shutil.rmtree(e.path, ignore_errors=True)
+            removed.append(Path(e.path))
+    return removed
 
 
 def _umask() -> int:

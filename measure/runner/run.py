@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -164,50 +165,118 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
             bar.stop()
             return RunSummary(len(listings), hit["measured"], hit["errors"], os.fspath(out), len(order), index.hashed, index.reused)
     per_session = cache is not None and not params.redact
-    outcomes: list[SessionOutcome | None] = [cache.load(k) if per_session and k else None for k in keys]
-    cached = sum(o is not None for o in outcomes)
-    todo = [i for i, o in enumerate(outcomes) if o is None]
-    tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path])) for i in todo]
-    bar = resolve_progress(progress)
-    bar.start(len(order), sum(t.size for t in tasks))  # bytes: what is measured now, not what the cache holds
-    for _ in range(cached):
-        bar.advance(0)
-    for i, o in zip(todo, run_tasks(tasks, jobs=jobs, executor=executor, scheduler=scheduler, progress=bar)):
-        outcomes[i] = o
-        # An internal error is not cached: a fixed measure should try again.
-        if per_session and keys[i] and not any(e["kind"] == "internal_error" for e in o.errors):
-            cache.store(keys[i], o)
-    bar.stop()
-    index.save()
-    from measure.runner.tables import (  # polars: only when tables are built
-        frame,
-        write_tables,
-    )
-    from measure.schema import TABLES
-
-    rows: dict[str, list[dict]] = {name: [] for name in TABLES}
-    for o in outcomes:
-        assert o is not None
-        for name, table_rows in o.tables.items():
-            rows[name].extend(table_rows)
-        errors.extend(o.errors)
     run_order = [rel(s.path, root) for s in listings]
     if params.redact:
         run_order = [redact_path(p) for p in run_order]
     rank = {p: i for i, p in enumerate(run_order)}
-    for row in rows["llm_calls"]:
-        row["run_order"] = rank.get(row["session_path"])
-    rows["run_cost"] = run_cost_rows(rows["llm_calls"], run_order, params.session_cap)
-    rows["verdict"] = verdict_rows(rows["sessions"], rows["eviction"], rows["run_cost"])
-    rows["breakdown"] = breakdown_rows(rows["session_info"], rows["sessions"], rows["eviction"], rows["subagents"])
-    rows["errors"] = errors
-    frames = {name: frame(TABLES[name], rows[name]) for name in TABLES}
-    written = write_tables(frames, out)
-    _write_run_json(out, root, params, listings, frames, inputs.fingerprint(root, states))
-    measured = len({r["session_path"] for r in rows["sessions"]})
+    # Rows are merged as they arrive, into columnar tables: no run holds every session's rows
+    # as dicts (20,000 sessions were 1.5 GB of them). Each session keeps its place in `order`,
+    # so the tables are the ones a merge in that order gives.
+    spill = out / ".measure-spill"  # inside the staging folder: removed below, or with it
+    spill.mkdir(exist_ok=True)
+    merged = _Merged(spill)
+    bar = resolve_progress(progress)
+    todo = []
+    cached = 0
+    for i, k in enumerate(keys):
+        o = cache.load(k) if per_session and k else None
+        if o is None:
+            todo.append(i)
+        else:
+            merged.add(i, o, rank)
+            cached += 1
+    tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path])) for i in todo]
+    bar.start(len(order), sum(t.size for t in tasks))  # bytes: what is measured now, not what the cache holds
+    for _ in range(cached):
+        bar.advance(0)
+
+    def arrived(t: int, o: SessionOutcome) -> None:
+        i = todo[t]
+        # An internal error is not cached: a fixed measure should try again.
+        if per_session and keys[i] and not any(e["kind"] == "internal_error" for e in o.errors):
+            cache.store(keys[i], o)
+        merged.add(i, o, rank)
+
+    run_tasks(tasks, jobs=jobs, executor=executor, scheduler=scheduler, progress=bar, sink=arrived)
+    bar.stop()
+    index.save()
+    from measure.runner.tables import Rows, frame, write_tables  # polars: only when tables are built
+    from measure.schema import TABLES
+
+    for pos in sorted(merged.errors):
+        errors.extend(merged.errors[pos])
+    # One table at a time: built, written, and let go unless a whole-run table reads it.
+    keep = {"llm_calls", "sessions", "eviction", "session_info", "subagents"}
+    frames: dict = {}
+    heights: dict[str, int] = {}
+    written: dict[str, list[Path]] = {}
+
+    def emit(name: str, df) -> None:
+        heights[name] = df.height
+        written[name] = write_tables({name: df}, out)
+
+    # The tables the whole-run tables read first, then those, then every other one alone.
+    for name in [n for n in TABLES if n in keep]:
+        frames[name] = merged.frame(name)
+        emit(name, frames[name])
+    run_cost = run_cost_rows(Rows(frames["llm_calls"]), run_order, params.session_cap)
+    derived = {
+        "run_cost": run_cost,
+        "verdict": verdict_rows(Rows(frames["sessions"]), Rows(frames["eviction"]), run_cost),
+        "breakdown": breakdown_rows(Rows(frames["session_info"]), Rows(frames["sessions"]), Rows(frames["eviction"]),
+                                    Rows(frames["subagents"])),
+        "errors": errors,
+    }
+    measured = frames["sessions"]["session_path"].n_unique()
+    frames.clear()
+    for name, rows in derived.items():
+        emit(name, frame(TABLES[name], rows))
+    del derived
+    for name in TABLES:
+        if name not in keep and name not in _DERIVED:
+            emit(name, merged.frame(name))
+    shutil.rmtree(spill, ignore_errors=True)
+    _write_run_json(out, root, params, listings, heights, inputs.fingerprint(root, states))
     if whole is not None and cache is not None and not any(e["kind"] == "internal_error" for e in errors):
-        cache.store_run(whole, out, [p.name for p in written] + ["run.json"], {"measured": measured, "errors": len(errors)})
+        cache.store_run(whole, out, [p.name for name in sorted(written) for p in written[name]] + ["run.json"], {"measured": measured, "errors": len(errors)})
     return RunSummary(len(listings), measured, len(errors), os.fspath(out), cached, index.hashed, index.reused)
+
+
+_DERIVED = ("run_cost", "verdict", "breakdown", "errors")
+"""Tables built from the whole run's rows (and the errors, gathered apart), not merged per session."""
+
+
+class _Merged:
+    """Every session's rows, merged as they arrive (see TableBuilder), and their errors."""
+
+    def __init__(self, spill: Path):
+        self.spill = spill
+        self.builders: dict = {}
+        self.errors: dict[int, list[dict]] = {}
+        from measure.schema import TABLES  # noqa: PLC0415
+
+        self._tables = TABLES
+
+    def add(self, position: int, o: SessionOutcome, rank: dict[str, int]) -> None:
+        from measure.runner.tables import TableBuilder  # noqa: PLC0415 - polars once rows arrive
+
+        for row in o.tables.get("llm_calls", ()):
+            row["run_order"] = rank.get(row["session_path"])
+        for name, rows in o.tables.items():
+            if name in _DERIVED:
+                continue
+            b = self.builders.get(name)
+            if b is None:
+                b = self.builders[name] = TableBuilder(self._tables[name], self.spill)
+            b.add(position, rows)
+        if o.errors:
+            self.errors[position] = o.errors
+
+    def frame(self, name: str):
+        from measure.runner.tables import TableBuilder  # noqa: PLC0415
+
+        b = self.builders.pop(name, None)
+        return (b or TableBuilder(self._tables[name])).frame()
 
 
 def _try_state(index: StatIndex, path: str) -> FileState | None:
@@ -237,7 +306,7 @@ def _versions() -> dict:
     return found
 
 
-def _write_run_json(out: Path, root: str, params: RunParams, listings, frames, fingerprint: str) -> None:
+def _write_run_json(out: Path, root: str, params: RunParams, listings, heights: dict[str, int], fingerprint: str) -> None:
     p = asdict(params)
     root_name, root_shown = os.path.basename(root.rstrip(os.sep)), portable(root)
     if params.redact:  # the root's name and the chosen session ids name the input
@@ -259,7 +328,7 @@ def _write_run_json(out: Path, root: str, params: RunParams, listings, frames, f
             "fingerprint": fingerprint,
             "fingerprint_method": inputs.METHOD,
         },
-        "rows": {name: df.height for name, df in sorted(frames.items())},
+        "rows": dict(sorted(heights.items())),
     }
     with open(out / "run.json", "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, sort_keys=True)

@@ -62,6 +62,21 @@ def _session_lines(tag: str, agent: str | None = None) -> list[str]:
     return lines
 
 
+DEEP_TOOL_INPUTS = (2_000, 10_000)
+
+
+def deep_input(depth: int) -> str:
+    """JSON text of a value nested `depth` deep, lists and objects alternating, a string inside."""
+    opens = "".join('{"k":' if i % 2 else "[" for i in range(depth))
+    closes = "".join("}" if i % 2 else "]" for i in reversed(range(depth)))
+    return opens + '"leaf"' + closes
+
+
+def deep_tool_line(depth: int) -> str:
+    return ('{"type":"assistant","timestamp":"2026-05-01T10:00:40.000Z","message":{"role":"assistant",'
+            '"content":[{"type":"tool_use","id":"toolu_deep","name":"Edit","input":{"a":%s}}]}}' % deep_input(depth))
+
+
 def _write(path: Path, lines: list[str] | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = lines if isinstance(lines, bytes) else ("\n".join(lines) + "\n").encode("utf-8")
@@ -151,6 +166,11 @@ def build(base: Path) -> Planted:
         CANARY, "[" * 5_000, "]" * 5_000)
     _write(proj2 / f"{CANARY}middeep.jsonl", [*_session_lines("mid"), deep])
     p.measured.append(f"{proj2.name}/{CANARY}middeep.jsonl")
+    # mid-file: a tool_use whose `input` is nested 2,000 and 10,000 deep (akm renders it with
+    # JSON.stringify, which Bun's JavaScriptCore does to 40,000 levels)
+    for depth in DEEP_TOOL_INPUTS:
+        _write(proj2 / f"{CANARY}tooldeep{depth}.jsonl", [*_session_lines(f"tool{depth}"), deep_tool_line(depth)])
+        p.measured.append(f"{proj2.name}/{CANARY}tooldeep{depth}.jsonl")
     # a legacy top-level agent-* session
     _write(proj2 / f"agent-{CANARY}legacy.jsonl", _session_lines("legacy"))
     p.measured.append(f"{proj2.name}/agent-{CANARY}legacy.jsonl")

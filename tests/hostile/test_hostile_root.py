@@ -86,6 +86,15 @@ def test_deep_json_mid_file_is_read_as_json_parse_reads_it(hostile):
     assert by_path[f"-home-{hostile_root.CANARY}two/{hostile_root.CANARY}middeep.jsonl"] == 3
 
 
+def test_tool_input_nested_deeper_than_the_recursion_limit_is_rendered_as_json_stringify_renders_it(hostile):
+    _, _, out, *_ = hostile
+    s = pl.read_parquet(out / "sessions.parquet").filter(pl.col("strategy") == "link")
+    by_path = dict(zip(s["session_path"], s["kept_events"]))
+    for depth in hostile_root.DEEP_TOOL_INPUTS:
+        # the prompt and the answer, then the tool call whose input is nested `depth` deep
+        assert by_path[f"-home-{hostile_root.CANARY}two/{hostile_root.CANARY}tooldeep{depth}.jsonl"] == 3
+
+
 def test_lone_surrogates_become_replacement_characters(hostile):
     _, _, out, *_ = hostile
     sub = pl.read_parquet(out / "subagents.parquet")

@@ -13,6 +13,7 @@ import html
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import polars as pl
 
 from measure import paths
-from measure.runner.tables import read_tables
+from measure.runner.tables import read_table
 from measure.schema import TABLES
 
 STRATEGY_ORDER: tuple[str, ...] = ("link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid", "chunked")
@@ -62,7 +63,7 @@ class Report:
     show_excerpts: whether transcript-derived text (descriptions) may be shown.
     """
 
-    tables: dict[str, pl.DataFrame]
+    tables: Mapping[str, pl.DataFrame]  # a LazyTables when read from a run directory
     run: dict[str, Any] = field(default_factory=dict)
     sessions_root: str = ""
     show_excerpts: bool = False
@@ -139,7 +140,7 @@ def load(
                 replay=replay,
                 show_excerpts=show_excerpts,
             )
-            tables, run = _read_run(Path(tmp))
+            tables, run = _read_run(Path(tmp), lazy=False)  # the folder goes with the block
     # A run made with these --session values holds exactly them already (ids and paths may be hashed).
     made = run.get("parameters") or {}
     # A run made with these --session values is already filtered; under --redact its run.json
@@ -151,8 +152,42 @@ def load(
     return Report(tables=tables, run=run, sessions_root=root, show_excerpts=show_excerpts)
 
 
-def _read_run(directory: Path) -> tuple[dict[str, pl.DataFrame], dict[str, Any]]:
-    tables = read_tables(directory)
+class LazyTables(Mapping):
+    """Every table of a run directory, each read from its Parquet file when first used.
+
+    A notebook holds only the tables it reads (a report of 20,000 sessions has a 720,000-row
+    budget_sweep that most pages never look at); `scan(name)` reads columns without loading.
+    """
+
+    def __init__(self, directory: str | os.PathLike):
+        self.directory = Path(directory)
+        self._frames: dict[str, pl.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name not in TABLES:
+            raise KeyError(name)
+        df = self._frames.get(name)
+        if df is None:
+            df = self._frames[name] = read_table(self.directory, name)
+        return df
+
+    def __iter__(self):
+        return iter(TABLES)
+
+    def __len__(self) -> int:
+        return len(TABLES)
+
+    def scan(self, name: str) -> pl.LazyFrame:
+        """Table `name` as a LazyFrame: only the columns a query selects are read."""
+        if name in self._frames or not (self.directory / f"{name}.parquet").is_file():
+            return self[name].lazy()
+        return pl.scan_parquet(self.directory / f"{name}.parquet")
+
+
+def _read_run(directory: Path, lazy: bool = True) -> tuple[Mapping[str, pl.DataFrame], dict[str, Any]]:
+    tables = LazyTables(directory)
+    if not lazy:
+        tables = {name: tables[name] for name in tables}
     run_json = directory / "run.json"
     run = json.loads(run_json.read_text(encoding="utf-8")) if run_json.is_file() else {}
     return tables, run
@@ -308,13 +343,18 @@ def _session_order(r: Report) -> list[str]:
 
 def _scan_session_order(r: Report) -> list[str]:
     seen: dict[str, None] = {}  # insertion-ordered set: membership in O(1)
+    scan = getattr(r.tables, "scan", None)
     for name in ("sessions", "eviction", "llm_calls", "duplicates", "subagents", "budget_sweep"):
-        df = r.tables.get(name)
-        if df is None or "session_id" not in df.columns:
+        if scan is not None:  # LazyTables: two columns read, the table itself not loaded
+            lf = scan(name)
+        else:
+            df = r.tables.get(name)
+            lf = None if df is None else df.lazy()
+        if lf is None or "session_id" not in lf.collect_schema().names():
             continue
         # Distinct (path, id) pairs only: the first occurrences keep the same order, and a
         # budget_sweep of 20,000 sessions is never sorted or listed row by row.
-        pairs = df.lazy().select("session_path", "session_id").unique().sort("session_path", "session_id").collect()
+        pairs = lf.select("session_path", "session_id").unique().sort("session_path", "session_id").collect()
         for sid in pairs["session_id"].to_list():
             if sid not in seen:
                 seen[sid] = None
@@ -428,7 +468,8 @@ def relevance_rank(r: Report) -> dict[str, int]:
     peak("eviction", "budget_evicted_chars" if ev is not None and "budget_evicted_chars" in ev.columns else "evicted_chars", 0)
     peak("sessions", "subagent_files", 1)
     peak("llm_calls", "llm_calls", 2)
-    ranked = sorted(order, key=lambda sid: (-key[sid][0], -key[sid][1], -key[sid][2], order.index(sid)))
+    # sorted() is stable: ties keep the session order (no `order.index`, which made this quadratic)
+    ranked = sorted(order, key=lambda sid: (-key[sid][0], -key[sid][1], -key[sid][2]))
     return {sid: i for i, sid in enumerate(ranked)}
 
 
@@ -518,7 +559,9 @@ def run_summary(r: Report):
     """Markdown: what was measured (root, sessions, budgets, template, tool versions)."""
     s = r.tables["sessions"]
     n = s["session_id"].n_unique()
-    budgets = sorted(set(r.tables["budget_sweep"]["budget"].unique().to_list()))
+    scan = getattr(r.tables, "scan", None)  # LazyTables: one column, not the 720,000-row table
+    sweep_budgets = scan("budget_sweep").select("budget").collect()["budget"] if scan else r.tables["budget_sweep"]["budget"]
+    budgets = sorted(set(sweep_budgets.unique().to_list()))
     budget = sorted(set(s["budget"].unique().to_list()))
     strategies = ordered_strategies(s["strategy"].unique().to_list())
     legacy = s.filter(pl.col("legacy_agent"))["session_id"].n_unique() if "legacy_agent" in s.columns else 0
