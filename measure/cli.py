@@ -9,11 +9,10 @@ import shlex
 import sys
 from datetime import datetime, timezone
 
-from measure import __version__, synth
+from measure import __version__
+from measure.akm.prefilter import DEFAULT_MAX_TOTAL_CHARS
+from measure.measurements.budget_sweep import DEFAULT_BUDGETS
 from measure.extract.command import add_extract_parser
-from measure.report.build import DEFAULT_BUDGETS as REPORT_BUDGETS
-from measure.report.build import DEFAULT_MAX_TOTAL_CHARS
-from measure.report.notebooks import EXECUTION_TIMEOUT
 
 
 def _budgets(text: str) -> tuple[int, ...]:
@@ -213,7 +212,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 root,
                 out,
                 max_total_chars=args.max_total_chars,
-                budgets=list(_flat_budgets(args.budgets) or REPORT_BUDGETS),
+                budgets=list(_flat_budgets(args.budgets) or DEFAULT_BUDGETS),
                 template_path=args.template,
                 sessions=args.session,
                 jobs=args.jobs,
@@ -299,7 +298,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS = ("run", "report", "diff", "inspect", "synth", "extract")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (with `command`) only that subcommand's options: `report`
+    and `synth` import their modules to define theirs (tens of ms a `measure run` need not pay);
+    every subcommand is still listed, so usage and errors read the same."""
     parser = argparse.ArgumentParser(
         prog="measure",
         description="How should subagent transcripts reach akm's extraction LLM? Measure every strategy on real sessions.",
@@ -314,13 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("report", help="run the measurement once and render every notebook into a report")
-    p.add_argument("--out", help="report directory (default: reports/<last part of the root>)")
-    _add_measure_options(p, budgets_default="default: " + ",".join(str(b) for b in REPORT_BUDGETS), always_replay=True)
-    p.add_argument("--show-excerpts", action="store_true", help="allow transcript-derived text (subagent descriptions) in the notebooks")
-    p.add_argument("--extraction", metavar="DIR", help="a `measure extract --out` directory for 06-extraction (default: <report>/extraction when it holds one, else the recorded store of a fixture root)")
-    p.add_argument("--timeout", type=_positive, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
-    p.add_argument("--golden", action="store_true", help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")
-    p.set_defaults(func=cmd_report)
+    if command in (None, "report"):
+        _add_report_options(p)
 
     p = sub.add_parser("diff", help="per-strategy deltas between two runs (measure run --out or report directories)")
     p.add_argument("run_a", metavar="RUN_A", help="the first run: a measure run --out directory or a report directory")
@@ -338,11 +338,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("synth", help="generate a realistic synthetic sessions root")
-    synth.add_arguments(p)
-    p.set_defaults(func=synth.run)
+    if command in (None, "synth"):
+        from measure import synth
+
+        synth.add_arguments(p)
+        p.set_defaults(func=synth.run)
 
     add_extract_parser(sub)
     return parser
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    from measure.report.notebooks import EXECUTION_TIMEOUT
+
+    p.add_argument("--out", help="report directory (default: reports/<last part of the root>)")
+    _add_measure_options(p, budgets_default="default: " + ",".join(str(b) for b in DEFAULT_BUDGETS), always_replay=True)
+    p.add_argument("--show-excerpts", action="store_true", help="allow transcript-derived text (subagent descriptions) in the notebooks")
+    p.add_argument("--extraction", metavar="DIR", help="a `measure extract --out` directory for 06-extraction (default: <report>/extraction when it holds one, else the recorded store of a fixture root)")
+    p.add_argument("--timeout", type=_positive, default=EXECUTION_TIMEOUT, metavar="SECONDS", help="seconds one cell may run")
+    p.add_argument("--golden", action="store_true", help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")
+    p.set_defaults(func=cmd_report)
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -397,8 +412,9 @@ def _is_number(text: str) -> bool:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse `argv`; an unknown option is reported by the subcommand's parser, with its usage."""
-    parser = build_parser()
-    argv = _join_dash_values(list(sys.argv[1:] if argv is None else argv), parser)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    argv = _join_dash_values(argv, parser)
     args, extra = parser.parse_known_args(argv)
     if extra:
         sub = _subparsers(parser)[args.command]

@@ -242,3 +242,22 @@ def test_report_of_one_redacted_session_by_its_short_id(parity_root, tmp_path):
     assert (out / "tables" / "sessions.csv").read_text().count("sha256:") >= 1
     assert SID not in (out / "tables" / "sessions.csv").read_text()
     assert "(1 session measured" in (out / "00-overview.ipynb").read_text()  # the notebooks keep it too
+
+
+def test_measure_run_does_not_import_the_report_or_synth_modules():
+    # `measure run` pays for what it runs: the report and synth subcommands define their
+    # options only when they are the command (their imports cost tens of ms of every run).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from measure.cli import parse_args\n"
+        "args = parse_args(['run', '--root', 'r', '--out', 'o'])\n"
+        "assert args.command == 'run'\n"
+        "loaded = [m for m in ('measure.synth', 'measure.report.build', 'measure.report.notebooks', 'polars') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "assert parse_args(['synth', '--out', 'x']).func.__module__ == 'measure.synth.cli'\n"
+        "assert parse_args(['report']).budgets is None\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

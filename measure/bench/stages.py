@@ -67,7 +67,7 @@ def stage_split(root: str | os.PathLike, files: list[str] | None = None, params=
     """CPU seconds per stage of one in-process cold run, and each over the parse floor."""
     from measure.bench.corpus import jsonl_files
     from measure.measurements import strategies
-    from measure.runner import executor, job, run, tables
+    from measure.runner import executor, job, merge, run, tables
     from measure.runner.job import RunParams
 
     files = files if files is not None else jsonl_files(Path(root))
@@ -81,6 +81,7 @@ def stage_split(root: str | os.PathLike, files: list[str] | None = None, params=
         # run.py imports these when it builds the tables, so patching their module reaches it
         (tables, "frame", clock.wrap("tables", tables.frame)),
         (tables, "write_tables", clock.wrap("tables", tables.write_tables)),
+        (merge.TableBuilder, "frame", clock.wrap("tables", merge.TableBuilder.frame)),
     ]
     reads: list[tuple] = []
     timed_read = patches[0][2]

@@ -5,6 +5,9 @@ from __future__ import annotations
 from measure.measurements.eviction import pct
 from measure.measurements.strategies import StrategyResult
 
+DEFAULT_BUDGETS: tuple[int, ...] = (20_000, 40_000, 80_000, 160_000, 320_000, 640_000)
+"""The budgets `measure report` sweeps unless told otherwise (a quarter to eight times akm's 80,000)."""
+
 
 def sweep_rows(by_budget: dict[int, dict[str, StrategyResult]]) -> list[dict]:
     rows = []

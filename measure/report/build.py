@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import paths
+from measure.measurements.budget_sweep import DEFAULT_BUDGETS  # the sweep of a report unless --budgets is given
 from measure.report.notebooks import (
     BUILD_DIR,
     EXECUTION_TIMEOUT,
@@ -63,10 +64,6 @@ fixture, so nbval checks the side-by-side with the published #840 figures too.
 
 DEFAULT_MAX_TOTAL_CHARS = 80_000
 """akm's default `maxTotalChars`."""
-
-
-DEFAULT_BUDGETS: tuple[int, ...] = (20_000, 40_000, 80_000, 160_000, 320_000, 640_000)
-"""Budget sweep of a report unless --budgets is given (the 01-eviction curve needs several)."""
 
 
 def golden_parameters(sessions_root: str = FIXTURE_ROOT) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from measure.runner.cache import Cache, run_key, session_key
 from measure.runner.executor import Task, run_tasks
 from measure.runner.inputs import FileState, StatIndex, session_files
 from measure.runner.job import RunParams, SessionOutcome, _error
+from measure.runner.merge import Merged
 from measure.runner.outputs import StagedDir, check_cache_dir
 from measure.runner.progress import Progress
 from measure.runner.progress import resolve as resolve_progress
@@ -173,8 +174,7 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
     # as dicts (20,000 sessions were 1.5 GB of them). Each session keeps its place in `order`,
     # so the tables are the ones a merge in that order gives.
     spill = out / ".measure-spill"  # inside the staging folder: removed below, or with it
-    spill.mkdir(exist_ok=True)
-    merged = _Merged(spill)
+    merged = Merged(spill, skip=_DERIVED)
     bar = resolve_progress(progress)
     todo = []
     cached = 0
@@ -183,7 +183,7 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
         if o is None:
             todo.append(i)
         else:
-            merged.add(i, o, rank)
+            _merge(merged, i, o, rank)
             cached += 1
     tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path])) for i in todo]
     bar.start(len(order), sum(t.size for t in tasks))  # bytes: what is measured now, not what the cache holds
@@ -195,7 +195,7 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
         # An internal error is not cached: a fixed measure should try again.
         if per_session and keys[i] and not any(e["kind"] == "internal_error" for e in o.errors):
             cache.store(keys[i], o)
-        merged.add(i, o, rank)
+        _merge(merged, i, o, rank)
 
     run_tasks(tasks, jobs=jobs, executor=executor, scheduler=scheduler, progress=bar, sink=arrived)
     bar.stop()
@@ -246,37 +246,10 @@ _DERIVED = ("run_cost", "verdict", "breakdown", "errors")
 """Tables built from the whole run's rows (and the errors, gathered apart), not merged per session."""
 
 
-class _Merged:
-    """Every session's rows, merged as they arrive (see TableBuilder), and their errors."""
-
-    def __init__(self, spill: Path):
-        self.spill = spill
-        self.builders: dict = {}
-        self.errors: dict[int, list[dict]] = {}
-        from measure.schema import TABLES  # noqa: PLC0415
-
-        self._tables = TABLES
-
-    def add(self, position: int, o: SessionOutcome, rank: dict[str, int]) -> None:
-        from measure.runner.tables import TableBuilder  # noqa: PLC0415 - polars once rows arrive
-
-        for row in o.tables.get("llm_calls", ()):
-            row["run_order"] = rank.get(row["session_path"])
-        for name, rows in o.tables.items():
-            if name in _DERIVED:
-                continue
-            b = self.builders.get(name)
-            if b is None:
-                b = self.builders[name] = TableBuilder(self._tables[name], self.spill)
-            b.add(position, rows)
-        if o.errors:
-            self.errors[position] = o.errors
-
-    def frame(self, name: str):
-        from measure.runner.tables import TableBuilder  # noqa: PLC0415
-
-        b = self.builders.pop(name, None)
-        return (b or TableBuilder(self._tables[name])).frame()
+def _merge(merged: Merged, position: int, o: SessionOutcome, rank: dict[str, int]) -> None:
+    for row in o.tables.get("llm_calls", ()):
+        row["run_order"] = rank.get(row["session_path"])
+    merged.add(position, o.tables, o.errors)
 
 
 def _try_state(index: StatIndex, path: str) -> FileState | None:

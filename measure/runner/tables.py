@@ -28,10 +28,10 @@ def text_cell(value: str) -> str:
 
 def frame(table: Table, rows: list[dict]) -> pl.DataFrame:
     """A DataFrame with exactly the table's columns, types and row order."""
-    return _unsorted(table, rows).sort(list(table.sort), nulls_last=True, maintain_order=True)
+    return unsorted_frame(table, rows).sort(list(table.sort), nulls_last=True, maintain_order=True)
 
 
-def _unsorted(table: Table, rows: list[dict], extra: dict[str, list] | None = None) -> pl.DataFrame:
+def unsorted_frame(table: Table, rows: list[dict], extra: dict[str, list] | None = None) -> pl.DataFrame:
     text = [name for name, dtype in table.polars_schema.items() if dtype == pl.String]
     for row in rows:
         for key in text:
@@ -44,80 +44,6 @@ def _unsorted(table: Table, rows: list[dict], extra: dict[str, list] | None = No
     for name, values in (extra or {}).items():
         columns[name], schema[name] = values, pl.Int64
     return pl.DataFrame(columns, schema=schema)
-
-
-_POS = "__merge_position"
-_SEQ = "__merge_arrival"
-
-
-class TableBuilder:
-    """Rows of one table arriving session by session, in any order, spilled to disk in chunks.
-
-    `add(position, rows)` takes one session's rows and its place in the run's merge order;
-    `frame()` gives exactly what `frame(table, rows)` gives for every session's rows
-    concatenated in that order. Rows are held as Python dicts only until FLUSH_ROWS of them
-    wait, then written as an Arrow IPC chunk under `spill_dir` (kept in memory without one):
-    a run holds one table at a time, when it is sorted and written, never every session's rows.
-    """
-
-    FLUSH_ROWS = 4_096
-
-    def __init__(self, table: Table, spill_dir: str | os.PathLike | None = None):
-        self.table = table
-        self.spill_dir = Path(spill_dir) if spill_dir is not None else None
-        self.rows: list[dict] = []
-        self.positions: list[int] = []
-        self.chunks: list[pl.DataFrame | Path] = []
-        self.arrived = 0  # rows so far: with the position, a sort key no two rows share
-
-    def add(self, position: int, rows: list[dict]) -> None:
-        if not rows:
-            return
-        self.rows.extend(rows)
-        self.positions.extend([position] * len(rows))
-        if len(self.rows) >= self.FLUSH_ROWS:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.rows:
-            n = len(self.rows)
-            chunk = _unsorted(self.table, self.rows, {_POS: self.positions, _SEQ: list(range(self.arrived, self.arrived + n))})
-            self.arrived += n
-            self.rows, self.positions = [], []
-            if self.spill_dir is not None:
-                path = self.spill_dir / f"{self.table.name}-{len(self.chunks):05d}.arrow"
-                chunk.write_ipc(path, compression="uncompressed")
-                self.chunks.append(path)
-            else:
-                self.chunks.append(chunk)
-
-    def frame(self) -> pl.DataFrame:
-        """The table, sorted as `frame` sorts it; ties keep the merge order (then each session's own)."""
-        self._flush()
-        chunks, self.chunks = self.chunks, []
-        if not chunks:
-            return _unsorted(self.table, [])
-        spilled = [c for c in chunks if isinstance(c, Path)]
-        held = [c for c in chunks if not isinstance(c, Path)]
-        del chunks
-
-        def column(names: list[str]) -> pl.DataFrame:
-            # Spilled chunks are read a column set at a time (Arrow IPC reads only those).
-            parts = [pl.scan_ipc(spilled).select(names).collect()] if spilled else []
-            parts += [c.select(names) for c in held]
-            return pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
-
-        # (sort key, merge position, arrival) is unique: the order is `frame`'s stable one
-        # whichever algorithm sorts, and no tie needs maintain_order.
-        keys = [*self.table.sort, _POS, _SEQ]
-        order = column(keys).select(pl.arg_sort_by(keys, nulls_last=True)).to_series()
-        # Then the table column by column, each gathered into that order: what is held is the
-        # sorted table and one unsorted column, not the table twice (720,000 rows of
-        # budget_sweep at 20,000 sessions).
-        columns = [column([name]).to_series().gather(order) for name in self.table.names]
-        for path in spilled:
-            path.unlink()
-        return pl.DataFrame(columns)
 
 
 class Rows(Sequence):
