@@ -92,8 +92,8 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
             if jobs > 1:
                 steps.append(("cold_1", work / f"out-cold1-{i}", work / f"cache1-{i}", 1))
             for key, out, cdir, j in steps:
-                with OtherLoad() as load:
-                    t = timed_run(measure_cmd(root, out, cdir, j), args.interval, cwd=os.fspath(REPO))
+                with OtherLoad() as load:  # timed without the memory sampler (it costs CPU): see below
+                    t = timed_run(measure_cmd(root, out, cdir, j), None, cwd=os.fspath(REPO))
                 if t.returncode != 0:
                     raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
                 runs[key].append({**vars(t), "cpu_s": load.own_cpu, "other_load": load.cores})
@@ -102,6 +102,19 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
                 identical = same_tables(out_cold, out_warm)
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(work / f"cache1-{i}", ignore_errors=True)
+        # Memory: one more run of each step with the process-tree sampler on (not timed).
+        log("bench: memory: measure run cold and warm again, sampling the process tree ...")
+        for key, j in (("cold", jobs), ("warm", jobs), ("cold_1", 1)):
+            if not runs[key]:
+                continue
+            cdir = work / "cache-mem" if key != "cold_1" else work / "cache-mem1"
+            t = timed_run(measure_cmd(root, work / f"out-mem-{key}", cdir, j), args.interval, cwd=os.fspath(REPO))
+            if t.returncode != 0:
+                raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
+            for r in runs[key]:
+                r.update(maxrss_bytes=max(r["maxrss_bytes"], t.maxrss_bytes), tree_rss_bytes=t.tree_rss_bytes, tree_pss_bytes=t.tree_pss_bytes)
+        shutil.rmtree(work / "cache-mem", ignore_errors=True)
+        shutil.rmtree(work / "cache-mem1", ignore_errors=True)
         fl1, fln, cold, warm = (best_of(runs[k]) for k in ("floor_1p", "floor_np", "cold", "warm"))
         cold_1 = best_of(runs["cold_1"]) if runs["cold_1"] else {**cold}
         log("bench: per-stage split (one in-process --jobs 1 run, CPU time) ...")

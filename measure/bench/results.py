@@ -183,7 +183,7 @@ def build_rows(res: dict) -> list[dict]:
         add(key, "events_per_s", c["events"] / r["wall_s"], "events/s")
         add(key, "lines_per_s", c["lines"] / r["wall_s"], "lines/s")
         add(key, "peak_rss_process", r["maxrss_bytes"] / MIB, "MiB", note="largest single process (wait4 ru_maxrss, exact); max over rounds")
-        add(key, "peak_rss_tree", r["tree_rss_bytes"] / MIB, "MiB", note=f"sum over the live process tree, sampled every {res['interval']:g} s")
+        add(key, "peak_rss_tree", r["tree_rss_bytes"] / MIB, "MiB", note=f"sum over the live process tree, sampled every {res['interval']:g} s in a run of its own (the timed runs are not sampled)")
         add(key, "peak_pss_tree", r["tree_pss_bytes"] / MIB, "MiB", note="sampled; shared pages split between processes")
         add(key, "other_load", r.get("other_load"), "cores", note=LOAD_NOTE)
     for z in lin["sizes"]:
