@@ -437,8 +437,19 @@ polars frees goes back to the system at once, instead of staying in the process 
 adding up, table after table, in a report's peak (issue #17: 500 MB at 20,000 sessions)."""
 
 
+POLARS_OWN_MALLOC_CONF = "dirty_decay_ms:500,muzzy_decay_ms:1000"
+"""What polars writes into os.environ when it loads and finds no setting: a `measure` started by a
+process that had loaded polars (a notebook, the benchmark) inherits it, and is not the user's choice."""
+
+
+def configure_allocator(environ=os.environ) -> None:
+    """Polars' allocator returns freed memory at once, unless the user chose otherwise."""
+    if environ.get("_RJEM_MALLOC_CONF") in (None, POLARS_OWN_MALLOC_CONF):
+        environ["_RJEM_MALLOC_CONF"] = POLARS_MALLOC_CONF
+
+
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("_RJEM_MALLOC_CONF", POLARS_MALLOC_CONF)  # before anything loads polars
+    configure_allocator()  # before anything loads polars
     args = parse_args(argv)
     return args.func(args)
 
