@@ -199,7 +199,7 @@ def build_rows(res: dict) -> list[dict]:
         note = "Python calls per doubling (cProfile, deterministic): " + ", ".join(f"{r:.3f}" for r in lin["call_ratios"])
         if grew:
             note += "; more than doubled: " + "; ".join(f"{name} {a}->{b}" for name, a, b in grew[:4])
-        add("info", "linearity_calls_by_function", lin["call_ratio"], "x", note=note)
+        add("info", "linearity_calls", lin["call_ratio"], "x", note=note)
     if lin.get("ratios_nogc"):
         add("info", "linearity_gc_off", max(lin["ratios_nogc"]), "x",
             note="the same doublings with the cyclic GC disabled (diagnosis of the failure): "
