@@ -12,7 +12,6 @@ from datetime import datetime, timezone
 from measure import __version__
 from measure.akm.prefilter import DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS
-from measure.extract.command import add_extract_parser
 
 
 def _budgets(text: str) -> tuple[int, ...]:
@@ -302,8 +301,8 @@ COMMANDS = ("run", "report", "diff", "inspect", "synth", "extract")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line, or (with `command`) only that subcommand's options: `report`
-    and `synth` import their modules to define theirs (tens of ms a `measure run` need not pay);
+    """The whole command line, or (with `command`) only that subcommand's options: `report`,
+    `synth` and `extract` import their modules to define theirs (tens of ms a `measure run` need not pay);
     every subcommand is still listed, so usage and errors read the same."""
     parser = argparse.ArgumentParser(
         prog="measure",
@@ -344,7 +343,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         synth.add_arguments(p)
         p.set_defaults(func=synth.run)
 
-    add_extract_parser(sub)
+    p = sub.add_parser("extract", help="send the strategies' prompts to a real model and diff what it extracts (#840's experiment)")
+    if command in (None, "extract"):
+        from measure.extract.command import add_arguments
+
+        add_arguments(p)
     return parser
 
 

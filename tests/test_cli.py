@@ -255,10 +255,11 @@ def test_measure_run_does_not_import_the_report_or_synth_modules():
         "from measure.cli import parse_args\n"
         "args = parse_args(['run', '--root', 'r', '--out', 'o'])\n"
         "assert args.command == 'run'\n"
-        "loaded = [m for m in ('measure.synth', 'measure.report.build', 'measure.report.notebooks', 'polars') if m in sys.modules]\n"
+        "loaded = [m for m in ('measure.synth', 'measure.report.build', 'measure.report.notebooks', 'measure.extract.command', 'polars') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
         "assert parse_args(['synth', '--out', 'x']).func.__module__ == 'measure.synth.cli'\n"
         "assert parse_args(['report']).budgets is None\n"
+        "assert parse_args(['extract', '--out', 'x']).func.__module__ == 'measure.extract.command'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -24,9 +24,8 @@ def _strategies(text: str) -> tuple[str, ...]:
     return names
 
 
-def add_extract_parser(sub) -> argparse.ArgumentParser:
-    """Add `measure extract` to a subparsers object."""
-    p = sub.add_parser("extract", help="send the strategies' prompts to a real model and diff what it extracts (#840's experiment)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`measure extract`'s options (the command line names the command and its help)."""
     p.add_argument("--root", help="sessions root (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects)")
     p.add_argument("--out", required=True, help="directory for extraction_calls / extraction_ab (CSV + Parquet), extract.json and the reply store")
     p.add_argument("--strategies", type=_strategies, default=("fold", "hybrid"), metavar="S,S", help="strategies to send (default fold,hybrid; chunked sends several calls per session)")
@@ -52,7 +51,6 @@ def add_extract_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print sessions, calls, prompt chars, estimated tokens and cost; send nothing")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar, no per-call lines and no summary line")
     p.set_defaults(func=run)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
