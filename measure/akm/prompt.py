@@ -84,37 +84,35 @@ def format_standards(standards: str | None) -> str:
 
 def format_transcript(events: tuple[Event, ...] | list[Event], lines: dict | None = None) -> str:
     """The fenced transcript. `lines` (keyed by event identity) shares rendered lines between calls."""
-    return _transcript(events, lines)[0]
+    return _transcript(events, lines)
 
 
-def _transcript(events: tuple[Event, ...] | list[Event], lines: dict | None) -> tuple[str, bool]:
-    """The fenced transcript and whether it holds "{{" (a later placeholder could match inside it).
-
-    With `lines`, each rendered line carries whether it holds "{{" or "=== ", found once per
-    event instead of by scanning every prompt: neither can span two lines ("\n\n" between
-    them), and the fence replacement neither makes nor breaks a "{{".
-    """
+def _transcript(events: tuple[Event, ...] | list[Event], lines: dict | None) -> str:
+    """The fenced transcript; with `lines`, each rendered line also carries whether it holds a
+    fence marker, found once per event instead of by scanning every prompt (a marker cannot
+    span two lines: "\n\n" is between them)."""
     if not events:
-        return f"{BEGIN}\n{NO_EVENTS}\n{END}", False
+        return f"{BEGIN}\n{NO_EVENTS}\n{END}"
     if lines is None:
         body = "\n\n".join(map(_line, events))
-        fenced = "=== " in body
-        braces = "{{" in body
+        fenced = _MARKER in body
     else:
         parts = []
-        fenced = braces = False
+        fenced = False
         for e in events:
             hit = lines.get(id(e))
             if hit is None or hit[0] is not e:
                 line = _line(e)
-                hit = lines[id(e)] = (e, line, "=== " in line, "{{" in line)  # holding e keeps its id from being reused
+                hit = lines[id(e)] = (e, line, _MARKER in line)  # holding e keeps its id from being reused
             parts.append(hit[1])
             fenced = fenced or hit[2]
-            braces = braces or hit[3]
         body = "\n\n".join(parts)
     if fenced:
         body = body.replace(BEGIN, FENCE).replace(END, FENCE)
-    return f"{BEGIN}\n{body}\n{END}", braces
+    return f"{BEGIN}\n{body}\n{END}"
+
+
+_MARKER = " UNTRUSTED SESSION TRANSCRIPT ==="  # the common tail of BEGIN and END (a long needle: a fast scan)
 
 
 def _line(e: Event) -> str:
@@ -134,7 +132,7 @@ def build_prompt(
 
     Raises ValueError where akm throws (a timestamp out of `Date` range).
     """
-    transcript, braces = _transcript(events, lines)
+    transcript = _transcript(events, lines)
     values = (
         ref.harness,
         ref.title or "(no title)",
@@ -150,7 +148,9 @@ def build_prompt(
     for name, value in zip(PLACEHOLDERS, values):
         out, changed = js_replace(out, "{{" + name + "}}", value)
         dollars += changed
-    capture = (braces or any("{{" in v for v in values[:-1])) and _literal_sequential(template, values) != _intended(template, values)
+    # Only a value replaced before another placeholder can capture it: the transcript is
+    # replaced last, so braces in it never matter (and it need not be scanned for them).
+    capture = any("{{" in v for v in values[:-1]) and _literal_sequential(template, values) != _intended(template, values)
     try:
         data, lone = out.encode("utf-8"), False
     except UnicodeEncodeError:  # only lone surrogates fail to encode
