@@ -17,10 +17,18 @@ def content_hash(events: tuple[Event, ...] | list[Event]) -> str:
     """Lowercase hex sha256 of the canonical string's UTF-8 (lone surrogates as U+FFFD)."""
     h = hashlib.sha256()
     # Fed in batches of events: one string per batch keeps per-event overhead low, and a
-    # 90 MB session never becomes one giant string.
+    # 90 MB session never becomes one giant string. The pieces are joined once (an f-string
+    # per event would copy every text one more time).
     for i in range(0, len(events), 512):
-        chunk = "\n\0\n".join(f"{e.role}\n{e.text}" for e in events[i : i + 512])
+        parts: list[str] = []
+        add = parts.append
+        for e in events[i : i + 512]:
+            add(e.role)
+            add("\n")
+            add(e.text)
+            add("\n\0\n")
+        parts.pop()
         if i:
             h.update(b"\n\x00\n")
-        h.update(to_utf8(chunk))
+        h.update(to_utf8("".join(parts)))
     return h.hexdigest()
