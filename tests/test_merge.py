@@ -59,11 +59,11 @@ def test_an_empty_table_has_its_columns():
     assert got.height == 0 and got.columns == TABLES["eviction"].names
 
 
-def test_errors_come_back_by_position_and_derived_tables_are_skipped():
-    m = Merged(None, skip=("verdict",))
-    m.add(3, {"verdict": [{"x": 1}]}, [{"kind": "late"}])
+def test_errors_come_back_by_position():
+    m = Merged(None)
+    m.add(3, {"sessions": []}, [{"kind": "late"}])
     m.add(1, {}, [{"kind": "early"}])
-    assert "verdict" not in m.builders
+    assert "sessions" not in m.builders  # no rows, no builder
     assert [m.errors[p][0]["kind"] for p in sorted(m.errors)] == ["early", "late"]
 
 

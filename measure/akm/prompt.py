@@ -83,14 +83,9 @@ def format_standards(standards: str | None) -> str:
 
 
 def format_transcript(events: tuple[Event, ...] | list[Event], lines: dict | None = None) -> str:
-    """The fenced transcript. `lines` (keyed by event identity) shares rendered lines between calls."""
-    return _transcript(events, lines)
-
-
-def _transcript(events: tuple[Event, ...] | list[Event], lines: dict | None) -> str:
-    """The fenced transcript; with `lines`, each rendered line also carries whether it holds a
-    fence marker, found once per event instead of by scanning every prompt (a marker cannot
-    span two lines: "\n\n" is between them)."""
+    """The fenced transcript. `lines` (keyed by event identity) shares rendered lines between
+    calls, each with whether it holds a fence marker, found once per event instead of by
+    scanning every prompt (a marker cannot span two lines: "\n\n" is between them)."""
     if not events:
         return f"{BEGIN}\n{NO_EVENTS}\n{END}"
     if lines is None:
@@ -132,7 +127,7 @@ def build_prompt(
 
     Raises ValueError where akm throws (a timestamp out of `Date` range).
     """
-    transcript = _transcript(events, lines)
+    transcript = format_transcript(events, lines)
     values = (
         ref.harness,
         ref.title or "(no title)",

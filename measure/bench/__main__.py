@@ -42,6 +42,14 @@ from measure.bench.timing import (
 )
 
 
+def _measure(cmd: list[str], interval: float | None):
+    """One `measure` command from the repository, timed (and sampled every `interval` s); a failure ends the bench."""
+    t = timed_run(cmd, interval, cwd=os.fspath(REPO))
+    if t.returncode != 0:
+        raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
+    return t
+
+
 def real_split(work: Path, interval: float) -> dict | None:
     """fixtures/real (small real transcripts): in-process stage split and the CLI's start-up."""
     real = REPO / "fixtures" / "real"
@@ -61,9 +69,7 @@ def replay_cost(work: Path, rounds: int, interval: float) -> dict:
         for key, extra in (("plain", []), ("replay", ["--replay"])):
             cmd = [sys.executable, "-m", "measure", "run", "--root", os.fspath(root), "--out", os.fspath(work / f"replay-{key}{i}"),
                    "--no-cache", "--jobs", "1", "--pin-file-times", "1780000000000", "--budgets", "20000,40000,80000,160000,320000,640000", *extra]
-            t = timed_run(cmd, interval, cwd=os.fspath(REPO))
-            if t.returncode != 0:
-                raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
+            t = _measure(cmd, interval)
             out[key].append(t.wall_s)
     return {"plain_s": min(out["plain"]), "replay_s": min(out["replay"]), "rounds": max(1, rounds)}
 
@@ -93,9 +99,7 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
                 steps.append(("cold_1", work / f"out-cold1-{i}", work / f"cache1-{i}", 1))
             for key, out, cdir, j in steps:
                 with OtherLoad() as load:  # timed without the memory sampler (it costs CPU): see below
-                    t = timed_run(measure_cmd(root, out, cdir, j), None, cwd=os.fspath(REPO))
-                if t.returncode != 0:
-                    raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
+                    t = _measure(measure_cmd(root, out, cdir, j), None)
                 runs[key].append({**vars(t), "cpu_s": load.own_cpu, "other_load": load.cores})
             if identical is None:
                 n_sessions, events = run_events(out_cold)
@@ -108,9 +112,7 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
             if not runs[key]:
                 continue
             cdir = work / "cache-mem" if key != "cold_1" else work / "cache-mem1"
-            t = timed_run(measure_cmd(root, work / f"out-mem-{key}", cdir, j), args.interval, cwd=os.fspath(REPO))
-            if t.returncode != 0:
-                raise SystemExit(f"bench: measure run failed ({t.returncode}):\n{t.stderr}")
+            t = _measure(measure_cmd(root, work / f"out-mem-{key}", cdir, j), args.interval)
             for r in runs[key]:
                 r.update(maxrss_bytes=max(r["maxrss_bytes"], t.maxrss_bytes), tree_rss_bytes=t.tree_rss_bytes, tree_pss_bytes=t.tree_pss_bytes)
         shutil.rmtree(work / "cache-mem", ignore_errors=True)

@@ -23,6 +23,7 @@ import orjson
 from measure.akm.read import rel
 from measure.runner.inputs import FileState
 from measure.runner.job import RunParams, SessionOutcome
+from measure.runner.outputs import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -240,22 +241,12 @@ def _tmp_is_stale(entry: os.DirEntry, now: float) -> bool:
         pid = int(parts[-2])
     except (ValueError, IndexError):
         pid = None
-    if pid is not None and pid != os.getpid() and not _alive(pid):
+    if pid is not None and pid != os.getpid() and not pid_alive(pid):
         return True
     try:
         return now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_S
     except OSError:
         return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
 
 
 def encode(outcome: SessionOutcome) -> bytes | None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from measure.akm.read import rel
 from measure.runner.job import RunParams, SessionOutcome, _error, measure_session
+from measure.runner.outputs import pid_alive
 from measure.runner.progress import Progress
 
 EXECUTORS = ("local", "dask")
@@ -207,20 +208,10 @@ def _worker_init(run_pid: int) -> None:
     def watch() -> None:
         while True:
             threading.Event().wait(0.5)
-            if os.getppid() != parent or not _alive(run_pid):
+            if os.getppid() != parent or not pid_alive(run_pid):
                 os._exit(70)
 
     threading.Thread(target=watch, name="measure-orphan-watch", daemon=True).start()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 # --- Dask ------------------------------------------------------------------------------------

@@ -27,12 +27,10 @@ class TableBuilder:
         self.chunks: list = []  # spilled chunks: paths, or DataFrames without a spill_dir
         self.arrived = 0  # rows so far: with the position, a sort key no two rows share
 
-    def add(self, position: int, rows: list[dict]) -> int:
-        """Take one session's rows; returns how many now wait unspilled."""
-        if rows:
-            self.rows.extend(rows)
-            self.positions.extend([position] * len(rows))
-        return len(self.rows)
+    def add(self, position: int, rows: list[dict]) -> None:
+        """Take one session's rows."""
+        self.rows.extend(rows)
+        self.positions.extend([position] * len(rows))
 
     @property
     def table(self):
@@ -103,16 +101,15 @@ class Merged:
 
     HOLD_ROWS = 20_000
 
-    def __init__(self, spill: Path | None, skip: tuple[str, ...] = ()):
+    def __init__(self, spill: Path | None):
         self.spill = spill
-        self.skip = frozenset(skip)
         self.builders: dict[str, TableBuilder] = {}
         self.errors: dict[int, list[dict]] = {}
         self.waiting = 0
 
     def add(self, position: int, tables: dict[str, list[dict]], errors: list[dict]) -> None:
         for name, rows in tables.items():
-            if name in self.skip or not rows:
+            if not rows:
                 continue
             b = self.builders.get(name)
             if b is None:

@@ -243,17 +243,24 @@ def _owner(pid: int) -> dict:
     return {"writer": "measure", "pid": pid, "boot_id": _boot_id(), "start_ticks": _start_ticks(pid)}
 
 
-def _alive(owner: dict) -> bool:
-    """Whether the process a staging marker names is still running (a reused pid is not it)."""
-    pid = owner["pid"]
-    if owner.get("boot_id") is not None and owner["boot_id"] != _boot_id():
-        return False  # written before the machine restarted
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (someone else's included)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except OSError:
         return True  # exists, someone else's
+    return True
+
+
+def _alive(owner: dict) -> bool:
+    """Whether the process a staging marker names is still running (a reused pid is not it)."""
+    pid = owner["pid"]
+    if owner.get("boot_id") is not None and owner["boot_id"] != _boot_id():
+        return False  # written before the machine restarted
+    if not pid_alive(pid):
+        return False
     started = _start_ticks(pid)
     return owner.get("start_ticks") is None or started is None or started == owner["start_ticks"]
 

@@ -174,7 +174,7 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
     # as dicts (20,000 sessions were 1.5 GB of them). Each session keeps its place in `order`,
     # so the tables are the ones a merge in that order gives.
     spill = out / ".measure-spill"  # inside the staging folder: removed below, or with it
-    merged = Merged(spill, skip=_DERIVED)
+    merged = Merged(spill)
     bar = resolve_progress(progress)
     todo = []
     cached = 0

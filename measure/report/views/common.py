@@ -184,6 +184,15 @@ class LazyTables(Mapping):
         return pl.scan_parquet(self.directory / f"{name}.parquet")
 
 
+def scan(r: "Report", name: str) -> pl.LazyFrame | None:
+    """Table `name` of a report as a LazyFrame (from a run directory only the columns a query
+    selects are read); None when the report has no such table."""
+    if isinstance(r.tables, LazyTables):
+        return r.tables.scan(name)
+    df = r.tables.get(name)
+    return None if df is None else df.lazy()
+
+
 def _read_run(directory: Path, lazy: bool = True) -> tuple[Mapping[str, pl.DataFrame], dict[str, Any]]:
     tables = LazyTables(directory)
     if not lazy:
@@ -343,13 +352,8 @@ def _session_order(r: Report) -> list[str]:
 
 def _scan_session_order(r: Report) -> list[str]:
     seen: dict[str, None] = {}  # insertion-ordered set: membership in O(1)
-    scan = getattr(r.tables, "scan", None)
     for name in ("sessions", "eviction", "llm_calls", "duplicates", "subagents", "budget_sweep"):
-        if scan is not None:  # LazyTables: two columns read, the table itself not loaded
-            lf = scan(name)
-        else:
-            df = r.tables.get(name)
-            lf = None if df is None else df.lazy()
+        lf = scan(r, name)  # two columns read, not the table
         if lf is None or "session_id" not in lf.collect_schema().names():
             continue
         # Distinct (path, id) pairs only: the first occurrences keep the same order, and a
@@ -559,9 +563,8 @@ def run_summary(r: Report):
     """Markdown: what was measured (root, sessions, budgets, template, tool versions)."""
     s = r.tables["sessions"]
     n = s["session_id"].n_unique()
-    scan = getattr(r.tables, "scan", None)  # LazyTables: one column, not the 720,000-row table
-    sweep_budgets = scan("budget_sweep").select("budget").collect()["budget"] if scan else r.tables["budget_sweep"]["budget"]
-    budgets = sorted(set(sweep_budgets.unique().to_list()))
+    # one column, not the 720,000-row table of 20,000 sessions
+    budgets = sorted(set(scan(r, "budget_sweep").select("budget").collect()["budget"].unique().to_list()))
     budget = sorted(set(s["budget"].unique().to_list()))
     strategies = ordered_strategies(s["strategy"].unique().to_list())
     legacy = s.filter(pl.col("legacy_agent"))["session_id"].n_unique() if "legacy_agent" in s.columns else 0
