@@ -1,7 +1,5 @@
 """`python -m measure`: the command line."""
 
-import sys
+from measure.cli import entry
 
-from measure.cli import main
-
-sys.exit(main())
+entry()

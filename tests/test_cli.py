@@ -276,3 +276,42 @@ def test_the_allocator_setting_replaces_polars_own_default_but_not_the_users():
         env = {} if given is None else {"_RJEM_MALLOC_CONF": given}
         configure_allocator(env)
         assert env["_RJEM_MALLOC_CONF"] == expected
+
+
+_PROGRAM = (
+    "import atexit, sys, threading\n"
+    "atexit.register(lambda: open(sys.argv[1], 'w').close())\n"
+    "if sys.argv[2] == 'thread':\n"
+    "    threading.Thread(target=threading.Event().wait, args=(1,), daemon=True).start()\n"
+    "from measure.cli import main\n"
+    "sys.exit(main(sys.argv[3:], program=True))\n"
+)
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_the_program_ends_without_teardown_only_when_nothing_runs(parity_root, tmp_path, thread):
+    # The installed program skips the interpreter's teardown after `measure run` (50 ms of
+    # freeing modules); every table is complete before, and the exit code is the command's.
+    # A thread still running (or a child process) gets the ordinary exit, atexit included.
+    import subprocess
+    import sys
+
+    marker, out = tmp_path / "atexit-ran", tmp_path / "out"
+    args = ["run", "--root", str(parity_root / "projects"), "--out", str(out), "--no-cache", "--quiet", "--jobs", "2"]
+    done = subprocess.run([sys.executable, "-c", _PROGRAM, str(marker), "thread" if thread else "-", *args])
+    assert done.returncode == 0
+    assert marker.exists() is thread
+    assert (out / "run.json").is_file() and (out / "sessions.parquet").is_file()
+    failed = subprocess.run([sys.executable, "-c", _PROGRAM, str(marker), "-", "run", "--root", str(tmp_path / "none"),
+                             "--out", str(tmp_path / "o2")], capture_output=True, text=True)
+    assert failed.returncode == 2 and "sessions root not found" in failed.stderr
+
+
+def test_installed_versions_agree_with_importlib_metadata():
+    from importlib.metadata import version
+
+    from measure.runner.run import installed_versions
+
+    names = ("orjson", "polars", "matplotlib", "jupyter-client", "typing_extensions")
+    assert installed_versions(names) == {n: version(n) for n in names}
+    assert installed_versions(("no-such-distribution-here",)) == {"no-such-distribution-here": None}

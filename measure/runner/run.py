@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -268,15 +269,37 @@ def _size(path: str) -> int:
 
 @functools.lru_cache(maxsize=1)
 def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
     found = {"measure": __version__, "python": platform.python_version()}
-    for dist in ("orjson", "polars", "matplotlib"):
-        try:
-            found[dist] = version(dist)
-        except PackageNotFoundError:
-            found[dist] = None
+    found.update(installed_versions(("orjson", "polars", "matplotlib")))
     return found
+
+
+def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
+    """Each distribution's version, from its `<name>-<version>.dist-info` folder on sys.path:
+    what importlib.metadata finds first, without loading it (15 ms of a warm re-run's 0.15 s).
+    A distribution not installed as a wheel is asked of importlib.metadata."""
+    found: dict[str, str | None] = {}
+    wanted = {n.lower().replace("-", "_") + "-": n for n in names}
+    for entry in sys.path:
+        try:
+            folders = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for folder in folders:
+            if folder.endswith(".dist-info"):
+                name, _, version = folder[: -len(".dist-info")].partition("-")
+                n = wanted.get(name.lower() + "-")
+                if n is not None and n not in found and version:
+                    found[n] = version
+    for n in names:
+        if n not in found:
+            from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+            try:
+                found[n] = version(n)
+            except PackageNotFoundError:
+                found[n] = None
+    return {n: found[n] for n in names}
 
 
 def _write_run_json(out: Path, root: str, params: RunParams, listings, heights: dict[str, int], fingerprint: str) -> None:
