@@ -191,6 +191,8 @@ def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
     assert {"events_N", "events_2N", "events_4N", "time_N", "time_2N", "time_4N"} <= names
     info = {r["name"]: r for r in got if r["section"] == "info"}
     assert float(info["cold_over_floor"]["value"]) == 5.0  # 10 s / 2 s floor: informational
+    assert float(info["floor_speedup"]["value"]) == 2.0  # 4 s / 2 s: the machine's own ceiling, beside the target
+    assert "the floor's own speed-up: 2.00x" in targets["speedup_jobs"]["note"]
     assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", path.read_text())  # no timestamps
     assert results.render(rows).count("\n") >= len(rows)
 

@@ -224,6 +224,11 @@ def build_rows(res: dict) -> list[dict]:
     add("info", "cold_over_floor", cold["wall_s"] / fl2["wall_s"], "x",
         note=f"--jobs {res.get('jobs')} wall vs the {np_}-process floor (same parallelism)")
     add("info", "cold_over_floor_1p", cold["wall_s"] / fl1["wall_s"], "x", note=f"--jobs {res.get('jobs')} wall vs the single-process floor")
+    floor_sp = fl1["wall_s"] / fl2["wall_s"] if fl2.get("wall_s") else None
+    if floor_sp is not None and np_ > 1:
+        add("info", "floor_speedup", floor_sp, "x",
+            note=f"the parse floor's own speed-up with {np_} processes: what this machine gives work that splits perfectly "
+                 "(cores that share caches or are SMT siblings give less than the number of processes)")
     if cold.get("cpu_s") and fl1.get("cpu_s"):
         add("info", "cold_over_floor_cpu", cold["cpu_s"] / fl1["cpu_s"], "x",
             note="CPU time vs the 1-process floor's: the work ratio, little affected by other load")
@@ -234,7 +239,8 @@ def build_rows(res: dict) -> list[dict]:
             + (f"{cold1['cpu_s'] / fl1['cpu_s']:.2f}x" if cold1.get("cpu_s") and fl1.get("cpu_s") else "n/a") + ")" + small)
         sp = cold1["wall_s"] / cold["wall_s"]
         add("target", "speedup_jobs", sp, "x", SPEEDUP_MIN, status(sp, SPEEDUP_MIN, res.get("jobs", 1) >= 2 and big_enough, at_least=True),
-            f"--jobs 1 wall / --jobs {res.get('jobs')} wall (at least){small}")
+            f"--jobs 1 wall / --jobs {res.get('jobs')} wall (at least)"
+            + (f"; the floor's own speed-up: {floor_sp:.2f}x" if floor_sp is not None and np_ > 1 else "") + small)
     if real:
         rr = real["total_cpu_s"] / real["floor_cpu_s"] if real["floor_cpu_s"] else None
         add("target", "real_over_floor", rr, "x", REAL_OVER_FLOOR_MAX, status(rr, REAL_OVER_FLOOR_MAX),
