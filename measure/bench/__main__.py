@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=5, help="seed of a generated corpus (default 5)")
     p.add_argument("--regenerate", action="store_true", help="rebuild a corpus this benchmark generated")
     p.add_argument("--jobs", type=int, help="worker processes for measure run and the parallel floor (default: CPU count)")
-    p.add_argument("--rounds", type=int, default=3, help="rounds of floor + cold + warm runs; the fastest of each is kept (default 3)")
+    p.add_argument("--rounds", type=int, default=5, help="rounds of floor + cold + warm runs; the fastest of each is kept (default 5: other tenants of a shared machine only ever add time)")
     p.add_argument("--linear-events", type=int, default=20_000, help="N of the linearity check (default 20000)")
     p.add_argument("--linear-steps", type=int, default=3, help="session sizes N, 2N, 4N, ... of the linearity check (default 3)")
     p.add_argument("--linear-repeat", type=int, default=7, help="timings of each linearity session, best kept (default 7)")

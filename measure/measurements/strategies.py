@@ -108,7 +108,24 @@ class SessionContext:
             readonly_ops=self.params.readonly_ops,
             memo=self.memo,
         )
-        return Call(self.session.ref.path, len(events), sum(e.chars for e in events), kept, self.prompt(ref, kept, refs))
+        return Call(self.session.ref.path, len(events), self.chars(events), kept, self.prompt(ref, kept, refs))
+
+    def chars(self, events) -> int:
+        """UTF-16 chars of `events`; the session's two streams (folded, parent alone) are summed
+        once, not once per strategy that reads them."""
+        if events is self.session.folded:
+            return self.folded_chars
+        if events is self.alone:
+            return self.alone_chars
+        return sum(e.chars for e in events)
+
+    @cached_property
+    def folded_chars(self) -> int:
+        return sum(e.chars for e in self.session.folded)
+
+    @cached_property
+    def alone_chars(self) -> int:
+        return sum(e.chars for e in self.alone)
 
     def prompt(self, ref: SessionRef, kept: Prefiltered, refs) -> Prompt:
         p = self.params
@@ -271,7 +288,7 @@ def chunked(ctx: SessionContext) -> StrategyResult:
         budget=budget,
         parent_path=s.ref.path,
         raw_events=len(s.folded),
-        raw_chars=sum(e.chars for e in s.folded),
+        raw_chars=ctx.folded_chars,
         inline_refs=0,
         calls=tuple(calls),
         parent_windows=len(windows),
@@ -296,8 +313,7 @@ def content_chars(ctx: SessionContext, name: str) -> int:
     Modelled as the sum of the events' text lengths (the gate's exact text is not in the spec;
     an empty or near-empty session is skipped under any reading).
     """
-    events = ctx.alone if name == "link" else ctx.session.folded
-    return sum(e.chars for e in events)
+    return ctx.alone_chars if name == "link" else ctx.folded_chars
 
 
 def apply_min_content_gate(
