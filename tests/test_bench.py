@@ -322,10 +322,12 @@ def test_clear_caches_empties_measure_caches():
     assert not jscompat._DATES and not jscompat._MINUTES
 
 
-def test_stage_split_accounts_for_the_whole_run(corpus):
+@pytest.mark.parametrize("repeat", [1, 2])
+def test_stage_split_accounts_for_the_whole_run(corpus, repeat):
+    # With repeat, the split kept is one run's, whole: its stages still add up to its total.
     from measure.bench import stages
 
-    split = stages.stage_split(corpus)
+    split = stages.stage_split(corpus, repeat=repeat)
     assert set(split["cpu_s"]) == set(stages.STAGES)
     assert all(v >= 0 for v in split["cpu_s"].values())
     assert split["cpu_s"]["read"] > 0 and split["cpu_s"]["prompt"] > 0 and split["cpu_s"]["tables"] > 0

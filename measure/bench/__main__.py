@@ -50,12 +50,13 @@ def _measure(cmd: list[str], interval: float | None):
     return t
 
 
-def real_split(work: Path, interval: float) -> dict | None:
-    """fixtures/real (small real transcripts): in-process stage split and the CLI's start-up."""
+def real_split(work: Path, interval: float, rounds: int) -> dict | None:
+    """fixtures/real (small real transcripts): in-process stage split (the fastest of `rounds`,
+    against the fastest of as many floor parses) and the CLI's start-up."""
     real = REPO / "fixtures" / "real"
     if not real.is_dir():
         return None
-    split = stage_split(real)
+    split = stage_split(real, repeat=rounds)
     cli = timed_run(measure_cmd(real, work / "out-real", work / "cache-real", 1), interval, cwd=os.fspath(REPO))
     startup = timed_run([sys.executable, "-m", "measure", "--version"], interval, cwd=os.fspath(REPO))
     return {**split, "root": "fixtures/real", "cli_wall_s": cli.wall_s, "startup_s": startup.wall_s}
@@ -72,6 +73,10 @@ def replay_cost(work: Path, rounds: int, interval: float) -> dict:
             t = _measure(cmd, interval)
             out[key].append(t.wall_s)
     return {"plain_s": min(out["plain"]), "replay_s": min(out["replay"]), "rounds": max(1, rounds)}
+
+
+STAGE_REPEAT = 3
+"""In-process runs of the bench corpus's stage split to take the fastest of (each is 4 s)."""
 
 
 def compile_bytecode() -> bool:
@@ -134,9 +139,9 @@ def run_bench(args, log=print) -> tuple[dict, list[dict]]:
         cold_1 = best_of(runs["cold_1"]) if runs["cold_1"] else {**cold}
         log("bench: per-stage split (one in-process --jobs 1 run, CPU time) ...")
         with OtherLoad() as load:
-            stages = stage_split(root, files)
+            stages = stage_split(root, files, repeat=STAGE_REPEAT)
         stages["other_load"] = load.cores
-        real = real_split(work, args.interval)
+        real = real_split(work, args.interval, args.rounds)
         log(f"bench: linearity, ~{args.linear_events} events doubled {args.linear_steps - 1} time(s) ...")
         with OtherLoad() as load:
             lin = linearity(os.fspath(root), work, args.linear_events, repeat=args.linear_repeat, steps=args.linear_steps)
