@@ -26,7 +26,13 @@ IDENTITIES = {
     ("parent_chars_evicted", "hybrid"): "hybrid's prompt events are link's kept set: 0 by construction",
     ("inline_refs", "hybrid"): "hybrid lists the refs of every transcript, as fold does: equal to fold by construction",
     ("inline_refs", "chunked"): "chunked calls list no refs in this simulation: 0 by construction",
+    ("subagent_unique_chars_in_prompt", "link"): "link's prompt holds parent events only: 0 by construction",
+    ("subagent_unique_chars_in_prompt", "hybrid"): "hybrid's prompt holds parent events only: 0 by construction",
+    ("delegated_results_in_prompt", "hybrid"): "hybrid's prompt events are link's kept set: equal to link by construction",
 }
+
+#: Identities stating equality with another strategy's value (the rest state 0).
+EQUAL_TO = {("inline_refs", "hybrid"): "fold", ("delegated_results_in_prompt", "hybrid"): "link"}
 
 
 def _order(name: str) -> int:
@@ -44,8 +50,9 @@ def _eviction(row: dict) -> int:
 
 def _holds(c: str, n: str, totals: dict[str, dict[str, float]]) -> bool:
     """Whether the identity stated for (criterion, strategy) holds on these totals."""
-    if (c, n) == ("inline_refs", "hybrid"):
-        return "fold" in totals and totals[n][c] == totals["fold"][c]
+    other = EQUAL_TO.get((c, n))
+    if other is not None:
+        return other in totals and totals[n][c] == totals[other][c]
     return totals[n][c] == 0
 
 

@@ -46,27 +46,6 @@ CRITERION_LABELS = {
 }
 
 
-PAGE_IDENTITIES: dict[tuple[str, str], tuple[str, str]] = {
-    ("subagent_unique_chars_in_prompt", "link"): ("zero", "link's prompt holds parent events only: 0 by construction"),
-    ("subagent_unique_chars_in_prompt", "hybrid"): ("zero", "hybrid's prompt holds parent events only: 0 by construction"),
-    ("delegated_results_in_prompt", "hybrid"): ("link", "hybrid's prompt events are link's kept set: equal to link by construction"),
-}
-"""Identities the `verdict` table does not label (it labels those in measure.measurements.verdict.IDENTITIES):
-(criterion, strategy) -> (what must hold: "zero" or "link" = equal to link's value, the label). Labelled only
-where they hold on the run's values; where one fails, the value is shown as a finding."""
-
-
-def _page_identity(v: pl.DataFrame, c: str, strategy: str, value) -> str | None:
-    rule = PAGE_IDENTITIES.get((c, strategy))
-    if rule is None:
-        return None
-    kind, label = rule
-    if kind == "zero":
-        return label if value == 0 else None
-    link = v.filter((pl.col("criterion") == c) & (pl.col("strategy") == "link"))["value"].to_list()
-    return label if link and link[0] == value else None
-
-
 def verdict_table(r: Report) -> pl.DataFrame:
     """The run's `verdict` table; recomputed from the shown tables when the report keeps a subset of sessions."""
     v = r.tables.get("verdict")
@@ -224,9 +203,8 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             cell = f"{x['strategy']} {_fmt_int(x['value'])}"
             if c == "parent_chars_evicted" and x["sessions"]:
                 cell += f" in {x['sessions']} session(s)"
-            identity = x["identity"] or _page_identity(v, c, x["strategy"], x["value"])
-            if identity:
-                cell += f" *(identity: {identity})*"
+            if x["identity"]:
+                cell += f" *(identity: {x['identity']})*"
             cells.append(cell)
         lines.append(f"- **{label}** ({better} is better): " + "; ".join(cells) + ".")
     ev = r.tables["eviction"]
