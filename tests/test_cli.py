@@ -312,6 +312,6 @@ def test_installed_versions_agree_with_importlib_metadata():
 
     from measure.runner.run import installed_versions
 
-    names = ("orjson", "polars", "matplotlib", "jupyter-client", "typing_extensions")
+    names = ("orjson", "polars", "matplotlib", "jupyter-client", "Jupyter.Client", "typing_extensions", "PyYAML")
     assert installed_versions(names) == {n: version(n) for n in names}
     assert installed_versions(("no-such-distribution-here",)) == {"no-such-distribution-here": None}

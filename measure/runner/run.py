@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shutil
 import sys
 from collections.abc import Callable
@@ -279,7 +280,7 @@ def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
     what importlib.metadata finds first, without loading it (15 ms of a warm re-run's 0.15 s).
     A distribution not installed as a wheel is asked of importlib.metadata."""
     found: dict[str, str | None] = {}
-    wanted = {n.lower().replace("-", "_") + "-": n for n in names}
+    wanted = {_normalized(n): n for n in names}
     for entry in sys.path:
         try:
             folders = os.listdir(entry or ".")
@@ -288,7 +289,7 @@ def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
         for folder in folders:
             if folder.endswith(".dist-info"):
                 name, _, version = folder[: -len(".dist-info")].partition("-")
-                n = wanted.get(name.lower() + "-")
+                n = wanted.get(_normalized(name))
                 if n is not None and n not in found and version:
                     found[n] = version
     for n in names:
@@ -300,6 +301,11 @@ def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
             except PackageNotFoundError:
                 found[n] = None
     return {n: found[n] for n in names}
+
+
+def _normalized(name: str) -> str:
+    """A distribution name as PEP 503 compares them (case, and runs of - _ . alike)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def _write_run_json(out: Path, root: str, params: RunParams, listings, heights: dict[str, int], fingerprint: str) -> None:
