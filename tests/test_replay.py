@@ -166,3 +166,37 @@ def test_hostile_timestamps_do_not_crash(tmp_path):
     rows = replay_rows(context(session), timelines, tuple(STRATEGIES), "every:0.01", background_rows(session, timelines))
     assert len(rows) == len(STRATEGIES)
     assert all(r["extraction_points"] <= MAX_MOMENTS for r in rows)
+
+
+# Out of order on purpose: the parent's fourth line is stamped 5 s, after a 30 s line. A cut at 20 s
+# keeps the 10 s line but not that one (written at 30 s at the earliest), which the parent's
+# alone sort and the folded stream both place before it: those cuts are not prefixes.
+SKEWED = (
+    [human(0), say(10, "first answer"), say(30, "a jump"), say(5, "stamped early, written late"), launch(31, "toolu_1"),
+     ack(32, "toolu_1", ASYNC), say(40, "later"), human(50, "next"), say(60, "done")],
+    {"a1": sub_lines(5, 15, 45, 70)},
+)
+
+
+@pytest.mark.parametrize("case", ["late", "skewed"])
+def test_cuts_and_their_hashes_equal_the_full_computation(tmp_path, case):
+    # A replay slices a cut that is a prefix of the folded (or parent-alone) stream and continues
+    # the previous moment's hash; any other cut is filtered and hashed whole. Either way the
+    # result is what filtering and hashing every moment from scratch gives.
+    session, _ = read(tmp_path, *(LATE if case == "late" else SKEWED))
+    r = Replayer(session)
+    times = sorted({w for wa in r.written for w in wa} | {w + 0.5 for wa in r.written for w in wa})
+    prefixes = {"folded": 0, "alone": 0}
+    for t in times:
+        cut = r.cut(t)
+        if cut is None:
+            continue
+        assert cut.folded == tuple(e for e, w in zip(session.folded, r.folded_written) if w <= t)
+        folded, alone = r.hashes(t, cut)
+        assert folded == content_hash(cut.folded)
+        assert alone is None or alone == content_hash(cut.alone)
+        prefixes["folded"] += r.folded_prefix(t) is not None
+        prefixes["alone"] += alone is not None
+    assert prefixes["folded"] and prefixes["alone"]
+    if case == "skewed":  # both paths taken
+        assert prefixes["folded"] < len(times) and prefixes["alone"] < len(times)

@@ -32,3 +32,32 @@ def content_hash(events: tuple[Event, ...] | list[Event]) -> str:
             h.update(b"\n\x00\n")
         h.update(to_utf8("".join(parts)))
     return h.hexdigest()
+
+
+class PrefixHashes:
+    """`content_hash(events[:k])` for a growing k, each in time proportional to the events added
+    since the last one (a replay hashes a session at many moments of its growth)."""
+
+    def __init__(self, events: tuple[Event, ...] | list[Event]):
+        self.events = events
+        self._h = hashlib.sha256()
+        self._n = 0
+
+    def of(self, k: int) -> str:
+        """The hash of the first `k` events; `k` never decreases from one call to the next."""
+        if k < self._n:
+            raise ValueError(f"prefix {k} is shorter than the last one ({self._n})")
+        for i in range(self._n, k, 512):
+            parts: list[str] = []
+            add = parts.append
+            for e in self.events[i : min(i + 512, k)]:
+                add(e.role)
+                add("\n")
+                add(e.text)
+                add("\n\0\n")
+            parts.pop()
+            if i:
+                self._h.update(b"\n\x00\n")
+            self._h.update(to_utf8("".join(parts)))
+        self._n = k
+        return self._h.copy().hexdigest()

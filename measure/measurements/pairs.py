@@ -63,12 +63,23 @@ def _first(parent: list[tuple[int, Event]], *needles: str) -> tuple[int, Event] 
     return None
 
 
-def find_pairs(session: Session) -> tuple[DuplicatePair, ...]:
+def _overlap(note: Event, final: Event, overlaps: dict | None) -> float:
+    if overlaps is None:
+        return jaccard(note.text, final.text)
+    hit = overlaps.get((id(note), id(final)))
+    if hit is None or hit[0] is not note or hit[1] is not final:
+        hit = overlaps[id(note), id(final)] = (note, final, jaccard(note.text, final.text))  # holding both keeps the ids
+    return hit[2]
+
+
+def find_pairs(session: Session, overlaps: dict | None = None) -> tuple[DuplicatePair, ...]:
     """#840's sidecar pairs, then agent-id pairs for subagents that have none, overlap-sorted.
 
     #840 joins a top-level sidecar's `toolUseId` to the first parent `<task-notification>`
     that mentions it. Most transcripts have no sidecar; for those the agent id (file stem)
     is matched to a notification's `<task-id>`, else to a sync Task result's `agentId:`.
+    `overlaps` (keyed by the two events' identities) shares scores between calls over the
+    same events, as a replay's moments are.
     """
     parent_path = session.ref.path
     # One pass over the parent picks the only events a pair can use, so the per-subagent
@@ -122,7 +133,7 @@ def find_pairs(session: Session) -> tuple[DuplicatePair, ...]:
                 parent_index=index,
                 notification=note,
                 final=final,
-                overlap=jaccard(note.text, final.text),
+                overlap=_overlap(note, final, overlaps),
             )
         )
     pairs.sort(key=lambda p: -p.overlap)

@@ -7,18 +7,24 @@ and an event without a timestamp of its own belongs to the moment of the event b
 Files with nothing written yet are absent. At each moment every strategy runs on the cut
 session and akm's content hash is taken; a changed hash is an extraction akm would make.
 
-Cost: each moment is one pipeline run over the cut session (pre-filter verdicts and rendered
-lines are shared with the plain run, so a moment costs roughly the budget pass, the prompt and
-the hash), i.e. moments x events. Moments are capped at MAX_MOMENTS per session.
+Cost: each moment runs every strategy on the cut session, sharing what moments have in common:
+per-event pre-filter verdicts and rendered lines (with the plain run), the pre-filter result of
+any event sequence already seen (chunked's closed windows, a subagent that wrote nothing new),
+pair scores and each call's digest. A cut that is a prefix of the folded (or parent-alone)
+stream, as most are, is sliced and its content hash continues the previous moment's; prompts are
+checked for the error akm's build would raise, not built (nothing reads them). What is left per
+moment is the budget pass over the cut's parent-alone, folded and stubbed streams: moments x
+events, with moments capped at MAX_MOMENTS per session.
 """
 
 from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from dataclasses import dataclass, replace
 
-from measure.akm.hashing import content_hash
+from measure.akm.hashing import PrefixHashes, content_hash
 from measure.akm.read import inline_refs
 from measure.akm.records import Session, TranscriptFile
 from measure.measurements.strategies import STRATEGIES, SessionContext, StrategyResult
@@ -96,6 +102,36 @@ class Replayer:
         order.sort(key=lambda x: x[0])
         self.folded_written = [w for _, _, w in order]
         self.final = max((wa[-1] for wa in self.written if wa), default=None)
+        # A cut is usually a prefix of the folded stream (and of the parent-alone stream): then
+        # it is sliced, and its content hash continues the previous moment's (PrefixHashes).
+        self._folded_high = list(accumulate(self.folded_written, max))
+        self._folded_sorted = sorted(self.folded_written)
+        self.folded_hashes = PrefixHashes(session.folded)
+        ts = [e.ts for e in session.parent.events]
+        self._parent_high = list(accumulate(ts, max))
+        self._parent_low = list(accumulate(reversed(ts), min))[::-1]
+        self.alone = session.alone
+        self.alone_hashes = PrefixHashes(self.alone)
+
+    def folded_prefix(self, t: float) -> int | None:
+        """k when the session cut at `t` folds to the first k events of the folded stream, else None."""
+        k = bisect_right(self._folded_high, t)
+        return k if bisect_right(self._folded_sorted, t) == k else None
+
+    def alone_prefix(self, t: float) -> int | None:
+        """k when the parent cut at `t`, read alone, is the first k events of the whole parent's
+        alone stream (its sort): every event kept is no later than every event cut, else None."""
+        k = bisect_right(self.written[0], t)
+        n = len(self._parent_high)
+        return k if k in (0, n) or self._parent_high[k - 1] <= self._parent_low[k] else None
+
+    def hashes(self, t: float, cut: Session) -> tuple[str, str | None]:
+        """akm's content hash of the cut's folded stream, and of its parent read alone when that is
+        a prefix (else None: hash `cut.alone`); moments must come in increasing order."""
+        k = self.folded_prefix(t)
+        folded = self.folded_hashes.of(k) if k is not None else content_hash(cut.folded)
+        k = self.alone_prefix(t)
+        return folded, (self.alone_hashes.of(k) if k is not None else None)
 
     def cut(self, t: float) -> Session | None:
         """The session as it stood at `t`, or None when nothing was written yet."""
@@ -107,7 +143,8 @@ class Replayer:
         for tf, k, refs in zip(self.files, cuts, self.refs):
             files.append(replace(tf, events=tf.events[:k], refs=tf.refs[: refs[k]], fallback=tuple(i for i in tf.fallback if i < k)))
         parent, subs = files[0], tuple(f for f, k in zip(files[1:], cuts[1:]) if k)
-        folded = tuple(e for e, w in zip(s.folded, self.folded_written) if w <= t)
+        k = self.folded_prefix(t)
+        folded = s.folded[:k] if k is not None else tuple(e for e, w in zip(s.folded, self.folded_written) if w <= t)
         refs = parent.refs + tuple(r for f in subs for r in f.refs)
         ref = replace(
             s.ref,
@@ -149,19 +186,34 @@ def moments(replayer: Replayer, timeline: Timeline | None, schedule: Schedule) -
     return keep, len(found) - len(keep)
 
 
-def prompt_key(result: StrategyResult) -> str:
+def prompt_key(result: StrategyResult, digests: dict | None = None) -> str:
     """What the LLM would read: the kept events of every call and the refs listed as preserved.
 
     The Started/Ended header is left out: any later event (a subagent's too) widens Ended in
-    every strategy, and a prompt that differs only there tells the LLM nothing new.
+    every strategy, and a prompt that differs only there tells the LLM nothing new. Each call
+    is hashed once per distinct list of kept events: `digests` (keyed by the events' identities,
+    which must stay alive while it is used) keeps them from one moment to the next, where most
+    calls (chunked's closed windows, subagents that wrote nothing new) keep the same events.
     """
     h = hashlib.sha256(f"refs:{result.inline_refs}".encode())
     for call in result.calls:
         h.update(b"\x01call")
-        for e in call.kept.events:
-            h.update(f"\x00{e.role}\x00{e.ts!r}\x00".encode())
-            h.update(e.text.encode("utf-8", "surrogatepass"))
+        h.update(_call_digest(call.kept.events, digests))
     return h.hexdigest()
+
+
+def _call_digest(events, digests: dict | None) -> bytes:
+    key = tuple(map(id, events)) if digests is not None else None
+    found = digests.get(key) if key is not None else None
+    if found is None:
+        c = hashlib.sha256()
+        for e in events:
+            c.update(f"\x00{e.role}\x00{e.ts!r}\x00".encode())
+            c.update(e.text.encode("utf-8", "surrogatepass"))
+        found = c.digest()
+        if key is not None:
+            digests[key] = found
+    return found
 
 
 @dataclass
@@ -193,19 +245,22 @@ def replay_rows(
     schedule = parse_schedule(schedule) if isinstance(schedule, str) else schedule
     late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
     replayer = Replayer(session)
+    # A moment's prompts are never read (prompt_key reads the calls' kept events): only checked
+    # for the error akm's build would raise, not built (their Started/Ended change every moment).
+    moment_params = replace(params, build_prompts=False)
     # Moments after the parent's last event see only what other files wrote after it.
     end = replayer.written[0][-1] if replayer.written[0] else None
     points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
     tallies = {name: _Tally(prompts=set()) for name in strategies}
-    alive = []  # results (and their stub events) stay alive while `memo` may hold their ids
+    alive = []  # results (and their stub events) stay alive while `memo` and `digests` may hold their ids
+    digests: dict = {}
     for t in points:
         cut = replayer.cut(t)
         if cut is None:
             continue
-        ctx = SessionContext(cut, params)
-        ctx.memo, ctx.lines = memo, lines
-        folded_hash = content_hash(cut.folded)
-        alone_hash = None
+        ctx = SessionContext(cut, moment_params)
+        ctx.memo, ctx.lines, ctx.overlaps, ctx.kept = memo, lines, plain.overlaps, plain.kept
+        folded_hash, alone_hash = replayer.hashes(t, cut)
         for name in strategies:
             try:
                 result = STRATEGIES[name](ctx)
@@ -221,7 +276,7 @@ def replay_rows(
             tl.points += 1
             if digest == tl.last_hash:
                 continue
-            key = prompt_key(result)
+            key = prompt_key(result, digests)
             tl.extractions += 1
             tl.calls += len(result.calls)
             if end is not None and t > end:

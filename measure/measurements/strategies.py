@@ -15,7 +15,7 @@ from measure.akm.prefilter import (
     prefilter,
     truncate,
 )
-from measure.akm.prompt import Prompt, build_prompt
+from measure.akm.prompt import Prompt, build_prompt, check_prompt
 from measure.akm.records import Event, InlineRef, Prefiltered, Session, SessionRef
 from measure.measurements.pairs import DuplicatePair, find_pairs
 
@@ -29,6 +29,7 @@ class Params:
     max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH
     readonly_ops: frozenset[str] = READONLY_OPS
     keep_prompts: bool = True  # a run over a whole root keeps digests only
+    build_prompts: bool = True  # False: calls carry prompt.NOT_BUILT (a replay reads kept events only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,16 +99,26 @@ class SessionContext:
         # strategy and budget: the same Event objects recur in link, fold, hybrid and chunked.
         self.memo: dict = {}
         self.lines: dict = {}
+        self.overlaps: dict = {}  # pair scores (pairs.find_pairs), shared the same way
+        # Pre-filter results by budget and event sequence (identities): a replay's moments see
+        # the same sequences again (chunked's closed windows, subagents that wrote nothing new).
+        self.kept: dict = {}
 
     def run(self, events, ref: SessionRef, refs) -> Call:
         """The plain pre-filter over `events`, then the prompt."""
-        kept = prefilter(
-            events,
-            max_total_chars=self.params.budget,
-            max_event_text_length=self.params.max_event_text_length,
-            readonly_ops=self.params.readonly_ops,
-            memo=self.memo,
-        )
+        key = (self.params.budget, tuple(map(id, events)))
+        hit = self.kept.get(key)
+        if hit is None:
+            kept = prefilter(
+                events,
+                max_total_chars=self.params.budget,
+                max_event_text_length=self.params.max_event_text_length,
+                readonly_ops=self.params.readonly_ops,
+                memo=self.memo,
+            )
+            self.kept[key] = (events, kept)  # holding the events keeps their ids from being reused
+        else:
+            kept = hit[1]
         return Call(self.session.ref.path, len(events), self.chars(events), kept, self.prompt(ref, kept, refs))
 
     def chars(self, events) -> int:
@@ -129,6 +140,8 @@ class SessionContext:
 
     def prompt(self, ref: SessionRef, kept: Prefiltered, refs) -> Prompt:
         p = self.params
+        if not p.build_prompts:
+            return check_prompt(ref, kept.events, self.lines)
         return build_prompt(p.template, ref, kept.events, refs, keep_text=p.keep_prompts, lines=self.lines)
 
     @cached_property
@@ -156,7 +169,7 @@ class SessionContext:
 
     @cached_property
     def pairs(self) -> tuple[DuplicatePair, ...]:
-        return find_pairs(self.session)
+        return find_pairs(self.session, self.overlaps)
 
 
 Strategy = Callable[[SessionContext], StrategyResult]
