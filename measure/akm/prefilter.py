@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from measure.akm.jscompat import (
     LT,
@@ -187,7 +188,10 @@ def decode_entities(s: str) -> str:
     return s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&#39;", "'").replace("&amp;", "&")
 
 
+@lru_cache(maxsize=128)
 def _bigrams(s: str) -> Counter:
+    # Cached: a replay compares the same notification and report texts at every moment (the
+    # texts are kept events', at most max_event_text_length long: 128 of them stay small).
     u = utf16_units(s) if not s.isascii() else s
     return Counter(zip(u, u[1:]))
 

@@ -116,10 +116,9 @@ class SessionContext:
                 readonly_ops=self.params.readonly_ops,
                 memo=self.memo,
             )
-            self.kept[key] = (events, kept)  # holding the events keeps their ids from being reused
-        else:
-            kept = hit[1]
-        return Call(self.session.ref.path, len(events), self.chars(events), kept, self.prompt(ref, kept, refs))
+            hit = self.kept[key] = (events, kept, self.chars(events))  # holding the events keeps their ids
+        _, kept, chars = hit
+        return Call(self.session.ref.path, len(events), chars, kept, self.prompt(ref, kept, refs))
 
     def chars(self, events) -> int:
         """UTF-16 chars of `events`; the session's two streams (folded, parent alone) are summed
