@@ -200,3 +200,47 @@ def test_cuts_and_their_hashes_equal_the_full_computation(tmp_path, case):
     assert prefixes["folded"] and prefixes["alone"]
     if case == "skewed":  # both paths taken
         assert prefixes["folded"] < len(times) and prefixes["alone"] < len(times)
+
+
+@pytest.mark.parametrize("budget", [80_000, 60])
+@pytest.mark.parametrize("case", ["late", "skewed"])
+def test_replay_rows_are_those_of_moments_measured_from_scratch(tmp_path, case, budget, monkeypatch):
+    # The shortcuts (prefix pre-filter, sequence cache, incremental hashes, prompts checked not
+    # built) change nothing: the same rows as every moment pre-filtered and hashed whole.
+    from measure.akm import hashing
+    from measure.akm.prompt import build_prompt
+    from measure.measurements import replay as replay_module
+    from measure.measurements import strategies
+
+    session, timelines = read(tmp_path, *(LATE if case == "late" else SKEWED))
+    background = background_rows(session, timelines)
+    seen: list = []  # every moment's every call: what was kept, its stats, the raw chars
+
+    def recording(fn):
+        def run(ctx):
+            r = fn(ctx)
+            seen.append((r.name, r.raw_chars, [([(e.role, e.ts, e.text) for e in c.kept.events], c.kept.stats, c.raw_chars)
+                                               for c in r.calls]))
+            return r
+        return run
+
+    monkeypatch.setattr(replay_module, "STRATEGIES", {n: recording(f) for n, f in STRATEGIES.items()})
+    used = []
+    real_use_prefix = SessionContext.use_prefix
+    monkeypatch.setattr(SessionContext, "use_prefix", lambda self, *a, **k: (used.append(a[2]), real_use_prefix(self, *a, **k)))
+    ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
+    fast = replay_rows(ctx, timelines, tuple(STRATEGIES), "every:0.1", background)
+    assert used  # the prefix path was taken
+    fast_seen, seen[:] = list(seen), []
+
+    monkeypatch.setattr(SessionContext, "use_prefix", lambda self, *a, **k: None)
+    monkeypatch.setattr(replay_module.Replayer, "folded_prefix", lambda self, t: None)
+    monkeypatch.setattr(replay_module.Replayer, "alone_prefix", lambda self, t: None)
+    monkeypatch.setattr(strategies, "KEPT_CACHE_MAX_EVENTS", -1)  # no sequence cache
+    monkeypatch.setattr(SessionContext, "prompt", lambda self, ref, kept, refs: build_prompt(
+        self.params.template, ref, kept.events, refs, keep_text=False, lines=self.lines))  # prompts built
+    monkeypatch.setattr(hashing.PrefixHashes, "of", lambda self, k: pytest.fail("hashed incrementally"))
+    ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
+    slow = replay_rows(ctx, timelines, tuple(STRATEGIES), "every:0.1", background)
+    assert fast == slow
+    assert fast_seen == seen  # moment by moment, call by call

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from measure.akm.hashing import PrefixHashes, content_hash
+from measure.akm.prefilter import PrefixPrefilter
 from measure.akm.read import inline_refs
 from measure.akm.records import Session, TranscriptFile
 from measure.measurements.strategies import STRATEGIES, SessionContext, StrategyResult
@@ -248,6 +249,14 @@ def replay_rows(
     # A moment's prompts are never read (prompt_key reads the calls' kept events): only checked
     # for the error akm's build would raise, not built (their Started/Ended change every moment).
     moment_params = replace(params, build_prompts=False)
+    # The folded and parent-alone streams, indexed once: a cut that is a prefix of one is
+    # pre-filtered without a pass over its events (PrefixPrefilter), and its chars summed at once.
+    rules = dict(max_total_chars=params.budget, max_event_text_length=params.max_event_text_length,
+                 readonly_ops=params.readonly_ops, memo=memo)
+    folded_index = PrefixPrefilter(session.folded, **rules)
+    alone_index = PrefixPrefilter(replayer.alone, **rules)
+    folded_sums = [0, *accumulate(e.chars for e in session.folded)]
+    alone_sums = [0, *accumulate(e.chars for e in replayer.alone)]
     # Moments after the parent's last event see only what other files wrote after it.
     end = replayer.written[0][-1] if replayer.written[0] else None
     points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
@@ -260,6 +269,12 @@ def replay_rows(
             continue
         ctx = SessionContext(cut, moment_params)
         ctx.memo, ctx.lines, ctx.overlaps, ctx.kept = memo, lines, plain.overlaps, plain.kept
+        k = replayer.folded_prefix(t)
+        if k is not None:
+            ctx.use_prefix(cut.folded, folded_index, k, folded_sums[k])
+        k = replayer.alone_prefix(t)
+        if k is not None:
+            ctx.use_prefix(replayer.alone[:k], alone_index, k, alone_sums[k], alone=True)
         folded_hash, alone_hash = replayer.hashes(t, cut)
         for name in strategies:
             try:

@@ -11,6 +11,7 @@ from measure.akm.jscompat import utf16_len
 from measure.akm.prefilter import (
     DEFAULT_MAX_EVENT_TEXT_LENGTH,
     READONLY_OPS,
+    PrefixPrefilter,
     dedupe_notifications,
     prefilter,
     truncate,
@@ -89,6 +90,10 @@ class StrategyResult:
         return hashlib.sha256("".join(c.prompt.sha256 for c in self.calls).encode()).hexdigest()
 
 
+KEPT_CACHE_MAX_EVENTS = 4096
+"""Longest event sequence whose pre-filter result SessionContext.run keeps for reuse."""
+
+
 class SessionContext:
     """One session plus the pieces several strategies share, each computed once."""
 
@@ -103,9 +108,34 @@ class SessionContext:
         # Pre-filter results by budget and event sequence (identities): a replay's moments see
         # the same sequences again (chunked's closed windows, subagents that wrote nothing new).
         self.kept: dict = {}
+        # Streams known to be the first k events of a longer one (a replay's cuts): id -> (events,
+        # PrefixPrefilter of the longer stream, k). See `use_prefix`.
+        self.prefixes: dict = {}
+
+    def use_prefix(self, events, index: PrefixPrefilter, k: int, chars: int, alone: bool = False) -> None:
+        """Declare `events`, this context's folded stream (or, with `alone`, its parent-alone stream),
+        the first k events of the stream `index` was built on, whose first k events hold `chars`:
+        its pre-filter result comes from `index` without a pass over the events."""
+        self.prefixes[id(events)] = (events, index, k)
+        if alone:
+            self.__dict__["alone"] = events  # the cached_property's value
+        self.__dict__["alone_chars" if alone else "folded_chars"] = chars
 
     def run(self, events, ref: SessionRef, refs) -> Call:
         """The plain pre-filter over `events`, then the prompt."""
+        known = self.prefixes.get(id(events))
+        if known is not None and known[0] is events:
+            kept = known[1].prefix(known[2])
+            return Call(self.session.ref.path, len(events), self.chars(events), kept, self.prompt(ref, kept, refs))
+        if len(events) > KEPT_CACHE_MAX_EVENTS:  # a long key would cost more memory than it saves
+            kept = prefilter(
+                events,
+                max_total_chars=self.params.budget,
+                max_event_text_length=self.params.max_event_text_length,
+                readonly_ops=self.params.readonly_ops,
+                memo=self.memo,
+            )
+            return Call(self.session.ref.path, len(events), self.chars(events), kept, self.prompt(ref, kept, refs))
         key = (self.params.budget, tuple(map(id, events)))
         hit = self.kept.get(key)
         if hit is None:
