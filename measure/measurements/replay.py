@@ -11,10 +11,11 @@ Cost: each moment runs every strategy on the cut session, sharing what moments h
 per-event pre-filter verdicts and rendered lines (with the plain run), the pre-filter result of
 any event sequence already seen (chunked's closed windows, a subagent that wrote nothing new),
 pair scores and each call's digest. A cut that is a prefix of the folded (or parent-alone)
-stream, as most are, is sliced and its content hash continues the previous moment's; prompts are
-checked for the error akm's build would raise, not built (nothing reads them). What is left per
-moment is the budget pass over the cut's parent-alone, folded and stubbed streams: moments x
-events, with moments capped at MAX_MOMENTS per session.
+stream, as most are, is sliced, pre-filtered from an index of the whole stream (PrefixPrefilter:
+cost grows with the events kept) and hashed from where the previous moment's hash stopped;
+prompts are checked for the error akm's build would raise, not built (nothing reads them). What
+is left per moment are passes over the cut (fold_stub_raw's stubbed stream, chunked's windows,
+the pairing): moments x events still, with moments capped at MAX_MOMENTS per session.
 """
 
 from __future__ import annotations
