@@ -16,13 +16,21 @@ def canonical(events: tuple[Event, ...] | list[Event]) -> str:
 def content_hash(events: tuple[Event, ...] | list[Event]) -> str:
     """Lowercase hex sha256 of the canonical string's UTF-8 (lone surrogates as U+FFFD)."""
     h = hashlib.sha256()
-    # Fed in batches of events: one string per batch keeps per-event overhead low, and a
-    # 90 MB session never becomes one giant string. The pieces are joined once (an f-string
-    # per event would copy every text one more time).
-    for i in range(0, len(events), 512):
+    _feed(h, events, 0, len(events))
+    return h.hexdigest()
+
+
+def _feed(h, events, start: int, stop: int) -> None:
+    """Add events[start:stop] to `h`, the hash of events[:start] (separator first unless start is 0).
+
+    Fed in batches of events: one string per batch keeps per-event overhead low, and a 90 MB
+    session never becomes one giant string. The pieces are joined once (an f-string per event
+    would copy every text one more time).
+    """
+    for i in range(start, stop, 512):
         parts: list[str] = []
         add = parts.append
-        for e in events[i : i + 512]:
+        for e in events[i : min(i + 512, stop)]:
             add(e.role)
             add("\n")
             add(e.text)
@@ -31,7 +39,6 @@ def content_hash(events: tuple[Event, ...] | list[Event]) -> str:
         if i:
             h.update(b"\n\x00\n")
         h.update(to_utf8("".join(parts)))
-    return h.hexdigest()
 
 
 class PrefixHashes:
@@ -47,17 +54,6 @@ class PrefixHashes:
         """The hash of the first `k` events; `k` never decreases from one call to the next."""
         if k < self._n:
             raise ValueError(f"prefix {k} is shorter than the last one ({self._n})")
-        for i in range(self._n, k, 512):
-            parts: list[str] = []
-            add = parts.append
-            for e in self.events[i : min(i + 512, k)]:
-                add(e.role)
-                add("\n")
-                add(e.text)
-                add("\n\0\n")
-            parts.pop()
-            if i:
-                self._h.update(b"\n\x00\n")
-            self._h.update(to_utf8("".join(parts)))
+        _feed(self._h, self.events, self._n, k)
         self._n = k
         return self._h.copy().hexdigest()

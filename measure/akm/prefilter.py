@@ -113,15 +113,20 @@ def _head_tail(text: str, chars: int, head: int, tail: int) -> tuple[str, str]:
     return utf16_slice(text, 0, head), utf16_slice(text, -tail if tail < 0 else 0)
 
 
-def _verdict(e: Event, max_event_text_length: int, readonly_ops: frozenset[str]) -> tuple:
-    """(drop reason or None, the event kept (truncated: a new one) or None, truncated?, the event)."""
+def _verdict(e: Event, max_event_text_length: int, readonly_ops: frozenset[str], memo: dict | None) -> tuple:
+    """(drop reason or None, the event kept (truncated: a new one) or None, truncated?, the event),
+    stored in `memo` under the event's identity when given."""
     reason = classify(e.text, e.role, readonly_ops)
     if reason is not None:
-        return (reason, None, False, e)
-    if e.chars > max_event_text_length:
+        verdict = (reason, None, False, e)
+    elif e.chars > max_event_text_length:
         text, chars = truncate(e.text, e.chars, max_event_text_length)
-        return (None, Event(e.role, e.ts, text, e.file, chars), True, e)
-    return (None, e, False, e)
+        verdict = (None, Event(e.role, e.ts, text, e.file, chars), True, e)
+    else:
+        verdict = (None, e, False, e)
+    if memo is not None:
+        memo[id(e)] = verdict
+    return verdict
 
 
 def prefilter(
@@ -143,9 +148,7 @@ def prefilter(
     for e in events:
         verdict = memo.get(id(e)) if memo is not None else None
         if verdict is None or verdict[3] is not e:
-            verdict = _verdict(e, max_event_text_length, readonly_ops)
-            if memo is not None:
-                memo[id(e)] = verdict
+            verdict = _verdict(e, max_event_text_length, readonly_ops, memo)
         reason, kept_event, cut, _ = verdict
         if reason is not None:
             dropped[reason] += 1
@@ -206,9 +209,7 @@ class PrefixPrefilter:
         for i, e in enumerate(events):
             verdict = memo.get(id(e)) if memo is not None else None
             if verdict is None or verdict[3] is not e:
-                verdict = _verdict(e, max_event_text_length, readonly_ops)
-                if memo is not None:
-                    memo[id(e)] = verdict
+                verdict = _verdict(e, max_event_text_length, readonly_ops, memo)
             reason, kept_event, cut, _ = verdict
             if reason is not None:
                 self.dropped.setdefault(reason, []).append(i)

@@ -123,21 +123,18 @@ class SessionContext:
 
     def run(self, events, ref: SessionRef, refs) -> Call:
         """The plain pre-filter over `events`, then the prompt."""
+        kept, chars = self._prefiltered(events)
+        return Call(self.session.ref.path, len(events), chars, kept, self.prompt(ref, kept, refs))
+
+    def _prefiltered(self, events) -> tuple[Prefiltered, int]:
+        """The plain pre-filter's result for `events` and their chars: from a known prefix, the
+        sequence cache, or a pass over them."""
         known = self.prefixes.get(id(events))
         if known is not None and known[0] is events:
-            kept = known[1].prefix(known[2])
-            return Call(self.session.ref.path, len(events), self.chars(events), kept, self.prompt(ref, kept, refs))
-        if len(events) > KEPT_CACHE_MAX_EVENTS:  # a long key would cost more memory than it saves
-            kept = prefilter(
-                events,
-                max_total_chars=self.params.budget,
-                max_event_text_length=self.params.max_event_text_length,
-                readonly_ops=self.params.readonly_ops,
-                memo=self.memo,
-            )
-            return Call(self.session.ref.path, len(events), self.chars(events), kept, self.prompt(ref, kept, refs))
-        key = (self.params.budget, tuple(map(id, events)))
-        hit = self.kept.get(key)
+            return known[1].prefix(known[2]), self.chars(events)
+        long = len(events) > KEPT_CACHE_MAX_EVENTS  # a long key would cost more memory than it saves
+        key = None if long else (self.params.budget, tuple(map(id, events)))
+        hit = None if long else self.kept.get(key)
         if hit is None:
             kept = prefilter(
                 events,
@@ -146,9 +143,10 @@ class SessionContext:
                 readonly_ops=self.params.readonly_ops,
                 memo=self.memo,
             )
-            hit = self.kept[key] = (events, kept, self.chars(events))  # holding the events keeps their ids
-        _, kept, chars = hit
-        return Call(self.session.ref.path, len(events), chars, kept, self.prompt(ref, kept, refs))
+            hit = (events, kept, self.chars(events))  # holding the events keeps their ids
+            if not long:
+                self.kept[key] = hit
+        return hit[1], hit[2]
 
     def chars(self, events) -> int:
         """UTF-16 chars of `events`; the session's two streams (folded, parent alone) are summed
