@@ -202,17 +202,15 @@ def test_cuts_and_their_hashes_equal_the_full_computation(tmp_path, case):
         assert prefixes["folded"] < len(times) and prefixes["alone"] < len(times)
 
 
-@pytest.mark.parametrize("budget", [80_000, 60])
-@pytest.mark.parametrize("case", ["late", "skewed"])
-def test_replay_rows_are_those_of_moments_measured_from_scratch(tmp_path, case, budget, monkeypatch):
-    # The shortcuts (prefix pre-filter, sequence cache, incremental hashes, prompts checked not
-    # built) change nothing: the same rows as every moment pre-filtered and hashed whole.
+def _replayed_both_ways(session, timelines, budget: int, schedule: str, monkeypatch) -> tuple[list, list, list]:
+    """replay_rows with every shortcut, then with none (every moment pre-filtered and hashed whole,
+    prompts built): (fast rows, slow rows, prefix lengths the fast run used), after checking that
+    both saw the same calls moment by moment."""
     from measure.akm import hashing
     from measure.akm.prompt import build_prompt
     from measure.measurements import replay as replay_module
     from measure.measurements import strategies
 
-    session, timelines = read(tmp_path, *(LATE if case == "late" else SKEWED))
     background = background_rows(session, timelines)
     seen: list = []  # every moment's every call: what was kept, its stats, the raw chars
 
@@ -224,23 +222,49 @@ def test_replay_rows_are_those_of_moments_measured_from_scratch(tmp_path, case, 
             return r
         return run
 
-    monkeypatch.setattr(replay_module, "STRATEGIES", {n: recording(f) for n, f in STRATEGIES.items()})
-    used = []
-    real_use_prefix = SessionContext.use_prefix
-    monkeypatch.setattr(SessionContext, "use_prefix", lambda self, *a, **k: (used.append(a[2]), real_use_prefix(self, *a, **k)))
-    ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
-    fast = replay_rows(ctx, timelines, tuple(STRATEGIES), "every:0.1", background)
-    assert used  # the prefix path was taken
-    fast_seen, seen[:] = list(seen), []
+    with monkeypatch.context() as m:
+        m.setattr(replay_module, "STRATEGIES", {n: recording(f) for n, f in STRATEGIES.items()})
+        used: list = []
+        real_use_prefix = SessionContext.use_prefix
+        m.setattr(SessionContext, "use_prefix", lambda self, *a, **k: (used.append(a[2]), real_use_prefix(self, *a, **k)))
+        ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
+        fast = replay_rows(ctx, timelines, tuple(STRATEGIES), schedule, background)
+        fast_seen, seen[:] = list(seen), []
 
-    monkeypatch.setattr(SessionContext, "use_prefix", lambda self, *a, **k: None)
-    monkeypatch.setattr(replay_module.Replayer, "folded_prefix", lambda self, t: None)
-    monkeypatch.setattr(replay_module.Replayer, "alone_prefix", lambda self, t: None)
-    monkeypatch.setattr(strategies, "KEPT_CACHE_MAX_EVENTS", -1)  # no sequence cache
-    monkeypatch.setattr(SessionContext, "prompt", lambda self, ref, kept, refs: build_prompt(
-        self.params.template, ref, kept.events, refs, keep_text=False, lines=self.lines))  # prompts built
-    monkeypatch.setattr(hashing.PrefixHashes, "of", lambda self, k: pytest.fail("hashed incrementally"))
-    ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
-    slow = replay_rows(ctx, timelines, tuple(STRATEGIES), "every:0.1", background)
-    assert fast == slow
+        m.setattr(SessionContext, "use_prefix", lambda self, *a, **k: None)
+        m.setattr(replay_module.Replayer, "folded_prefix", lambda self, t: None)
+        m.setattr(replay_module.Replayer, "alone_prefix", lambda self, t: None)
+        m.setattr(strategies, "KEPT_CACHE_MAX_EVENTS", -1)  # no sequence cache
+        m.setattr(SessionContext, "prompt", lambda self, ref, kept, refs: build_prompt(
+            self.params.template, ref, kept.events, refs, keep_text=False, lines=self.lines))  # prompts built
+        m.setattr(hashing.PrefixHashes, "of", lambda self, k: pytest.fail("hashed incrementally"))
+        ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
+        slow = replay_rows(ctx, timelines, tuple(STRATEGIES), schedule, background)
     assert fast_seen == seen  # moment by moment, call by call
+    return fast, slow, used
+
+
+@pytest.mark.parametrize("budget", [80_000, 60])
+@pytest.mark.parametrize("case", ["late", "skewed"])
+def test_replay_rows_are_those_of_moments_measured_from_scratch(tmp_path, case, budget, monkeypatch):
+    # The shortcuts (prefix pre-filter, sequence cache, incremental hashes, prompts checked not
+    # built) change nothing: the same rows as every moment pre-filtered and hashed whole.
+    session, timelines = read(tmp_path, *(LATE if case == "late" else SKEWED))
+    fast, slow, used = _replayed_both_ways(session, timelines, budget, "every:0.1", monkeypatch)
+    assert used  # the prefix path was taken
+    assert fast == slow
+
+
+@pytest.mark.parametrize("root", ["parity_root", "real_root"])
+def test_replay_shortcuts_change_nothing_on_the_parity_and_real_sessions(request, root, monkeypatch):
+    # Sidecar pairs, workflows, compaction agents and real timestamps: every session, every moment.
+    from measure.akm.read import list_sessions, read_session
+    from measure.measurements.lines import SessionLines
+
+    base = request.getfixturevalue(root)
+    for budget in (80_000, 3_000):
+        for listing in list_sessions(base / "projects"):
+            lines = SessionLines()
+            session, _ = read_session(listing.path, str(base), file_time_ms=1_767_225_600_000, observe=lines.observe)
+            fast, slow, _ = _replayed_both_ways(session, lines.get("tasks"), budget, "turn_end", monkeypatch)
+            assert fast == slow, listing.path
