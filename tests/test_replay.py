@@ -217,8 +217,8 @@ def _replayed_both_ways(session, timelines, budget: int, schedule: str, monkeypa
     def recording(fn):
         def run(ctx):
             r = fn(ctx)
-            seen.append((r.name, r.raw_chars, [([(e.role, e.ts, e.text) for e in c.kept.events], c.kept.stats, c.raw_chars)
-                                               for c in r.calls]))
+            seen.append((r.name, r.raw_chars, r.stubbed, r.stub_saved_chars,
+                         [([(e.role, e.ts, e.text) for e in c.kept.events], c.kept.stats, c.raw_chars) for c in r.calls]))
             return r
         return run
 
@@ -255,16 +255,25 @@ def test_replay_rows_are_those_of_moments_measured_from_scratch(tmp_path, case, 
     assert fast == slow
 
 
-@pytest.mark.parametrize("root", ["parity_root", "real_root"])
-def test_replay_shortcuts_change_nothing_on_the_parity_and_real_sessions(request, root, monkeypatch):
-    # Sidecar pairs, workflows, compaction agents and real timestamps: every session, every moment.
+@pytest.mark.parametrize("root", ["parity_root", "real_root", "fixtures/default"])
+def test_replay_shortcuts_change_nothing_on_the_bundled_sessions(request, root, monkeypatch):
+    # Sidecar pairs (fixtures/default: fold_stub_raw's stubbed stream from the whole session's),
+    # workflows, compaction agents and real timestamps: every session, every moment.
+    from pathlib import Path
+
     from measure.akm.read import list_sessions, read_session
+    from measure.measurements import strategies
     from measure.measurements.lines import SessionLines
 
-    base = request.getfixturevalue(root)
+    projects = Path(__file__).parent.parent / root if root.startswith("fixtures/") else request.getfixturevalue(root) / "projects"
+    stubbed = []
+    real_stubbed_cut = strategies.SessionContext.stubbed_cut
+    monkeypatch.setattr(strategies.SessionContext, "stubbed_cut", lambda self: stubbed.append(self.stubbed) or real_stubbed_cut(self))
     for budget in (80_000, 3_000):
-        for listing in list_sessions(base / "projects"):
+        for listing in list_sessions(projects):
             lines = SessionLines()
-            session, _ = read_session(listing.path, str(base), file_time_ms=1_767_225_600_000, observe=lines.observe)
+            session, _ = read_session(listing.path, str(projects), file_time_ms=1_767_225_600_000, observe=lines.observe)
             fast, slow, _ = _replayed_both_ways(session, lines.get("tasks"), budget, "turn_end", monkeypatch)
             assert fast == slow, listing.path
+    if root == "fixtures/default":
+        assert any(s is not None for s in stubbed)  # the stubbed-stream path was taken

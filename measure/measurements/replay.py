@@ -13,9 +13,10 @@ any event sequence already seen (chunked's closed windows, a subagent that wrote
 pair scores and each call's digest. A cut that is a prefix of the folded (or parent-alone)
 stream, as most are, is sliced, pre-filtered from an index of the whole stream (PrefixPrefilter:
 cost grows with the events kept) and hashed from where the previous moment's hash stopped;
-prompts are checked for the error akm's build would raise, not built (nothing reads them). What
-is left per moment are passes over the cut (fold_stub_raw's stubbed stream, chunked's windows,
-the pairing): moments x events still, with moments capped at MAX_MOMENTS per session.
+prompts are checked for the error akm's build would raise, not built (nothing reads them), and
+fold_stub_raw's stream is cut from the whole session's stubbed one when it can be (StubbedStream).
+What is left per moment are passes over the cut (chunked's windows, the slicing): moments x
+events still, with moments capped at MAX_MOMENTS per session.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from measure.akm.hashing import PrefixHashes, content_hash
 from measure.akm.prefilter import PrefixPrefilter
 from measure.akm.read import inline_refs
 from measure.akm.records import Session, TranscriptFile
-from measure.measurements.strategies import STRATEGIES, SessionContext, StrategyResult
+from measure.measurements.strategies import STRATEGIES, SessionContext, StrategyResult, StubbedStream
 from measure.measurements.tasks import Timeline
 
 MAX_MOMENTS = 48
@@ -258,6 +259,7 @@ def replay_rows(
     alone_index = PrefixPrefilter(replayer.alone, **rules)
     folded_sums = [0, *accumulate(e.chars for e in session.folded)]
     alone_sums = [0, *accumulate(e.chars for e in replayer.alone)]
+    stubbed = StubbedStream.of(plain, **rules) if "fold_stub_raw" in strategies else None
     # Moments after the parent's last event see only what other files wrote after it.
     end = replayer.written[0][-1] if replayer.written[0] else None
     points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
@@ -273,6 +275,8 @@ def replay_rows(
         k = replayer.folded_prefix(t)
         if k is not None:
             ctx.use_prefix(cut.folded, folded_index, k, folded_sums[k])
+            if stubbed is not None:
+                ctx.stubbed = (stubbed, k)
         k = replayer.alone_prefix(t)
         if k is not None:
             ctx.use_prefix(replayer.alone[:k], alone_index, k, alone_sums[k], alone=True)

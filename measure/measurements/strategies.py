@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from functools import cached_property
+from itertools import accumulate
 from typing import Callable
 
 from measure.akm.jscompat import utf16_len
@@ -109,17 +110,32 @@ class SessionContext:
         # the same sequences again (chunked's closed windows, subagents that wrote nothing new).
         self.kept: dict = {}
         # Streams known to be the first k events of a longer one (a replay's cuts): id -> (events,
-        # PrefixPrefilter of the longer stream, k). See `use_prefix`.
+        # PrefixPrefilter of the longer stream, k, chars). See `use_prefix`.
         self.prefixes: dict = {}
+        self.stubbed: tuple[StubbedStream, int] | None = None  # see `stubbed_cut`
 
     def use_prefix(self, events, index: PrefixPrefilter, k: int, chars: int, alone: bool = False) -> None:
-        """Declare `events`, this context's folded stream (or, with `alone`, its parent-alone stream),
-        the first k events of the stream `index` was built on, whose first k events hold `chars`:
-        its pre-filter result comes from `index` without a pass over the events."""
-        self.prefixes[id(events)] = (events, index, k)
+        """Declare `events` the first k events of the stream `index` was built on, holding `chars`:
+        its pre-filter result comes from `index` without a pass over the events. With `alone`,
+        `events` is this context's parent-alone stream."""
+        self.prefixes[id(events)] = (events, index, k, chars)
         if alone:
             self.__dict__["alone"] = events  # the cached_property's value
-        self.__dict__["alone_chars" if alone else "folded_chars"] = chars
+
+    def stubbed_cut(self) -> tuple[tuple[Event, ...], dict, int] | None:
+        """fold_stub_raw's stream for this context from the whole session's (`stubbed`, set by a
+        replay with its prefix length): (events, stub -> notification, stubs), or None when the
+        cut's own pairs must be found (a paired notification whose subagent has not written yet)."""
+        if self.stubbed is None:
+            return None
+        stream, k = self.stubbed
+        present = {tf.path for tf in self.session.subagents}
+        stubs = [path for i, _, path in stream.stubs if i < k]
+        if any(path not in present for path in stubs):
+            return None
+        events = stream.events[:k]
+        self.use_prefix(events, stream.index, k, stream.sums[k])
+        return events, stream.originals, len(stubs)
 
     def run(self, events, ref: SessionRef, refs) -> Call:
         """The plain pre-filter over `events`, then the prompt."""
@@ -131,7 +147,7 @@ class SessionContext:
         sequence cache, or a pass over them."""
         known = self.prefixes.get(id(events))
         if known is not None and known[0] is events:
-            return known[1].prefix(known[2]), self.chars(events)
+            return known[1].prefix(known[2]), known[3]
         long = len(events) > KEPT_CACHE_MAX_EVENTS  # a long key would cost more memory than it saves
         key = None if long else (self.params.budget, tuple(map(id, events)))
         hit = None if long else self.kept.get(key)
@@ -150,20 +166,24 @@ class SessionContext:
 
     def chars(self, events) -> int:
         """UTF-16 chars of `events`; the session's two streams (folded, parent alone) are summed
-        once, not once per strategy that reads them."""
+        once, not once per strategy that reads them, and a known prefix not at all."""
         if events is self.session.folded:
             return self.folded_chars
         if events is self.alone:
             return self.alone_chars
-        return sum(e.chars for e in events)
+        return self._sum(events)
+
+    def _sum(self, events) -> int:
+        known = self.prefixes.get(id(events))
+        return known[3] if known is not None and known[0] is events else sum(e.chars for e in events)
 
     @cached_property
     def folded_chars(self) -> int:
-        return sum(e.chars for e in self.session.folded)
+        return self._sum(self.session.folded)
 
     @cached_property
     def alone_chars(self) -> int:
-        return sum(e.chars for e in self.alone)
+        return self._sum(self.alone)
 
     def prompt(self, ref: SessionRef, kept: Prefiltered, refs) -> Prompt:
         p = self.params
@@ -263,17 +283,17 @@ def stub_text(pair: DuplicatePair) -> str:
 def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     """#840's simulation: every paired notification stubbed in the raw folded stream."""
     s = ctx.session
-    stubs: dict[int, str] = {}
-    for p in ctx.sidecar_pairs:
-        stubs.setdefault(p.parent_index, stub_text(p))
-    if not stubs:
+    known = ctx.stubbed_cut()
+    if known is not None:
+        events, originals, stubbed = known
+    else:
+        stubs: dict[int, str] = {}
+        for p in ctx.sidecar_pairs:
+            stubs.setdefault(p.parent_index, stub_text(p))
+        events, originals = stubbed_events(s.folded, stubs)
+        stubbed = len(stubs)
+    if not stubbed:
         return _single("fold_stub_raw", ctx, ctx.fold_call, s.refs)
-    events = list(s.folded)
-    originals = {}
-    for i, text in stubs.items():
-        e = events[i]
-        events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
-        originals[id(events[i])] = e
     call = ctx.run(events, s.ref, s.refs)
     # What a kept stub saved: the room its notification would have taken after truncation.
     saved = 0
@@ -283,7 +303,43 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
         if orig is not None:
             room = orig.chars if orig.chars <= limit else truncate(orig.text, orig.chars, limit)[1]
             saved += room - e.chars
-    return _single("fold_stub_raw", ctx, call, s.refs, stubbed=len(stubs), saved=saved)
+    return _single("fold_stub_raw", ctx, call, s.refs, stubbed=stubbed, saved=saved)
+
+
+def stubbed_events(folded, stubs: dict[int, str]) -> tuple[list[Event], dict]:
+    """`folded` with the event at each index of `stubs` replaced by its stub text; and each stub's
+    notification, by the stub's identity."""
+    events = list(folded)
+    originals = {}
+    for i, text in stubs.items():
+        e = events[i]
+        events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
+        originals[id(events[i])] = e
+    return events, originals
+
+
+@dataclass(frozen=True)
+class StubbedStream:
+    """The whole session's folded stream as fold_stub_raw stubs it, indexed for a replay's prefix
+    cuts (see SessionContext.stubbed_cut)."""
+
+    stubs: tuple[tuple[int, str, str], ...]  # (folded index, stub text, subagent path) of each pair
+    events: tuple[Event, ...]
+    originals: dict  # id(stub) -> notification
+    index: PrefixPrefilter
+    sums: list[int]  # chars of the first k events, for k = 0..len(events)
+
+    @classmethod
+    def of(cls, ctx: SessionContext, **rules) -> StubbedStream | None:
+        """For the session of `ctx`, whole; None when two pairs share a notification (which stub a
+        cut keeps then depends on the cut's overlaps) or there is nothing to stub."""
+        pairs = ctx.sidecar_pairs
+        if not pairs or len({p.parent_index for p in pairs}) < len(pairs):
+            return None
+        stubs = tuple(sorted((p.parent_index, stub_text(p), p.subagent_path) for p in pairs))
+        events, originals = stubbed_events(ctx.session.folded, {i: text for i, text, _ in stubs})
+        events = tuple(events)
+        return cls(stubs, events, originals, PrefixPrefilter(events, **rules), [0, *accumulate(e.chars for e in events)])
 
 
 @strategy("hybrid")
