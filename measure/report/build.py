@@ -196,25 +196,20 @@ def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budge
     shutil.rmtree(run_dir, ignore_errors=True)  # measure's own scratch under build/
 
     log(f"measure run --root {paths.portable(root_path)} --out {paths.portable(run_dir)}")
+    # What the run measures is also what the notebooks are told it measured.
+    measured = dict(max_total_chars=max_chars, budgets=budgets, template_path=template_path, sessions=sessions,
+                    show_excerpts=show_excerpts)
     # Measured (and the figures drawn) in a child process: what the run held is given back
     # when it ends, so the notebooks' kernels do not run beside it (issue #17's 500 MB).
-    counted = in_child(_measure_and_draw, out_path, root_path, run_dir, max_chars, budgets, template_path, sessions, jobs,
-                       redact, cache, file_time_ms, walk_order, replay_at, show_excerpts, run_options)
+    counted = in_child(_measure_and_draw, out_path, root_path, run_dir, measured, jobs, redact, cache, file_time_ms,
+                       walk_order, replay_at, run_options)
     vars(progress.current()).update(counted)  # the summary line counts what the child measured
 
     if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
         if not (paths.resolve(extraction_dir) / "extract.json").is_file():
             raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
         shutil.copytree(paths.resolve(extraction_dir), run_dir / "extraction")
-    params = report_parameters(
-        root_path,
-        run_dir,
-        max_total_chars=max_chars,
-        budgets=budgets,
-        template_path=template_path,
-        sessions=sessions,
-        show_excerpts=show_excerpts,
-    )
+    params = report_parameters(root_path, run_dir, **measured)
     run_notebooks(
         sources,
         params,
@@ -227,8 +222,8 @@ def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budge
     )
 
 
-def _measure_and_draw(out_path, root_path, run_dir, max_chars, budgets, template_path, sessions, jobs, redact, cache,
-                      file_time_ms, walk_order, replay_at, show_excerpts, run_options) -> dict:
+def _measure_and_draw(out_path, root_path, run_dir, measured: dict, jobs, redact, cache, file_time_ms, walk_order,
+                      replay_at, run_options) -> dict:
     """`measure run` into `run_dir`, then its tables, run.json and every figure into the report;
     returns what the progress counted (the summary line is printed by the parent)."""
     from measure.report.views import common as report_views  # noqa: PLC0415
@@ -236,17 +231,13 @@ def _measure_and_draw(out_path, root_path, run_dir, max_chars, budgets, template
     report_views.run_measure(
         root_path,
         run_dir,
-        max_total_chars=max_chars,
-        budgets=budgets,
-        template_path=template_path,
-        sessions=sessions,
+        **measured,
         jobs=jobs,
         redact=redact,
         cache=cache,
         file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
         walk_order=walk_order,
         replay=replay_at,
-        show_excerpts=show_excerpts,
         **(run_options or {}),
     )
 
