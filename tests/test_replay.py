@@ -234,7 +234,7 @@ def _replayed_both_ways(session, timelines, budget: int, schedule: str, monkeypa
         m.setattr(SessionContext, "use_prefix", lambda self, *a, **k: None)
         m.setattr(replay_module.Replayer, "folded_prefix", lambda self, t: None)
         m.setattr(replay_module.Replayer, "alone_prefix", lambda self, t: None)
-        m.setattr(strategies, "KEPT_CACHE_MAX_EVENTS", -1)  # no sequence cache
+        m.setattr(strategies, "PREFILTERED_CACHE_MAX_EVENTS", -1)  # no sequence cache
         m.setattr(SessionContext, "prompt", lambda self, ref, kept, refs: build_prompt(
             self.params.template, ref, kept.events, refs, keep_text=False, lines=self.lines))  # prompts built
         m.setattr(hashing.PrefixHashes, "of", lambda self, k: pytest.fail("hashed incrementally"))

@@ -7,6 +7,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from functools import lru_cache
+from itertools import accumulate
 
 from measure.akm.jscompat import (
     LT,
@@ -203,6 +204,7 @@ class PrefixPrefilter:
     ):
         self.events = events
         self.budget = max_total_chars
+        self._chars = [0, *accumulate(e.chars for e in events)]
         self.candidates: list[tuple[Event, bool]] = []
         self.position: list[int] = []  # the input index of each candidate
         self.dropped: dict[str, list[int]] = {}  # reason -> input indices, in order (dict: first-seen order)
@@ -224,6 +226,10 @@ class PrefixPrefilter:
         for i in range(n - 1, 0, -1):
             tree[i] = min(tree[2 * i], tree[2 * i + 1])
         self._n, self._tree = n, tree
+
+    def raw_chars(self, k: int) -> int:
+        """UTF-16 chars of the first k input events, before any rule."""
+        return self._chars[k]
 
     def _rightmost_fitting(self, below: int, room: int) -> int:
         """The largest candidate index < `below` whose size is at most `room`, or -1."""

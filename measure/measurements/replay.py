@@ -252,13 +252,11 @@ def replay_rows(
     # for the error akm's build would raise, not built (their Started/Ended change every moment).
     moment_params = replace(params, build_prompts=False)
     # The folded and parent-alone streams, indexed once: a cut that is a prefix of one is
-    # pre-filtered without a pass over its events (PrefixPrefilter), and its chars summed at once.
+    # pre-filtered without a pass over its events (PrefixPrefilter), its chars known at once.
     rules = dict(max_total_chars=params.budget, max_event_text_length=params.max_event_text_length,
                  readonly_ops=params.readonly_ops, memo=memo)
     folded_index = PrefixPrefilter(session.folded, **rules)
     alone_index = PrefixPrefilter(replayer.alone, **rules)
-    folded_sums = [0, *accumulate(e.chars for e in session.folded)]
-    alone_sums = [0, *accumulate(e.chars for e in replayer.alone)]
     stubbed = StubbedStream.of(plain, **rules) if "fold_stub_raw" in strategies else None
     # Moments after the parent's last event see only what other files wrote after it.
     end = replayer.written[0][-1] if replayer.written[0] else None
@@ -266,20 +264,21 @@ def replay_rows(
     tallies = {name: _Tally(prompts=set()) for name in strategies}
     alive = []  # results (and their stub events) stay alive while `memo` and `digests` may hold their ids
     digests: dict = {}
+    prefiltered: dict = {}  # pre-filter results by event sequence, shared by the moments
     for t in points:
         cut = replayer.cut(t)
         if cut is None:
             continue
         ctx = SessionContext(cut, moment_params)
-        ctx.memo, ctx.lines, ctx.overlaps, ctx.kept = memo, lines, plain.overlaps, plain.kept
+        ctx.memo, ctx.lines, ctx.overlaps, ctx.prefiltered = memo, lines, plain.overlaps, prefiltered
         k = replayer.folded_prefix(t)
         if k is not None:
-            ctx.use_prefix(cut.folded, folded_index, k, folded_sums[k])
+            ctx.use_prefix(cut.folded, folded_index, k)
             if stubbed is not None:
                 ctx.stubbed = (stubbed, k)
         k = replayer.alone_prefix(t)
         if k is not None:
-            ctx.use_prefix(replayer.alone[:k], alone_index, k, alone_sums[k], alone=True)
+            ctx.use_prefix(replayer.alone[:k], alone_index, k, alone=True)
         folded_hash, alone_hash = replayer.hashes(t, cut)
         for name in strategies:
             try:

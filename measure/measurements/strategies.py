@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from functools import cached_property
-from itertools import accumulate
 from typing import Callable
 
 from measure.akm.jscompat import utf16_len
@@ -91,7 +90,7 @@ class StrategyResult:
         return hashlib.sha256("".join(c.prompt.sha256 for c in self.calls).encode()).hexdigest()
 
 
-KEPT_CACHE_MAX_EVENTS = 4096
+PREFILTERED_CACHE_MAX_EVENTS = 4096
 """Longest event sequence whose pre-filter result SessionContext.run keeps for reuse."""
 
 
@@ -106,19 +105,20 @@ class SessionContext:
         self.memo: dict = {}
         self.lines: dict = {}
         self.overlaps: dict = {}  # pair scores (pairs.find_pairs), shared the same way
-        # Pre-filter results by budget and event sequence (identities): a replay's moments see
-        # the same sequences again (chunked's closed windows, subagents that wrote nothing new).
-        self.kept: dict = {}
+        # Pre-filter results by budget and event sequence (identities), when a replay shares one
+        # between its moments, which see the same sequences again (chunked's closed windows,
+        # subagents that wrote nothing new); a single run never does.
+        self.prefiltered: dict | None = None
         # Streams known to be the first k events of a longer one (a replay's cuts): id -> (events,
-        # PrefixPrefilter of the longer stream, k, chars). See `use_prefix`.
+        # PrefixPrefilter of the longer stream, k). See `use_prefix`.
         self.prefixes: dict = {}
         self.stubbed: tuple[StubbedStream, int] | None = None  # see `stubbed_cut`
 
-    def use_prefix(self, events, index: PrefixPrefilter, k: int, chars: int, alone: bool = False) -> None:
-        """Declare `events` the first k events of the stream `index` was built on, holding `chars`:
-        its pre-filter result comes from `index` without a pass over the events. With `alone`,
-        `events` is this context's parent-alone stream."""
-        self.prefixes[id(events)] = (events, index, k, chars)
+    def use_prefix(self, events, index: PrefixPrefilter, k: int, alone: bool = False) -> None:
+        """Declare `events` the first k events of the stream `index` was built on: its pre-filter
+        result and chars come from `index` without a pass over the events. With `alone`, `events`
+        is this context's parent-alone stream."""
+        self.prefixes[id(events)] = (events, index, k)
         if alone:
             self.__dict__["alone"] = events  # the cached_property's value
 
@@ -134,7 +134,7 @@ class SessionContext:
         if any(path not in present for path in stubs):
             return None
         events = stream.events[:k]
-        self.use_prefix(events, stream.index, k, stream.sums[k])
+        self.use_prefix(events, stream.index, k)
         return events, stream.originals, len(stubs)
 
     def run(self, events, ref: SessionRef, refs) -> Call:
@@ -147,10 +147,11 @@ class SessionContext:
         sequence cache, or a pass over them."""
         known = self.prefixes.get(id(events))
         if known is not None and known[0] is events:
-            return known[1].prefix(known[2]), known[3]
-        long = len(events) > KEPT_CACHE_MAX_EVENTS  # a long key would cost more memory than it saves
-        key = None if long else (self.params.budget, tuple(map(id, events)))
-        hit = None if long else self.kept.get(key)
+            return known[1].prefix(known[2]), known[1].raw_chars(known[2])
+        # (a long sequence is not kept: its key would cost more memory than it saves)
+        cached = self.prefiltered is not None and len(events) <= PREFILTERED_CACHE_MAX_EVENTS
+        key = (self.params.budget, tuple(map(id, events))) if cached else None
+        hit = self.prefiltered.get(key) if cached else None
         if hit is None:
             kept = prefilter(
                 events,
@@ -160,8 +161,8 @@ class SessionContext:
                 memo=self.memo,
             )
             hit = (events, kept, self.chars(events))  # holding the events keeps their ids
-            if not long:
-                self.kept[key] = hit
+            if cached:
+                self.prefiltered[key] = hit
         return hit[1], hit[2]
 
     def chars(self, events) -> int:
@@ -175,7 +176,7 @@ class SessionContext:
 
     def _sum(self, events) -> int:
         known = self.prefixes.get(id(events))
-        return known[3] if known is not None and known[0] is events else sum(e.chars for e in events)
+        return known[1].raw_chars(known[2]) if known is not None and known[0] is events else sum(e.chars for e in events)
 
     @cached_property
     def folded_chars(self) -> int:
@@ -327,7 +328,6 @@ class StubbedStream:
     events: tuple[Event, ...]
     originals: dict  # id(stub) -> notification
     index: PrefixPrefilter
-    sums: list[int]  # chars of the first k events, for k = 0..len(events)
 
     @classmethod
     def of(cls, ctx: SessionContext, **rules) -> StubbedStream | None:
@@ -339,7 +339,7 @@ class StubbedStream:
         stubs = tuple(sorted((p.parent_index, stub_text(p), p.subagent_path) for p in pairs))
         events, originals = stubbed_events(ctx.session.folded, {i: text for i, text, _ in stubs})
         events = tuple(events)
-        return cls(stubs, events, originals, PrefixPrefilter(events, **rules), [0, *accumulate(e.chars for e in events)])
+        return cls(stubs, events, originals, PrefixPrefilter(events, **rules))
 
 
 @strategy("hybrid")

@@ -100,7 +100,6 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     memo: dict = {}  # pre-filter verdicts do not depend on the budget: share them
     rendered: dict = {}  # nor do rendered transcript lines
     overlaps: dict = {}  # nor pair scores
-    kept: dict = {}  # pre-filter results (keyed by budget too)
     by_budget = {}
     failed: dict[str, str] = {}
     for budget in sorted({params.budget, *params.budgets}):
@@ -111,7 +110,6 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         ctx.memo = memo
         ctx.lines = rendered
         ctx.overlaps = overlaps
-        ctx.kept = kept
         results = {}
         for name in params.strategies:
             try:
