@@ -96,19 +96,38 @@ class _Row(Mapping):
         return len(self._rows.df.columns)
 
 
+CSV_UNSAFE_START = ("=", "+", "-", "@", "\t", "\r")
+"""A text cell starting with one of these is a formula to a spreadsheet (OWASP's CSV-injection rule)."""
+
+CSV_SAFE_PYTHON_ROWS = 10_000
+"""Up to this many rows, csv_safe checks cells in Python: a polars query costs more than the
+check on small tables (most of a run's), and a column without an unsafe cell is not copied."""
+
+
 def csv_safe(df: pl.DataFrame) -> pl.DataFrame:
     """OWASP's CSV-injection rule: a text cell starting with = + - @ tab or CR gets a leading `'`,
     so a spreadsheet shows it instead of running it (file names are chosen by whoever wrote them).
     Parquet keeps the values as they are."""
-    exprs = [
-        pl.when(pl.col(c).str.contains(r"^[=+\-@\t\r]"))
-        .then(pl.lit("'") + pl.col(c))
-        .otherwise(pl.col(c))
-        .alias(c)
-        for c, dtype in df.schema.items()
-        if dtype == pl.String
-    ]
-    return df.with_columns(exprs) if exprs else df
+    text = [(i, c) for i, (c, dtype) in enumerate(df.schema.items()) if dtype == pl.String]
+    if not text:
+        return df
+    if df.height > CSV_SAFE_PYTHON_ROWS:
+        return df.with_columns(
+            pl.when(pl.col(c).str.contains(r"^[=+\-@\t\r]"))  # a cell starting with CSV_UNSAFE_START
+            .then(pl.lit("'") + pl.col(c))
+            .otherwise(pl.col(c))
+            .alias(c)
+            for _, c in text
+        )
+    out = df
+    for i, c in text:
+        values = df.get_column(c).to_list()
+        if any(v is not None and v.startswith(CSV_UNSAFE_START) for v in values):
+            if out is df:
+                out = df.clone()  # shares the columns; replace_column swaps one in place
+            out.replace_column(i, pl.Series(c, ["'" + v if v is not None and v.startswith(CSV_UNSAFE_START) else v for v in values],
+                                            dtype=pl.String))
+    return out
 
 
 CSV_SLICE_ROWS = 100_000
@@ -123,9 +142,12 @@ def write_tables(frames: dict[str, pl.DataFrame], out_dir: str | os.PathLike) ->
     written = []
     for name, df in sorted(frames.items()):
         csv = out / f"{name}.csv"
-        with open(csv, "wb") as f:  # in slices: csv_safe copies the text columns of one slice at a time
-            for k, part in enumerate(df.iter_slices(CSV_SLICE_ROWS) if df.height else [df]):
-                csv_safe(part).write_csv(f, float_precision=None, include_header=k == 0)
+        if df.height <= CSV_SLICE_ROWS:  # polars writes the file itself: no Python file object per chunk
+            csv_safe(df).write_csv(csv, float_precision=None)
+        else:
+            with open(csv, "wb") as f:  # in slices: csv_safe copies the text columns of one slice at a time
+                for k, part in enumerate(df.iter_slices(CSV_SLICE_ROWS)):
+                    csv_safe(part).write_csv(f, float_precision=None, include_header=k == 0)
         pq = out / f"{name}.parquet"
         # No statistics: they carry nothing a reader needs and keep bytes stable.
         df.write_parquet(pq, compression="zstd", statistics=False)
