@@ -183,7 +183,6 @@ def prefilter(
     return Prefiltered(tuple(kept), stats, stubbed, saved)
 
 
-
 class PrefixPrefilter:
     """`prefilter(events[:k])` for any k, without a pass over the k events: for a stream that is
     cut at many lengths (a replay's moments), in time that grows with the events kept.
@@ -262,13 +261,12 @@ class PrefixPrefilter:
                 j = self._rightmost_fitting(j, room)
         accepted.reverse()
         kept = tuple(self.candidates[j][0] for j in accepted)
+        # self.dropped is in first-seen order, the order `prefilter`'s Counter meets the reasons
         dropped = {}
         for reason, at in self.dropped.items():
             m = bisect_left(at, k)
             if m:
                 dropped[reason] = m
-        # Reasons in the order `prefilter`'s Counter meets them: by each one's first event.
-        dropped = dict(sorted(dropped.items(), key=lambda kv: self.dropped[kv[0]][0]))
         stats = PrefilterStats(
             inputCount=k,
             outputCount=len(kept),
@@ -278,6 +276,7 @@ class PrefixPrefilter:
             budgetDroppedCount=c - len(accepted),
         )
         return Prefiltered(kept, stats, 0, 0)
+
 
 # --- #839/#842 scoped dedupe post-pass ------------------------------------------------------
 

@@ -57,7 +57,7 @@ def real_split(work: Path, interval: float, rounds: int) -> dict | None:
     if not real.is_dir():
         return None
     split = stage_split(real, repeat=rounds)
-    cli = timed_run(measure_cmd(real, work / "out-real", work / "cache-real", 1), interval, cwd=os.fspath(REPO))
+    cli = _measure(measure_cmd(real, work / "out-real", work / "cache-real", 1), interval)
     startup = timed_run([sys.executable, "-m", "measure", "--version"], interval, cwd=os.fspath(REPO))
     return {**split, "root": "fixtures/real", "cli_wall_s": cli.wall_s, "startup_s": startup.wall_s}
 

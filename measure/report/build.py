@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import paths
+from measure.akm.prefilter import DEFAULT_MAX_TOTAL_CHARS  # akm's default `maxTotalChars`
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS  # the sweep of a report unless --budgets is given
 from measure.report.notebooks import (
     BUILD_DIR,
@@ -60,10 +61,6 @@ GOLDEN_SETS: dict[str, tuple[str, tuple[str, ...] | None]] = {
 Every notebook runs on the bundled default fixtures; 00-overview also runs on the #840-shaped
 fixture, so nbval checks the side-by-side with the published #840 figures too.
 """
-
-
-DEFAULT_MAX_TOTAL_CHARS = 80_000
-"""akm's default `maxTotalChars`."""
 
 
 def golden_parameters(sessions_root: str = FIXTURE_ROOT) -> dict[str, Any]:

@@ -99,6 +99,8 @@ class _Row(Mapping):
 CSV_UNSAFE_START = ("=", "+", "-", "@", "\t", "\r")
 """A text cell starting with one of these is a formula to a spreadsheet (OWASP's CSV-injection rule)."""
 
+_CSV_UNSAFE_PATTERN = "^[" + "".join(f"\\x{ord(c):02x}" for c in CSV_UNSAFE_START) + "]"  # the same rule, for polars
+
 CSV_SAFE_PYTHON_ROWS = 10_000
 """Up to this many rows, csv_safe checks cells in Python: a polars query costs more than the
 check on small tables (most of a run's), and a column without an unsafe cell is not copied."""
@@ -113,7 +115,7 @@ def csv_safe(df: pl.DataFrame) -> pl.DataFrame:
         return df
     if df.height > CSV_SAFE_PYTHON_ROWS:
         return df.with_columns(
-            pl.when(pl.col(c).str.contains(r"^[=+\-@\t\r]"))  # a cell starting with CSV_UNSAFE_START
+            pl.when(pl.col(c).str.contains(_CSV_UNSAFE_PATTERN))
             .then(pl.lit("'") + pl.col(c))
             .otherwise(pl.col(c))
             .alias(c)
