@@ -276,7 +276,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from measure.inspect import inspect_session, render_json, render_text
+    from measure.inspection import inspect_session, render_json, render_text
 
     try:
         report = inspect_session(
