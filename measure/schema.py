@@ -1,5 +1,7 @@
 """The output tables: one definition shared by the writer, the notebooks and the plots.
 
+Every rounded number in a table is rounded by `measure.numbers.ROUND_MODE` (half away from zero).
+
 Longer than ~500 lines on purpose: it is data (every column of every table with its meaning),
 kept in one place so no column is defined twice.
 """

@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "measure"
 LAYERS = {
     "measure.paths": 0,
     "measure.schema": 0,
+    "measure.numbers": 0,
     "measure.akm": 1,
     "measure.measurements": 2,
     "measure.runner": 3,

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 from measure.measurements.strategies import StrategyResult
+from measure.numbers import percent as pct
 
 #: Strategies whose parent-origin content is compared with the parent read alone.
 EVICTION_STRATEGIES = ("fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid")
-
-
-def pct(part: int, whole: int) -> float:
-    """Percent of max(1, whole), one decimal, rounded half away from zero as JS toFixed does."""
-    v = part * 100 / max(1, whole)
-    return math.copysign(math.floor(abs(v) * 10 + 0.5) / 10, v)
 
 
 def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:
