@@ -10,7 +10,7 @@ import sys
 from datetime import datetime, timezone
 
 from measure import __version__
-from measure.akm.prefilter import DEFAULT_MAX_TOTAL_CHARS
+from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS
 
 
@@ -72,8 +72,8 @@ def _flat_budgets(groups) -> tuple[int, ...]:
 
 
 def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-total-chars", type=_positive, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N", help="pre-filter budget (akm's maxTotalChars; default 80000)")
-    p.add_argument("--max-event-chars", type=_positive, default=2_000, metavar="N", help="per-event cap before truncation (default 2000)")
+    p.add_argument("--max-total-chars", type=_positive, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N", help=f"pre-filter budget (akm's maxTotalChars; default {DEFAULT_MAX_TOTAL_CHARS})")
+    p.add_argument("--max-event-chars", type=_positive, default=DEFAULT_MAX_EVENT_TEXT_LENGTH, metavar="N", help=f"per-event cap before truncation (default {DEFAULT_MAX_EVENT_TEXT_LENGTH})")
     p.add_argument("--template", type=_template, metavar="PATH", help="prompt template with akm's placeholders (default: the package's own; point at akm's extract-session.md for akm's exact lengths)")
 
 
@@ -119,15 +119,15 @@ def _add_measure_options(p: argparse.ArgumentParser, *, budgets_default: str, al
 def _run_params(args: argparse.Namespace, budgets: tuple[int, ...]):
     from measure.runner.job import RunParams  # noqa: PLC0415
 
-    return RunParams(
-        budget=args.max_total_chars,
+    return RunParams.from_options(
+        max_total_chars=args.max_total_chars,
         budgets=budgets,
-        max_event_text_length=args.max_event_chars,
-        template_path=args.template,
+        max_event_chars=args.max_event_chars,
+        template=args.template,
         session_cap=args.session_cap,
         redact=args.redact,
-        sessions=tuple(args.session or ()),
-        since_ms=args.since or 0,
+        sessions=args.session,
+        since_ms=args.since,
         file_time_ms=args.pin_file_times,
         walk_order=args.walk_order,
         replay=args.replay_at if args.replay else None,

@@ -7,6 +7,7 @@ import os
 import re
 from collections import Counter
 
+from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.akm.hashing import content_hash
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
@@ -21,8 +22,8 @@ from measure.measurements.strategies import (
 def inspect_session(
     path: str,
     strategies: list[str] | None = None,
-    budget: int = 80_000,
-    max_event_text_length: int = 2_000,
+    budget: int = DEFAULT_MAX_TOTAL_CHARS,
+    max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH,
     template_path: str | None = None,
     show_prompt: bool = False,
 ) -> dict:

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from measure.akm.prefilter import DEFAULT_MAX_TOTAL_CHARS
 from measure.extract.clients import CLIENTS, ClientUnavailable
 from measure.runner import progress
 
@@ -40,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature, e.g. 0 (default: not sent, the server's default)")
     p.add_argument("--max-tokens", type=_positive, default=4096, metavar="N", help="reply token limit (default 4096)")
     p.add_argument("--samples", type=_positive, default=1, metavar="K", help="samples per prompt; K > 1 measures sampling noise (default 1)")
-    p.add_argument("--max-total-chars", type=_positive, default=80_000, metavar="N", help="pre-filter budget (default 80000)")
+    p.add_argument("--max-total-chars", type=_positive, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N", help=f"pre-filter budget (default {DEFAULT_MAX_TOTAL_CHARS})")
     p.add_argument("--pin-file-times", type=int, metavar="MS", help="use MS as every file's mtime (default: pinned for roots under fixtures/)")
     p.add_argument("--price-per-mtok", type=float, default=3.0, metavar="USD", help="input price per million tokens for the --dry-run estimate (default 3.0)")
     p.add_argument("--max-retries", type=int, default=2, metavar="N", help="SDK retries per call (default 2)")

@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from measure import paths
+from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
 from measure.extract import compare
@@ -62,8 +63,8 @@ class ExtractParams:
     temperature: float | None = None  # None: the server's default (not sent)
     max_tokens: int = 4096
     samples: int = 1
-    budget: int = 80_000
-    max_event_text_length: int = 2_000
+    budget: int = DEFAULT_MAX_TOTAL_CHARS
+    max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH
     file_time_ms: float | None = None
     price_per_mtok: float = 3.0  # USD per million input tokens, for the dry-run estimate only
     max_retries: int = 2
@@ -136,8 +137,8 @@ def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None
     with tempfile.TemporaryDirectory(prefix="measure-extract-") as tmp:
         run_measurement(
             root, tmp,
-            RunParams(budget=p.budget, max_event_text_length=p.max_event_text_length, template_path=p.template_path,
-                      sessions=p.sessions, strategies=("link", "fold"), file_time_ms=p.file_time_ms),
+            RunParams.from_options(max_total_chars=p.budget, max_event_chars=p.max_event_text_length, template=p.template_path,
+                                   sessions=p.sessions, strategies=("link", "fold"), file_time_ms=p.file_time_ms),
             jobs=jobs, cache_dir=cache_dir, progress=lambda done, total: None,
         )
         sessions_table = pl.read_parquet(Path(tmp) / "sessions.parquet")

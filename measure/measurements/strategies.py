@@ -10,6 +10,7 @@ from typing import Callable
 from measure.akm.jscompat import utf16_len
 from measure.akm.prefilter import (
     DEFAULT_MAX_EVENT_TEXT_LENGTH,
+    DEFAULT_MAX_TOTAL_CHARS,
     READONLY_OPS,
     PrefixPrefilter,
     dedupe_notifications,
@@ -26,7 +27,7 @@ class Params:
     """Everything a strategy needs besides the session."""
 
     template: str
-    budget: int = 80_000
+    budget: int = DEFAULT_MAX_TOTAL_CHARS
     max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH
     readonly_ops: frozenset[str] = READONLY_OPS
     keep_prompts: bool = True  # a run over a whole root keeps digests only

@@ -6,6 +6,7 @@ import gc
 from dataclasses import dataclass, field
 
 from measure.akm.hashing import content_hash
+from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.background import background_rows
@@ -36,9 +37,9 @@ from measure.runner.redact import protect_outcome
 class RunParams:
     """What a run measures; everything here is recorded in run.json."""
 
-    budget: int = 80_000
+    budget: int = DEFAULT_MAX_TOTAL_CHARS
     budgets: tuple[int, ...] = ()
-    max_event_text_length: int = 2_000
+    max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH
     template_path: str | None = None
     session_cap: int = 25
     redact: bool = False
@@ -49,6 +50,43 @@ class RunParams:
     walk_order: str = "name"  # directory entry order: "name" (descending, every machine) or "fs" (readdir, akm's)
     replay: str | None = None  # --replay-at schedule (turn_end, final, every:<minutes>); None: no replay table
     show_excerpts: bool = False  # keep transcript-derived text (subagent descriptions) in the rows
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        max_total_chars: int | None = None,
+        budgets=(),
+        max_event_chars: int | None = None,
+        template: str | None = None,
+        sessions=(),
+        since_ms: float | None = None,
+        session_cap: int | None = None,
+        redact: bool = False,
+        show_excerpts: bool = False,
+        file_time_ms: float | None = None,
+        walk_order: str = "name",
+        replay: str | None = None,
+        strategies=None,
+    ) -> RunParams:
+        """The run that the options of `measure run` / `measure report` (or a notebook's
+        parameters, named the same) ask for; None or empty means the default. The one place
+        where options become RunParams."""
+        return cls(
+            budget=int(max_total_chars) if max_total_chars is not None else cls.budget,
+            budgets=tuple(sorted({int(b) for b in budgets or ()})),
+            max_event_text_length=int(max_event_chars) if max_event_chars is not None else cls.max_event_text_length,
+            template_path=str(template) if template else None,
+            session_cap=int(session_cap) if session_cap is not None else cls.session_cap,
+            redact=bool(redact),
+            sessions=tuple(sessions or ()),
+            since_ms=since_ms or 0,
+            file_time_ms=file_time_ms,
+            walk_order=walk_order,
+            replay=replay,
+            show_excerpts=bool(show_excerpts),
+            **({"strategies": tuple(strategies)} if strategies else {}),
+        )
 
 
 @dataclass

@@ -288,19 +288,19 @@ def run_measure(
     from measure.runner.job import RunParams
     from measure.runner.run import run_measurement  # noqa: PLC0415
 
-    params = RunParams(
-        budget=int(max_total_chars) if max_total_chars is not None else RunParams.budget,
-        budgets=tuple(int(b) for b in budgets or ()),
-        template_path=str(paths.resolve(template_path)) if template_path else None,
+    params = RunParams.from_options(
+        max_total_chars=max_total_chars,
+        budgets=budgets,
+        max_event_chars=max_event_chars or None,
+        template=paths.resolve(template_path) if template_path else None,
+        sessions=sessions,
+        since_ms=since_ms,
+        session_cap=session_cap or None,
         redact=redact,
-        sessions=tuple(sessions or ()),
+        show_excerpts=show_excerpts,
         file_time_ms=file_time_ms,
-        since_ms=since_ms or 0,
-        **({"session_cap": int(session_cap)} if session_cap else {}),
-        **({"max_event_text_length": int(max_event_chars)} if max_event_chars else {}),
         walk_order=walk_order,
         replay=replay,
-        show_excerpts=show_excerpts,
     )
     out = Path(out_dir)
     cache_at = (cache_dir or default_cache_dir()) if cache else None
