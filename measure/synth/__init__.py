@@ -1,4 +1,4 @@
-"""Deterministic generator of realistic Claude Code sessions roots (`~/.claude/projects`), plus corpus statistics."""
+"""Deterministic generator of realistic Claude Code sessions roots (`~/.claude/projects`), and stats."""
 
 # The modules, in reading order (each one imports only modules above it):
 #   vocab    word pools and sentence/code templates

@@ -185,11 +185,9 @@ def _mixed_extras(ctx: ShapeContext, projects: list) -> None:
     ms = ERA_EPOCH_MS["modern"] + 3 * 86_400_000
     empty = ctx.root / projects[0].slug / f"{ids.uuid()}.jsonl"
     write_json_file(empty, None, ctx.tally, ms, raw=b"")
-    ctx.tally.subagent_files["empty_session"] = ctx.tally.subagent_files.get("empty_session", 0) + 1
     # git keeps no empty directories, so the directory holds a placeholder file.
     d = ctx.root / projects[1].slug / f"{ids.uuid()}.jsonl"
     write_json_file(d / ".keep", None, ctx.tally, ms, raw=b"")
-    ctx.tally.subagent_files["directory_named_jsonl"] = 1
 
 
 # -- s840: the four sessions of akm's #840 study (pipeline-spec §12.2) -----------------------
