@@ -38,9 +38,7 @@ class Meter:
         cc = {"ephemeral_5m_input_tokens": 0 if one_h else created, "ephemeral_1h_input_tokens": created if one_h else 0}
         u = {"input_tokens": inp, "cache_creation_input_tokens": created, "cache_read_input_tokens": read}
         key = self.era.key
-        if key in ("inline", "sibling"):
-            u |= {"cache_creation": cc, "output_tokens": out, "service_tier": "standard"}
-        elif key == "modern" or (key == "2.1.39" and r.random() < 0.25):  # a quarter of 2.1.39's calls look modern
+        if key == "modern" or (key == "2.1.39" and r.random() < 0.25):  # a quarter of 2.1.39's calls look modern
             modern = key == "modern"
             u |= {"output_tokens": out if modern else max(out, out_chars // 4),
                   "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard",
@@ -52,8 +50,9 @@ class Meter:
             if modern:
                 u["speed"] = "standard"
         else:
-            u |= {"cache_creation": cc, "output_tokens": out, "service_tier": "standard",
-                  "inference_geo": r.choice(("not_available", "global"))}
+            u |= {"cache_creation": cc, "output_tokens": out, "service_tier": "standard"}
+            if key not in ("inline", "sibling"):
+                u["inference_geo"] = r.choice(("not_available", "global"))
         self.last = u
         return u
 
@@ -62,11 +61,6 @@ class Meter:
         u = dict(self.last or self.call(out_chars))
         u["output_tokens"] = max(u.get("output_tokens", 1), out_chars // 4 + self.r.randint(5, 300))
         return u
-
-
-def total_tokens(usage: dict) -> int:
-    return (usage.get("input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
-            + usage.get("cache_read_input_tokens", 0) + usage.get("output_tokens", 0))
 
 
 def total_tokens(usage: dict) -> int:
@@ -424,10 +418,5 @@ IMPLEMENT_TOOLS = (("Read", 30), ("Edit", 28), ("Bash", 30), ("Grep", 8), ("Writ
 
 
 def _weighted(rng: random.Random, table: tuple) -> str:
-    total = sum(w for _, w in table)
-    x = rng.random() * total
-    for name, w in table:
-        x -= w
-        if x < 0:
-            return name
-    return table[-1][0]
+    """A tool name drawn by weight (one draw, exactly as subtracting the weights from random() * total would)."""
+    return rng.choices([name for name, _ in table], [w for _, w in table])[0]

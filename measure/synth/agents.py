@@ -10,7 +10,7 @@ from measure.synth.actor import EXPLORE_TOOLS, IMPLEMENT_TOOLS, REVIEW_TOOLS, Ac
 from measure.synth.lines import Tally, Transcript, iso, write_json_file
 from measure.synth.plans import AgentPlan
 from measure.synth.tasks import Running, task_result
-from measure.synth.vocab import ADJS, LOWER_ALNUM, NOUNS, VERBS
+from measure.synth.vocab import ADJS, NOUNS, VERBS
 
 
 class Subagents:
@@ -109,6 +109,24 @@ class Subagents:
         actor.api_call([{"type": "text", "text": report}])
         run.final_text = report
         self._close(run)
+
+    def compaction(self, now: int, analysis: str, summary: str) -> None:
+        """agent-acompact-<id>.jsonl: the call that wrote a compaction's summary, ending at `now`."""
+        r = self.rng
+        cid = "acompact-" + self.ids.hexs(6)
+        env = self.main.env.sidechain_of(cid)
+        if not self.era.modern:
+            env.slug = self.slug
+        else:
+            env.prompt_id = self.ids.uuid()
+        tr = Transcript(self.session_dir / "subagents" / f"agent-{cid}.jsonl", self.tally)
+        c = Actor(self.ctx, tr, env, now - r.randint(15_000, 60_000), self.era.model)
+        for _ in range(r.choice((0, 1, 1, 2, 3, 5))):
+            c.user_text(f"<system-reminder>\nPostToolUse:Edit hook additional context: {self.forge.shell(r.randint(100, 700))}\n</system-reminder>", meta=True)
+        c.user_text("Your task is to create a detailed summary of the conversation so far, paying close attention to the user's "
+                    "explicit requests and your previous actions.\n" + self.forge.prose(r.randint(800, 2500)))
+        c.api_call([{"type": "text", "text": f"\n\n<analysis>\n{analysis}\n</analysis>\n\n<summary>\n{summary}\n</summary>"}])
+        tr.close()
 
     def _close(self, run: Running) -> None:
         actor = run.actor

@@ -24,10 +24,6 @@ class SynthSummary:
     lines: int
 
 
-def _mtime_base(seed: int) -> int:
-    return 1_780_000_000_000 + (seed % 1_000_003) * 1000
-
-
 def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None = None,
              shape: str = "mixed") -> SynthSummary:
     """Write a sessions root into `out_dir` (new or empty). Same arguments, same bytes."""
@@ -37,10 +33,9 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
     if out_dir.exists() and any(out_dir.iterdir()):
         raise FileExistsError(f"{out_dir} is not empty")
     out_dir.mkdir(parents=True, exist_ok=True)
-    spec = SHAPES[shape]
     tally = Tally()
     ctx = ShapeContext(seed, sessions, size_mb, tally, out_dir, random.Random(f"{seed}:{shape}:plan"))
-    for k, (recipe, project) in enumerate(spec.plan(ctx)):
+    for k, (recipe, project) in enumerate(SHAPES[shape](ctx)):
         # Each session draws from its own stream, so one session's content does not shift the next.
         rng = random.Random(f"{seed}:{shape}:session:{k}")
         sim = SessionSim(out_dir, recipe, project, rng, tally)
@@ -55,7 +50,6 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
             tally.mtimes.pop(str(sim.tr.path), None)
         else:
             tally.sessions += 1
-    spec.extras(ctx, ctx.projects)
     _set_mtimes(out_dir, tally, seed)
     return SynthSummary(shape=shape, seed=seed, sessions=tally.sessions, files=tally.files, bytes=tally.bytes,
                         lines=tally.lines)
@@ -96,7 +90,7 @@ def copy_real(real_root: Path, out_dir: Path, subset: tuple[str, ...] = DEFAULT_
 
 def _set_mtimes(root: Path, tally: Tally, seed: int) -> None:
     """Every file gets a seed-derived mtime (its last timestamp when it has one): reproducible on disk."""
-    base = _mtime_base(seed)
+    base = 1_780_000_000_000 + (seed % 1_000_003) * 1000
     for dirpath, dirnames, filenames in os.walk(root, topdown=False):
         for name in filenames:
             path = os.path.join(dirpath, name)

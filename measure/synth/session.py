@@ -86,17 +86,23 @@ class SessionSim:
         rate = (self.parent.now - self.recipe.start_ms) / max(0.01, self.progress())
         return int(share * rate * max(0.02, 1.0 - self.progress()))
 
+    def reached(self, marks: list[float]) -> bool:
+        """Whether the session has got to the first of `marks` (sorted progress fractions), using it up."""
+        if marks and self.progress() >= marks[0]:
+            marks.pop(0)
+            return True
+        return False
+
     def _tmp_root(self) -> str:
-        era = self.era
-        if era.key == "2.1.17":
-            return f"/private/tmp/claude/{self.project.slug}"
-        uid = "claude-501" if self.project.cwd.startswith("/Users") else "claude-1000"
-        base = ("/private/tmp/" if self.project.cwd.startswith("/Users") else "/tmp/") + uid
-        if era.key in ("inline", "sibling"):
+        """Where background tasks' output files live, per era and OS."""
+        slug = self.project.slug
+        if self.era.key == "2.1.17":
+            return f"/private/tmp/claude/{slug}"
+        if self.era.key in ("inline", "sibling"):
             base = "/tmp/claude"
-        if era.modern:
-            return f"{base}/{self.project.slug}/{self.sid}"
-        return f"{base}/{self.project.slug}"
+        else:
+            base = "/private/tmp/claude-501" if self.project.cwd.startswith("/Users") else "/tmp/claude-1000"
+        return f"{base}/{slug}/{self.sid}" if self.era.modern else f"{base}/{slug}"
 
     # -- queue: background completions ------------------------------------------------------
     def push(self, run: Running) -> None:
@@ -129,18 +135,15 @@ class SessionSim:
     # -- main loop ---------------------------------------------------------------------------
     def run(self) -> None:
         self.head()
-        guard = 0
-        while not self.done():
-            guard += 1
+        for _ in range(200_001):  # a bound on the turns, should a recipe never be done
+            if self.done():
+                break
             if self.recipe.wait_at and not self.waited and self.progress() >= self.recipe.wait_at:
                 self.wait_all()
                 self.waited = True
-            if self.compact_due and self.progress() >= self.compact_due[0]:
-                self.compact_due.pop(0)
+            if self.reached(self.compact_due):
                 self.compact()
             self.turn()
-            if guard > 200_000:
-                break
         self.finish()
 
     def head(self) -> None:
@@ -171,15 +174,13 @@ class SessionSim:
             self.deliver(run)
             calls = r.choice((1, 1, 2, 3))
         else:
-            if self.caveat_due and self.progress() >= self.caveat_due[0]:
-                self.caveat_due.pop(0)
+            if self.reached(self.caveat_due):
                 self.caveat()
             uid_hint = self.ids.uuid()
             if era.key != "inline":
                 a.snapshot(uid_hint)
             prompt = self.forge.human()
-            if self.fp_due and self.progress() >= self.fp_due[0]:
-                self.fp_due.pop(0)
+            if self.reached(self.fp_due):
                 prompt += f'\n\nwhen you are done, run akm remember "{self.forge.sentence().replace(chr(96), "")}"'
             a.user_text(prompt, human=True)
             if era.modern and self.recipe.title and not self.title_written and (
@@ -272,8 +273,7 @@ class SessionSim:
             self.resume(self.resumable.pop(0))
         elif self.era.notify == "agent" and self.awaiting_output and r.random() < 0.35:
             self.poll(self.awaiting_output[0], block=r.random() < 0.5)
-        elif self.persist_due and self.persist_due[0] <= p:
-            self.persist_due.pop(0)
+        elif self.reached(self.persist_due):
             self.persisted_output()
         elif not self.invalid_done and p > 0.3:
             self.invalid_done = True
@@ -445,20 +445,7 @@ class SessionSim:
                                  enumerate(("Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections",
                                             "Errors and fixes", "Pending Tasks", "Current Work"), 1))
         if era.layout == "nested":
-            cid = "acompact-" + self.ids.hexs(6)
-            env = self.env.sidechain_of(cid)
-            if not era.modern:
-                env.slug = self.slug_name
-            else:
-                env.prompt_id = self.ids.uuid()
-            tr = Transcript(self.session_dir / "subagents" / f"agent-{cid}.jsonl", self.tally)
-            c = Actor(self.ctx, tr, env, a.now - r.randint(15_000, 60_000), era.model)
-            for _ in range(r.choice((0, 1, 1, 2, 3, 5))):
-                c.user_text(f"<system-reminder>\nPostToolUse:Edit hook additional context: {self.forge.shell(r.randint(100, 700))}\n</system-reminder>", meta=True)
-            c.user_text("Your task is to create a detailed summary of the conversation so far, paying close attention to the user's "
-                        "explicit requests and your previous actions.\n" + self.forge.prose(r.randint(800, 2500)))
-            c.api_call([{"type": "text", "text": f"\n\n<analysis>\n{summary_analysis}\n</analysis>\n\n<summary>\n{summary_body}\n</summary>"}])
-            tr.close()
+            self.agents.compaction(a.now, summary_analysis, summary_body)
         if era.key == "inline":
             self.tr.write({"type": "summary", "summary": self.forge.description(), "leafUuid": a.last_uuid})
         else:
@@ -499,8 +486,8 @@ class SessionSim:
         a = self.parent
         while self.plan_i < len(self.plans):
             self.spawn_due()
-        for _ in range(len(self.akm_due)):
-            self.parent.akm(self.akm_due.pop(0)[1])
+        for _, kind in self.akm_due:
+            a.akm(kind)
         self.wait_all()
         while self.resumable:
             self.resume(self.resumable.pop(0))
