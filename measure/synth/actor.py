@@ -256,6 +256,19 @@ class Actor:
              "isSnapshotUpdate": update}
         self.tr.write(d, self.now, corruptible=True)
 
+    def binary_result(self) -> None:
+        """A Bash result holding bytes that are not UTF-8 (the head of a binary file), written as raw bytes."""
+        block = self.tool_use("Bash", {"command": f"head -c 64 build/{self.project.module}.bin", "description": "Peek at the artifact"})
+        uuids = self.api_call([block])
+        self.now += 300
+        res = {"tool_use_id": block["id"], "type": "tool_result", "content": "ELF@@BIN@@ .text .data @@BIN@@ ok"}
+        uuid = self.ids.uuid()
+        obj = self.env.user(uuid, self.last_uuid, self.now, [res], tur=shell_result("ELF@@BIN@@"), source=uuids[-1])
+        if self.before_write is not None:
+            self.before_write(self.now)
+        self.tr.write_raw(orjson.dumps(obj).replace(b"@@BIN@@", b"\x7f\xff\xfe\xc3\x28\xa0") + b"\n", self.now)
+        self.last_uuid = uuid
+
     # -- tools -------------------------------------------------------------------------------
     def abs_path(self, rel: str) -> str:
         return f"{self.project.cwd}/{rel}"

@@ -16,10 +16,6 @@ from measure.synth.tasks import Running, agent_launched, bash_launched, notifica
 from measure.synth.text import Project, TextForge
 from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, LOWER_ALNUM, USERS
 
-OUTLIVING = ("late", "lost")
-"""Fates of background tasks that outlive the parent's last turn."""
-
-
 class SessionSim:
     """Simulates one main session in time order and writes it, its subagents and sidecars."""
 
@@ -106,7 +102,7 @@ class SessionSim:
 
     # -- queue: background completions ------------------------------------------------------
     def push(self, run: Running) -> None:
-        if run.plan.fate in OUTLIVING:  # the parent never waits for it (see outlive)
+        if run.plan.fate in ("late", "lost"):  # it outlives the parent's last turn, which never waits for it
             self.outliving.append(run)
             return
         self.seq += 1
@@ -170,8 +166,7 @@ class SessionSim:
             a.now += gap
         self.flush_queue(a.now)
         if self.ready:
-            run = self.ready.pop(0)
-            self.deliver(run)
+            self.deliver(self.ready.pop(0))
             calls = r.choice((1, 1, 2, 3))
         else:
             if self.reached(self.caveat_due):
@@ -277,7 +272,7 @@ class SessionSim:
             self.persisted_output()
         elif not self.invalid_done and p > 0.3:
             self.invalid_done = True
-            self.binary_output()
+            self.parent.binary_result()
         else:
             a.work(PARENT_TOOLS)
 
@@ -404,7 +399,7 @@ class SessionSim:
         if done and run in self.awaiting_output:
             self.awaiting_output.remove(run)
 
-    # -- persisted output, binary output ------------------------------------------------------
+    # -- persisted output ----------------------------------------------------------------------
     def persisted_output(self) -> None:
         """A Bash result too large to inline: saved to tool-results/<id>.txt, previewed in the result."""
         a = self.parent
@@ -418,20 +413,6 @@ class SessionSim:
         content = (f"<persisted-output>\nOutput too large ({len(full) / 1024:.1f}KB). Full output saved to: {path.as_posix().replace(self.root.as_posix(), '~/.claude/projects')}\n\n"
                    f"Preview (first 2KB):\n{full[:2000]}\n...\n</persisted-output>")
         a.run_tool(block, content, shell_result(full[:2000]), False, r.randint(2000, 30_000), uuids[-1])
-
-    def binary_output(self) -> None:
-        """A tool result holding bytes that are not UTF-8 (cat of a binary file)."""
-        a = self.parent
-        block = a.tool_use("Bash", {"command": f"head -c 64 build/{self.project.module}.bin", "description": "Peek at the artifact"})
-        uuids = a.api_call([block])
-        a.now += 300
-        res = {"tool_use_id": block["id"], "type": "tool_result", "content": "ELF@@BIN@@ .text .data @@BIN@@ ok"}
-        uuid = self.ids.uuid()
-        obj = a.env.user(uuid, a.last_uuid, a.now, [res], tur=shell_result("ELF@@BIN@@"), source=uuids[-1])
-        self.flush_queue(a.now)
-        data = orjson.dumps(obj).replace(b"@@BIN@@", b"\x7f\xff\xfe\xc3\x28\xa0") + b"\n"
-        self.tr.write_raw(data, a.now)
-        a.last_uuid = uuid
 
     # -- compaction, waiting, end -------------------------------------------------------------
     def compact(self) -> None:
