@@ -125,7 +125,7 @@ def test_mixed_has_every_record_shape(mixed_root):
 
 
 def test_background_tasks_can_outlive_the_parent(tmp_path):
-    """Fates late/lost (#11): finished after the parent's last turn, notified but never delivered, or never notified."""
+    """Fates late/lost: finished after the parent's last turn, notified but never delivered, or never notified."""
     from measure.akm.read import read_session
     from measure.measurements import tasks  # noqa: F401
     from measure.measurements.background import background_rows

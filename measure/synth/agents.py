@@ -16,7 +16,7 @@ from measure.synth.vocab import ADJS, NOUNS, VERBS
 class Subagents:
     """Writes the subagents of one session; the main thread's own lines are the caller's."""
 
-    def __init__(self, ctx: SessionContext, main: Actor, tally: Tally, proj_dir: Path, session_dir: Path, slug: str):
+    def __init__(self, ctx: SessionContext, main: Actor, tally: Tally, session_dir: Path, slug: str):
         self.rng = ctx.rng
         self.ids = ctx.ids
         self.forge = ctx.forge
@@ -25,8 +25,7 @@ class Subagents:
         self.ctx = ctx
         self.main = main  # its clock dates the sidecars; the oldest layout writes subagents into its file
         self.tally = tally
-        self.proj_dir = proj_dir
-        self.session_dir = session_dir
+        self.session_dir = session_dir  # <project>/<session id>/
         self.slug = slug
 
     def prompt(self, desc: str) -> str:
@@ -56,7 +55,7 @@ class Subagents:
         else:
             env = self.main.env.sidechain_of(agent_id, agent_type if era.modern else None)
             if era.layout == "sibling":
-                path = self.proj_dir / f"agent-{agent_id}.jsonl"
+                path = self.session_dir.parent / f"agent-{agent_id}.jsonl"
             else:
                 path = (wf_dir if wf_dir is not None else self.session_dir / "subagents") / f"agent-{agent_id}.jsonl"
             if not era.modern and era.key != "sibling":
@@ -140,8 +139,7 @@ class Subagents:
 
     def _work(self, actor: Actor, plan: AgentPlan, target: int, tools: tuple, depth: int, agent_id: str,
               plan_akm: bool) -> None:
-        """Tool calls until about `target` user/assistant lines, with the plan's akm calls and nested
-        agents at random steps."""
+        """Tool calls until about `target` user/assistant lines; the plan's akm calls and nested agents at random steps."""
         r = self.rng
         special = []
         if plan_akm:

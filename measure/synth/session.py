@@ -58,7 +58,7 @@ class SessionSim:
         self.invalid_done = not recipe.invalid_utf8
         self.slug_name = "-".join(rng.choice(ADJS) if i < 2 else rng.choice(USERS) for i in range(3))
         self.tmp = self._tmp_root()
-        self.agents = Subagents(self.ctx, self.parent, tally, self.proj_dir, self.session_dir, self.slug_name)
+        self.agents = Subagents(self.ctx, self.parent, tally, self.session_dir, self.slug_name)
 
     # -- time & progress ---------------------------------------------------------------------
     def progress(self) -> float:
@@ -455,8 +455,10 @@ class SessionSim:
             self.turn_end(start)
 
     def outlive(self) -> None:
-        """Background tasks still running when the parent stops: a `late` one's notification is
-        enqueued after the parent's last line and never dequeued; a `lost` one writes nothing."""
+        """Background tasks still running when the parent stops.
+
+        A `late` one's notification is enqueued after the parent's last line and never dequeued;
+        a `lost` one writes nothing."""
         for run in self.outliving:
             if run.plan.fate == "late":
                 t = max(run.t_end, self.parent.now + self.rng.randint(30_000, 240_000))

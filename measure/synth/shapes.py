@@ -123,10 +123,9 @@ def _mixed_fixed(rng: random.Random) -> list[SessionRecipe]:
 
 
 def _mixed_outliving(rng: random.Random) -> list[SessionRecipe]:
-    """Sessions 12-13 (#11): background tasks that outlive the parent's last turn.
+    """Sessions 12-13: background tasks that outlive the parent's last turn.
 
-    Drawn from their own stream, so adding them leaves sessions 0-11 and the root extras as they were.
-    """
+    They draw from their own stream, so sessions 0-11 and the root extras do not depend on them."""
     A = AgentPlan
     R = SessionRecipe
     return [

@@ -155,8 +155,7 @@ class TextForge:
 
     # -- slots --------------------------------------------------------------------------
     def _slot(self, key: str) -> str:
-        """A sentence slot: N/M noun, V verb, D past participle, A adjective, P path, F function,
-        T test or type, L line number, K small count, O opener, B branch."""
+        """A sentence slot filled in (vocab lists the slots above SENTENCES)."""
         r = self.rng
         if key in ("N", "M"):
             return r.choice(NOUNS).replace("_", " ")
@@ -234,8 +233,10 @@ class TextForge:
         return "\n".join(out)
 
     def _code_line(self, parts: tuple) -> str:
-        """A code template filled in: f/F function, T type, t builtin type, v/V variable, w word,
-        n number, c comment sentence, r receiver, P2 module."""
+        """A code template filled in.
+
+        f/F function, T type, t builtin type, v/V variable, w word, n number, c comment sentence,
+        r receiver, P2 module."""
         r = self.rng
         p = self.p
 
