@@ -214,10 +214,8 @@ class Subagents:
         wf_dir = self.session_dir / "subagents" / "workflows" / run_id
         name = block["input"]["scriptPath"].rsplit("/", 1)[-1].replace(".workflow.js", "")
         journal = []
+        runs = []
         results = []
-        ends = []
-        total_tok = 0
-        total_tools = 0
         for k in range(plan.workflow_agents):
             label = f"{r.choice(VERBS)}:{chr(97 + k % 26)}"
             wdesc = f"{label} {desc.lower()}"
@@ -230,13 +228,13 @@ class Subagents:
             run = self.run(sub_plan, tool_use_id="", description=wdesc, prompt=prompt, start=start, wf_dir=wf_dir,
                            duration_ms=int(duration * 0.7) if duration else 0, agent_type="workflow-subagent")
             key = f"v2:h{self.ids.hexs(6)}"
-            journal.append((start, {"type": "started", "key": key, "agentId": run.agent_id}))
-            journal.append((run.t_end, {"type": "result", "key": key, "agentId": run.agent_id, "result": run.final_text[:400]}))
+            journal += [(start, {"type": "started", "key": key, "agentId": run.agent_id}),
+                        (run.t_end, {"type": "result", "key": key, "agentId": run.agent_id, "result": run.final_text[:400]})]
+            runs.append(run)
             results.append({"label": label, "agentId": run.agent_id, "result": run.final_text[:300]})
-            ends.append(run.t_end)
-            total_tok += run.total_tokens
-            total_tools += run.tool_uses
-        t_end = (max(ends) if ends else t0) + r.randint(300, 4000)
+        t_end = max((run.t_end for run in runs), default=t0) + r.randint(300, 4000)
+        total_tok = sum(run.total_tokens for run in runs)
+        total_tools = sum(run.tool_uses for run in runs)
         data = b"".join(orjson.dumps(obj) + b"\n" for _, obj in sorted(journal, key=lambda x: x[0]))
         write_json_file(wf_dir / "journal.jsonl", None, self.tally, t_end, raw=data)
         snapshot = {"runId": run_id, "taskId": task_id, "status": "completed", "workflowName": name, "timestamp": iso(t0),
