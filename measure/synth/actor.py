@@ -1,18 +1,16 @@
-"""Actor: writes one conversation thread (API calls, tool calls and results, token usage) into a transcript."""
+"""Actor: writes one conversation thread (API calls, tools and their results, token usage)."""
 
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Callable
 
 import orjson
 
-from measure.synth.lines import Envelope, Era, Transcript, iso
-from measure.synth.text import _snake
+from measure.synth.lines import Envelope, Era, Ids, Transcript, iso
+from measure.synth.text import Project, TextForge, _snake
 from measure.synth.vocab import EXT, MALWARE_REMINDER, NOUNS
-
-if TYPE_CHECKING:
-    from measure.synth.session import SessionSim
 
 
 class Meter:
@@ -38,31 +36,23 @@ class Meter:
         inp = r.choice((1, 1, 3, 3, 4, 6, 10))
         one_h = r.random() < 0.5
         cc = {"ephemeral_5m_input_tokens": 0 if one_h else created, "ephemeral_1h_input_tokens": created if one_h else 0}
+        u = {"input_tokens": inp, "cache_creation_input_tokens": created, "cache_read_input_tokens": read}
         key = self.era.key
-        if key in ("inline", "sibling"):
-            u = {"input_tokens": inp, "cache_creation_input_tokens": created, "cache_read_input_tokens": read,
-                 "cache_creation": cc, "output_tokens": out, "service_tier": "standard"}
-        elif key == "modern":
-            u = {"input_tokens": inp, "cache_creation_input_tokens": created, "cache_read_input_tokens": read,
-                 "output_tokens": out, "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-                 "service_tier": "standard",
-                 "cache_creation": {"ephemeral_1h_input_tokens": cc["ephemeral_1h_input_tokens"],
-                                    "ephemeral_5m_input_tokens": cc["ephemeral_5m_input_tokens"]},
-                 "inference_geo": "not_available",
-                 "iterations": [{"input_tokens": inp, "output_tokens": out, "cache_read_input_tokens": read,
-                                 "cache_creation_input_tokens": created, "cache_creation": cc, "type": "message"}],
-                 "speed": "standard"}
-        elif key == "2.1.39" and r.random() < 0.25:
-            u = {"input_tokens": inp, "cache_creation_input_tokens": created, "cache_read_input_tokens": read,
-                 "output_tokens": max(out, out_chars // 4), "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-                 "service_tier": "standard",
-                 "cache_creation": {"ephemeral_1h_input_tokens": cc["ephemeral_1h_input_tokens"],
-                                    "ephemeral_5m_input_tokens": cc["ephemeral_5m_input_tokens"]},
-                 "inference_geo": "", "iterations": []}
+        if key == "modern" or (key == "2.1.39" and r.random() < 0.25):  # a quarter of 2.1.39's calls look modern
+            modern = key == "modern"
+            u |= {"output_tokens": out if modern else max(out, out_chars // 4),
+                  "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard",
+                  "cache_creation": {"ephemeral_1h_input_tokens": cc["ephemeral_1h_input_tokens"],
+                                     "ephemeral_5m_input_tokens": cc["ephemeral_5m_input_tokens"]},
+                  "inference_geo": "not_available" if modern else "",
+                  "iterations": [{"input_tokens": inp, "output_tokens": out, "cache_read_input_tokens": read,
+                                  "cache_creation_input_tokens": created, "cache_creation": cc, "type": "message"}] if modern else []}
+            if modern:
+                u["speed"] = "standard"
         else:
-            u = {"input_tokens": inp, "cache_creation_input_tokens": created, "cache_read_input_tokens": read,
-                 "cache_creation": cc, "output_tokens": out, "service_tier": "standard",
-                 "inference_geo": r.choice(("not_available", "global"))}
+            u |= {"cache_creation": cc, "output_tokens": out, "service_tier": "standard"}
+            if key not in ("inline", "sibling"):
+                u["inference_geo"] = r.choice(("not_available", "global"))
         self.last = u
         return u
 
@@ -78,23 +68,43 @@ def total_tokens(usage: dict) -> int:
             + usage.get("cache_read_input_tokens", 0) + usage.get("output_tokens", 0))
 
 
+def shell_result(stdout: str) -> dict:
+    """A Bash call's toolUseResult."""
+    return {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """What every thread of one session shares: its random stream, ids, text, project, era and hooks."""
+
+    rng: random.Random
+    ids: Ids
+    forge: TextForge
+    project: Project
+    era: Era
+    hooks: int  # hook_progress traffic: 0 none, 1 light, 2 heavy
+
+
 class Actor:
     """Writes one conversation thread (the main session or one subagent) into a transcript."""
 
-    def __init__(self, sim: "SessionSim", tr: Transcript, env: Envelope, clock: int, model: str,
-                 is_parent: bool, scale: float = 1.0):
-        self.sim = sim
-        self.r = sim.rng
-        self.ids = sim.ids
-        self.forge = sim.forge
+    def __init__(self, ctx: SessionContext, tr: Transcript, env: Envelope, clock: int, model: str, *,
+                 main: bool = False, scale: float = 1.0, before_write: Callable[[int], None] | None = None):
+        self.r = ctx.rng
+        self.ids = ctx.ids
+        self.forge = ctx.forge
+        self.project = ctx.project
+        self.era = ctx.era
+        self.hooks = ctx.hooks
         self.tr = tr
         self.env = env
         self.now = clock
         self.model = model
-        self.is_parent = is_parent
+        self.main = main  # the main thread, which alone writes file-history snapshots
         self.scale = scale
+        self.before_write = before_write  # called with each line's time before it is written
         self.last_uuid: str | None = None
-        self.meter = Meter(sim.rng, env.era, 14_000 + sim.rng.randint(0, 9000))
+        self.meter = Meter(ctx.rng, ctx.era, 14_000 + ctx.rng.randint(0, 9000))
         self.tool_uses = 0
         self.echo: list | None = None  # agent_progress copies (sync subagents, 2.1.3x)
         self.lines = 0
@@ -103,52 +113,39 @@ class Actor:
         self.pace = 1.0  # stretches waits so a subagent can span a planned wall time
         self.tool_log: list[str] | None = None  # TaskOutput's "[Tool: X] {...}" lines (2.0.x)
 
-    # -- plumbing ---------------------------------------------------------------------------
-    def emit(self, obj: dict, ts: int, *, corruptible: bool = False, chain: bool = True) -> None:
-        if self.is_parent:
-            self.sim.flush_queue(ts)
+    def emit(self, obj: dict, ts: int, *, corruptible: bool = False) -> None:
+        if self.before_write is not None:
+            self.before_write(ts)
         self.tr.write(obj, ts, corruptible=corruptible)
         self.lines += 1
         if obj.get("type") in ("user", "assistant"):
             self.msg_lines += 1
-        if chain and "uuid" in obj:
+        if "uuid" in obj:
             self.last_uuid = obj["uuid"]
 
     # -- assistant side ----------------------------------------------------------------------
     def api_call(self, blocks: list[dict]) -> list[str]:
         """One API response written as one line per content block, sharing id and usage."""
-        era = self.env.era
+        era = self.era
         msg_id = self.ids.msg()
         req_id = self.ids.req()
-        out_chars = 0
-        for b in blocks:
-            if b["type"] == "text":
-                out_chars += len(b["text"])
-            elif b["type"] == "thinking":
-                out_chars += len(b["thinking"])
-            else:
-                out_chars += 80 + len(orjson.dumps(b["input"])) if b["type"] == "tool_use" else 0
+        out_chars = sum(len(b["text"]) if b["type"] == "text" else len(b["thinking"]) if b["type"] == "thinking"
+                        else 80 + len(orjson.dumps(b["input"])) for b in blocks)
         usage = self.meter.call(out_chars)
         self.now += int(self.r.randint(900, 6000 + out_chars // 3) * self.pace)
         has_tool = any(b["type"] == "tool_use" for b in blocks)
         uuids = []
         for i, b in enumerate(blocks):
+            # Modern versions mark every line of the response, older ones its last line only (2.1.x: none).
+            last = era.modern or (era.key in ("inline", "sibling") and i == len(blocks) - 1)
+            message = {"model": self.model, "id": msg_id, "type": "message", "role": "assistant", "content": [b],
+                       "stop_reason": ("tool_use" if has_tool else "end_turn") if last else None, "stop_sequence": None}
             if era.modern:
-                stop = "tool_use" if has_tool else "end_turn"
-            elif era.key in ("inline", "sibling") and i == len(blocks) - 1:
-                stop = "tool_use" if has_tool else "end_turn"
+                message |= {"stop_details": None, "usage": usage, "diagnostics": None}
             else:
-                stop = None
-            message = {"model": self.model, "id": msg_id, "type": "message", "role": "assistant",
-                       "content": [b], "stop_reason": stop, "stop_sequence": None}
-            if era.modern:
-                message["stop_details"] = None
-            message["usage"] = usage
-            if era.modern:
-                message["diagnostics"] = None
+                message["usage"] = usage
             uuid = self.ids.uuid()
-            obj = self.env.assistant(uuid, self.last_uuid, self.now, message, req_id)
-            self.emit(obj, self.now)
+            self.emit(self.env.assistant(uuid, self.last_uuid, self.now, message, req_id), self.now)
             uuids.append(uuid)
             if self.echo is not None:
                 self.echo.append((self.now, {"type": "assistant", "timestamp": iso(self.now), "message": message,
@@ -166,13 +163,28 @@ class Actor:
 
     def tool_use(self, name: str, inp: dict) -> dict:
         b = {"type": "tool_use", "id": self.ids.toolu(), "name": name, "input": inp}
-        if self.env.era.key not in ("inline", "sibling", "2.1.17"):
+        if self.era.key not in ("inline", "sibling", "2.1.17"):
             b["caller"] = {"type": "direct"}
         return b
 
+    def work(self, tools: tuple) -> None:
+        """One API call (thinking, text, tool calls drawn from the weighted `tools`), then each tool's result."""
+        r = self.r
+        blocks = []
+        if r.random() < 0.24:
+            blocks.append(self.thinking(int(r.choice((40, 60, 150, 400, 900)))))
+        if r.random() < 0.45:
+            blocks.append({"type": "text", "text": self.forge.short()})
+        n = 1 if r.random() < 0.74 else r.choice((2, 2, 3, 4))
+        made = [self.make_tool(_weighted(r, tools)) for _ in range(n)]
+        blocks.extend(m[0] for m in made)
+        uuids = self.api_call(blocks)
+        for (block, content, tur, err, dur), uuid in zip(made, uuids[-n:]):
+            self.run_tool(block, content, tur, err, dur, uuid)
+
     # -- user side ---------------------------------------------------------------------------
     def tool_result(self, block: dict, content, tur, source_uuid: str, *, is_error: bool = False,
-                    wait_ms: int = 0, corruptible: bool = True) -> None:
+                    wait_ms: int = 0) -> None:
         self.now += int((wait_ms + self.r.randint(20, 1500)) * self.pace)
         if is_error:
             res = {"type": "tool_result", "content": content, "is_error": True, "tool_use_id": block["id"]}
@@ -182,40 +194,90 @@ class Actor:
                 res["is_error"] = False
         self.meter.add(len(content) if isinstance(content, str) else sum(len(c.get("text", "")) for c in content))
         uuid = self.ids.uuid()
-        obj = self.env.user(uuid, self.last_uuid, self.now, [res], tur=tur, source=source_uuid)
-        self.emit(obj, self.now, corruptible=corruptible)
+        self.emit(self.env.user(uuid, self.last_uuid, self.now, [res], tur=tur, source=source_uuid), self.now,
+                  corruptible=True)
         if self.echo is not None:
             self.echo.append((self.now, {"type": "user", "message": {"role": "user", "content": [res]}, "uuid": uuid,
                                          "timestamp": iso(self.now)}))
 
+    def run_tool(self, block: dict, content, tur, err: bool, dur: int, uuid: str) -> None:
+        """A tool's result with the hook, progress and snapshot lines around it."""
+        r = self.r
+        era = self.era
+        hooks = self.hooks if era.key not in ("inline", "sibling") else 0
+        name = block["name"]
+        for i in range(hooks if r.random() < 0.8 else 0):
+            self.hook("PreToolUse", name, block["id"], ("cd ${CLAUDE_PLUGIN_ROOT}/hooks && bun run ./guardian.ts", "~/.claude/hooks/pre-commit.sh")[i % 2])
+        if name == "Bash" and dur > 6000 and era.key in ("2.1.17", "2.1.39", "modern"):
+            out = content if isinstance(content, str) else ""
+            for k in range(min(8, dur // 6000)):
+                self.now += 1000 * r.randint(1, 5)
+                cut = out[: max(0, (k + 1) * len(out) // 8)]
+                data = {"type": "bash_progress", "output": cut[-400:], "fullOutput": cut[-3000:],
+                        "elapsedTimeSeconds": (k + 1) * 3, "totalLines": cut.count("\n")}
+                self.emit(self.env.progress(self.ids.uuid(), self.last_uuid, self.now, data, f"bash-progress-{k}", block["id"]),
+                          self.now, corruptible=True)
+        self.tool_result(block, content, tur, uuid, is_error=err, wait_ms=dur)
+        for i in range(hooks if r.random() < 0.8 else 0):
+            self.hook("PostToolUse", name, block["id"], "${CLAUDE_PLUGIN_ROOT}/scripts/post-tool-capture.sh")
+        if self.main and name in ("Edit", "Write") and era.key != "inline" and r.random() < 0.35:
+            self.snapshot(self.ids.uuid(), update=True)
+        if hooks and name in ("Edit", "Write") and r.random() < 0.1:
+            self.now += r.randint(10, 200)
+            note = f"<system-reminder>\nPostToolUse:{name} hook additional context: [COMPILE]\n{self.forge.shell(r.randint(100, 500))}\n</system-reminder>"
+            self.emit(self.env.user(self.ids.uuid(), self.last_uuid, self.now, [{"type": "text", "text": note}], meta=True,
+                                    source_tool_use=block["id"]), self.now)
+
     def user_text(self, text: str, *, human: bool = False, meta: bool = False, origin: str | None = None,
-                  compact: bool = False) -> str:
+                  compact: bool = False) -> None:
         uuid = self.ids.uuid()
-        if self.env.era.modern and (human or origin):
+        if self.era.modern and (human or origin):
             self.env.prompt_id = self.ids.uuid()
-        content = text
-        obj = self.env.user(uuid, self.last_uuid, self.now, content,
-                            human=human, meta=meta, origin=origin, compact=compact)
+        obj = self.env.user(uuid, self.last_uuid, self.now, text, human=human, meta=meta, origin=origin, compact=compact)
         self.meter.add(len(text))
         self.emit(obj, self.now)
-        return uuid
 
     def hook(self, event: str, tool: str, tool_use_id: str, command: str) -> None:
         data = {"type": "hook_progress", "hookEvent": event, "hookName": f"{event}:{tool}" if tool else event,
                 "command": command}
-        uuid = self.ids.uuid()
-        self.emit(self.env.progress(uuid, self.last_uuid, self.now, data, tool_use_id, tool_use_id), self.now,
+        self.emit(self.env.progress(self.ids.uuid(), self.last_uuid, self.now, data, tool_use_id, tool_use_id), self.now,
                   corruptible=True)
+
+    def snapshot(self, message_id: str, update: bool = False) -> None:
+        """A file-history-snapshot line (the main thread's): the files backed up before an edit."""
+        r = self.r
+        backups = {}
+        if update or r.random() < 0.4:
+            for _ in range(r.randint(1, 4)):
+                backups[r.choice(self.project.files)] = {"backupFileName": f"{self.ids.hexs(16)}@v{r.randint(1, 5)}",
+                                                         "version": r.randint(1, 5), "backupTime": iso(self.now)}
+        d = {"type": "file-history-snapshot", "messageId": message_id,
+             "snapshot": {"messageId": message_id, "trackedFileBackups": backups, "timestamp": iso(self.now)},
+             "isSnapshotUpdate": update}
+        self.tr.write(d, self.now, corruptible=True)
+
+    def binary_result(self) -> None:
+        """A Bash result holding bytes that are not UTF-8 (the head of a binary file), written as raw bytes."""
+        block = self.tool_use("Bash", {"command": f"head -c 64 build/{self.project.module}.bin", "description": "Peek at the artifact"})
+        uuids = self.api_call([block])
+        self.now += 300
+        res = {"tool_use_id": block["id"], "type": "tool_result", "content": "ELF@@BIN@@ .text .data @@BIN@@ ok"}
+        uuid = self.ids.uuid()
+        obj = self.env.user(uuid, self.last_uuid, self.now, [res], tur=shell_result("ELF@@BIN@@"), source=uuids[-1])
+        if self.before_write is not None:
+            self.before_write(self.now)
+        self.tr.write_raw(orjson.dumps(obj).replace(b"@@BIN@@", b"\x7f\xff\xfe\xc3\x28\xa0") + b"\n", self.now)
+        self.last_uuid = uuid
 
     # -- tools -------------------------------------------------------------------------------
     def abs_path(self, rel: str) -> str:
-        return f"{self.sim.project.cwd}/{rel}"
+        return f"{self.project.cwd}/{rel}"
 
     def make_tool(self, name: str) -> tuple[dict, object, object, bool, int]:
         """Build (tool_use block, result content, toolUseResult, is_error, duration ms)."""
         r = self.r
         f = self.forge
-        p = self.sim.project
+        p = self.project
         sc = self.scale
         if name == "Read":
             rel = r.choice(p.files)
@@ -232,7 +294,7 @@ class Actor:
             elif sc < 1 and len(body) > 60:
                 lines = body[: max(20, int(len(body) * sc))]
             text = f.numbered(lines, start)
-            if self.env.era.key in ("2.1.17", "2.1.39") and r.random() < 0.7:
+            if self.era.key in ("2.1.17", "2.1.39") and r.random() < 0.7:
                 text += MALWARE_REMINDER
             tur = {"type": "text", "file": {"filePath": inp["file_path"], "content": "\n".join(lines),
                                             "numLines": len(lines), "startLine": start, "totalLines": len(body)}}
@@ -245,7 +307,7 @@ class Actor:
             new = f.code_lines(r.randint(1, 8))
             path = self.abs_path(rel)
             inp = {"replace_all": False, "file_path": path, "old_string": "\n".join(old), "new_string": "\n".join(new)}
-            if self.env.era.key in ("inline", "sibling", "2.1.17"):
+            if self.era.key in ("inline", "sibling", "2.1.17"):
                 inp = {"file_path": path, "old_string": inp["old_string"], "new_string": inp["new_string"]}
             text = f"The file {path} has been updated successfully."
             tur = {"filePath": path, "oldString": inp["old_string"], "newString": inp["new_string"],
@@ -295,12 +357,11 @@ class Actor:
         if r.random() < 0.08:
             err = f"Exit code {r.choice((1, 1, 2, 127))}\n{out}"
             return self.tool_use("Bash", inp), err, "Error: " + err, True, r.randint(200, 20_000)
-        tur = {"stdout": out, "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
-        return self.tool_use("Bash", inp), out, tur, False, r.randint(100, 60_000)
+        return self.tool_use("Bash", inp), out, shell_result(out), False, r.randint(100, 60_000)
 
     def bash_command(self) -> tuple[str, str, str]:
         r = self.r
-        p = self.sim.project
+        p = self.project
         rel = r.choice(p.files)
         lang = p.language
         test = {"go": f"go test ./{rel.rsplit('/', 1)[0]}/... -run {r.choice(p.tests)}",
@@ -323,8 +384,8 @@ class Actor:
         )
         return r.choice(choices)
 
-    def akm_call(self, kind: str) -> tuple[dict, str, dict]:
-        """A Bash call to akm: remember/feedback carry inline refs, search/show are read-only."""
+    def akm(self, kind: str) -> None:
+        """A Bash call to akm and its result: remember/feedback carry inline refs, search/show are read-only."""
         r = self.r
         f = self.forge
         ref = f"{r.choice(('memory', 'memory', 'skill', 'knowledge'))}:{_snake(r, 2).replace('_', '-')}"
@@ -336,7 +397,7 @@ class Actor:
                 cmd = "akm remember '" + body.replace("'", "") + "'"
             else:
                 cmd = f'akm remember "{body}"'
-            out = f"Saved {ref}-{self.ids.hexs(4)} ({len(body)} chars) to stash {self.sim.project.name}"
+            out = f"Saved {ref}-{self.ids.hexs(4)} ({len(body)} chars) to stash {self.project.name}"
             desc = "Save learning to akm"
         elif kind == "feedback":
             note = f.sentence().replace("`", "").replace('"', "'")
@@ -356,8 +417,11 @@ class Actor:
             out = f"# {ref}\n\n" + f.prose(r.randint(150, 700))
             desc = "Show akm entry"
         block = self.tool_use("Bash", {"command": cmd, "description": desc})
-        tur = {"stdout": out, "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
-        return block, out, tur
+        blocks = [block]
+        if r.random() < 0.4:
+            blocks.insert(0, {"type": "text", "text": f.short()})
+        uuids = self.api_call(blocks)
+        self.run_tool(block, out, shell_result(out), False, r.randint(200, 2500), uuids[-1])
 
 
 PARENT_TOOLS = (("Bash", 34), ("Read", 26), ("Edit", 16), ("Grep", 8), ("Glob", 4), ("Write", 4), ("TodoWrite", 4))
@@ -367,10 +431,5 @@ IMPLEMENT_TOOLS = (("Read", 30), ("Edit", 28), ("Bash", 30), ("Grep", 8), ("Writ
 
 
 def _weighted(rng: random.Random, table: tuple) -> str:
-    total = sum(w for _, w in table)
-    x = rng.random() * total
-    for name, w in table:
-        x -= w
-        if x < 0:
-            return name
-    return table[-1][0]
+    """A tool name drawn by weight (one draw, exactly as subtracting the weights from random() * total would)."""
+    return rng.choices([name for name, _ in table], [w for _, w in table])[0]

@@ -1,4 +1,4 @@
-"""generate() writes a whole sessions root from a shape; copy_real() adds real transcripts; reproducible mtimes."""
+"""generate() writes a sessions root from a shape, copy_real() adds real transcripts; seeded mtimes."""
 
 from __future__ import annotations
 
@@ -22,13 +22,6 @@ class SynthSummary:
     files: int
     bytes: int
     lines: int
-    events: int  # user/assistant lines
-    notifications: int
-    layouts: tuple[tuple[str, int], ...]
-
-
-def _mtime_base(seed: int) -> int:
-    return 1_780_000_000_000 + (seed % 1_000_003) * 1000
 
 
 def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None = None,
@@ -40,33 +33,26 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
     if out_dir.exists() and any(out_dir.iterdir()):
         raise FileExistsError(f"{out_dir} is not empty")
     out_dir.mkdir(parents=True, exist_ok=True)
-    spec = SHAPES[shape]
     tally = Tally()
     ctx = ShapeContext(seed, sessions, size_mb, tally, out_dir, random.Random(f"{seed}:{shape}:plan"))
-    for k, (recipe, project) in enumerate(spec.plan(ctx)):
+    for k, (recipe, project) in enumerate(SHAPES[shape](ctx)):
         # Each session draws from its own stream, so one session's content does not shift the next.
         rng = random.Random(f"{seed}:{shape}:session:{k}")
         sim = SessionSim(out_dir, recipe, project, rng, tally)
         if recipe.empty_subagent:
             write_json_file(sim.session_dir / "subagents" / f"agent-{sim.ids.agent(sim.era.agent_id)}.jsonl", None, tally,
                             recipe.start_ms + 60_000, raw=b"")
-            tally.subagent_files["empty_subagent"] = tally.subagent_files.get("empty_subagent", 0) + 1
         sim.run()
-        tally.sessions += 1
-        if recipe.orphan:
-            size = sim.tr.path.stat().st_size
-            sim.tr.path.unlink()
+        if recipe.orphan:  # the parent rotated off disk: only its subagents/ folder is left
             tally.files -= 1
-            tally.bytes -= size
-            tally.sessions -= 1
-            tally.subagent_files["parent"] -= 1
-            tally.subagent_files["orphan_session_dirs"] = tally.subagent_files.get("orphan_session_dirs", 0) + 1
+            tally.bytes -= sim.tr.path.stat().st_size
+            sim.tr.path.unlink()
             tally.mtimes.pop(str(sim.tr.path), None)
-    spec.extras(ctx, ctx.projects)
+        else:
+            tally.sessions += 1
     _set_mtimes(out_dir, tally, seed)
     return SynthSummary(shape=shape, seed=seed, sessions=tally.sessions, files=tally.files, bytes=tally.bytes,
-                        lines=tally.lines, events=tally.message_lines, notifications=tally.notifications,
-                        layouts=tuple(sorted(tally.subagent_files.items())))
+                        lines=tally.lines)
 
 
 # Real transcripts copied into fixtures/default next to the generated sessions (paths relative
@@ -104,7 +90,7 @@ def copy_real(real_root: Path, out_dir: Path, subset: tuple[str, ...] = DEFAULT_
 
 def _set_mtimes(root: Path, tally: Tally, seed: int) -> None:
     """Every file gets a seed-derived mtime (its last timestamp when it has one): reproducible on disk."""
-    base = _mtime_base(seed)
+    base = 1_780_000_000_000 + (seed % 1_000_003) * 1000
     for dirpath, dirnames, filenames in os.walk(root, topdown=False):
         for name in filenames:
             path = os.path.join(dirpath, name)

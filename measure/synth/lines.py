@@ -1,4 +1,4 @@
-"""Claude Code's on-disk lines per version (era): ids, record envelopes, the transcript and sidecar writers."""
+"""Claude Code's on-disk records per version (era): ids, line envelopes, transcript and file writers."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ from pathlib import Path
 
 import orjson
 
+from measure.akm.read import flatten_content
 from measure.synth.vocab import BASE62, HEX, LOWER_ALNUM
-
-# ============================================================================================
-# Claude Code versions ("eras"): layout, key order and notification shape differ per era.
-# ============================================================================================
 
 
 @dataclass(frozen=True)
@@ -32,20 +29,19 @@ class Era:
     real_output_tokens: bool  # 2.1.x writes streaming placeholders (1-30) instead
     model: str
     fast_model: str
-    tmp: str  # task output-file root
 
 
 ERAS: dict[str, Era] = {
     "inline": Era("inline", ("1.0.98", "1.0.113"), "inline", False, "Task", "", "hex8", False, False, True,
-                  "claude-sonnet-4-20250514", "claude-3-5-haiku-20241022", "/tmp/claude"),
+                  "claude-sonnet-4-20250514", "claude-3-5-haiku-20241022"),
     "sibling": Era("sibling", ("2.0.61", "2.0.76"), "sibling", False, "Task", "agent", "hex7", False, False, True,
-                   "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001", "/tmp/claude"),
+                   "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"),
     "2.1.17": Era("2.1.17", ("2.1.17",), "nested", False, "Task", "2.1.17", "hex7", False, False, False,
-                  "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001", "/private/tmp/claude"),
+                  "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"),
     "2.1.39": Era("2.1.39", ("2.1.37", "2.1.38", "2.1.39", "2.1.42"), "nested", False, "Task", "2.1.37", "hex7",
-                  False, True, False, "claude-opus-4-6", "claude-haiku-4-5-20251001", "/tmp/claude-1000"),
+                  False, True, False, "claude-opus-4-6", "claude-haiku-4-5-20251001"),
     "modern": Era("modern", ("2.1.219", "2.1.226", "2.1.233", "2.1.238"), "nested", True, "Agent", "modern", "a16",
-                  True, False, False, "claude-opus-5", "claude-haiku-4-5-20251001", "/private/tmp/claude-501"),
+                  True, False, False, "claude-opus-5", "claude-haiku-4-5-20251001"),
 }
 
 
@@ -84,9 +80,7 @@ class Ids:
     def agent(self, kind: str) -> str:
         if kind == "hex8":
             return self.hexs(8)
-        if kind == "hex7":
-            return "a" + self.hexs(6)
-        return "a" + self.hexs(16)
+        return "a" + self.hexs(6 if kind == "hex7" else 16)
 
     def bash_task(self, modern: bool) -> str:
         return "b" + ("".join(self.r.choices(LOWER_ALNUM[10:], k=8)) if modern else self.hexs(6))
@@ -100,15 +94,12 @@ class Ids:
 
 @dataclass
 class Tally:
-    """Running totals for SynthSummary."""
+    """Running totals of a root being written (files, bytes, lines, sessions) and each file's mtime."""
 
     files: int = 0
     bytes: int = 0
     lines: int = 0
-    message_lines: int = 0
-    subagent_files: dict = field(default_factory=dict)
     sessions: int = 0
-    notifications: int = 0
     mtimes: dict = field(default_factory=dict)  # path -> ms
 
 
@@ -128,7 +119,20 @@ class Envelope:
         self.slug: str | None = None
         self.prompt_id: str | None = None
 
-    def _head(self, parent: str | None) -> dict:
+    def sidechain_of(self, agent_id: str | None, agent_type: str | None = None) -> Envelope:
+        """The envelope of a subagent of this (main) session."""
+        return Envelope(self.era, self.session_id, self.cwd, self.version, self.branch, agent_id=agent_id,
+                        sidechain=True, agent_type=agent_type)
+
+    def _head(self, parent: str | None, prompt: bool = False) -> dict:
+        """The fields before `type`: the chain (a modern line), or the whole envelope (an older one)."""
+        if self.era.modern:
+            d = {"parentUuid": parent, "isSidechain": self.sidechain}
+            if prompt:
+                d["promptId"] = self.prompt_id
+            if self.agent_id is not None:
+                d["agentId"] = self.agent_id
+            return d
         d = {"parentUuid": parent, "isSidechain": self.sidechain, "userType": "external", "cwd": self.cwd,
              "sessionId": self.session_id, "version": self.version, "gitBranch": self.branch}
         if self.agent_id is not None and self.era.layout != "inline":
@@ -138,47 +142,19 @@ class Envelope:
         return d
 
     def _tail(self, d: dict, main_session_id: bool = True) -> dict:
+        """A modern line ends with the envelope."""
         if main_session_id and not self.sidechain:
             d["session_id"] = self.session_id
-        d["userType"] = "external"
-        d["entrypoint"] = "cli"
-        d["cwd"] = self.cwd
-        d["sessionId"] = self.session_id
-        d["version"] = self.version
-        d["gitBranch"] = self.branch
+        d.update(userType="external", entrypoint="cli", cwd=self.cwd, sessionId=self.session_id, version=self.version,
+                 gitBranch=self.branch)
         return d
 
     def user(self, uuid: str, parent: str | None, ts: int, content, *, meta: bool = False,
              tur=None, source: str | None = None, human: bool = False, compact: bool = False,
              origin: str | None = None, source_tool_use: str | None = None) -> dict:
-        message = {"role": "user", "content": content}
-        if self.era.modern:
-            d = {"parentUuid": parent, "isSidechain": self.sidechain, "promptId": self.prompt_id}
-            if self.agent_id is not None:
-                d["agentId"] = self.agent_id
-            d["type"] = "user"
-            d["message"] = message
-            if meta:
-                d["isMeta"] = True
-            if compact:
-                d["isVisibleInTranscriptOnly"] = True
-                d["isCompactSummary"] = True
-            d["uuid"] = uuid
-            d["timestamp"] = iso(ts)
-            if tur is not None:
-                d["toolUseResult"] = tur
-                d["sourceToolAssistantUUID"] = source
-            if origin is not None:
-                d["origin"] = {"kind": origin}
-                d["promptSource"] = "system"
-            elif human:
-                d["origin"] = {"kind": "human"}
-                d["promptSource"] = "typed"
-                d["permissionMode"] = "default"
-            return self._tail(d)
-        d = self._head(parent)
+        d = self._head(parent, prompt=True)
         d["type"] = "user"
-        d["message"] = message
+        d["message"] = {"role": "user", "content": content}
         if meta:
             d["isMeta"] = True
         if compact:
@@ -186,183 +162,114 @@ class Envelope:
             d["isCompactSummary"] = True
         d["uuid"] = uuid
         d["timestamp"] = iso(ts)
+        if self.era.modern:
+            if tur is not None:
+                d["toolUseResult"] = tur
+                d["sourceToolAssistantUUID"] = source
+            if origin is not None:
+                d.update(origin={"kind": origin}, promptSource="system")
+            elif human:
+                d.update(origin={"kind": "human"}, promptSource="typed", permissionMode="default")
+            return self._tail(d)
         if source_tool_use is not None:
             d["sourceToolUseID"] = source_tool_use
         if tur is not None:
             d["toolUseResult"] = tur
-            if self.era.key != "sibling" and self.era.key != "inline":
+            if self.era.key not in ("inline", "sibling"):
                 d["sourceToolAssistantUUID"] = source
         elif human and not self.sidechain:
-            d["thinkingMetadata"] = {"maxThinkingTokens": 31999}
-            d["todos"] = []
+            d.update(thinkingMetadata={"maxThinkingTokens": 31999}, todos=[])
             if self.era.key != "sibling":
                 d["permissionMode"] = "bypassPermissions" if self.cwd.startswith("/home") else "default"
         return d
 
     def assistant(self, uuid: str, parent: str | None, ts: int, message: dict, request_id: str) -> dict:
-        if self.era.modern:
-            d = {"parentUuid": parent, "isSidechain": self.sidechain}
-            if self.agent_id is not None:
-                d["agentId"] = self.agent_id
-            d["message"] = message
-            d["requestId"] = request_id
-            if self.agent_type is not None:
-                d["attributionAgent"] = self.agent_type
-            d["type"] = "assistant"
-            d["uuid"] = uuid
-            d["timestamp"] = iso(ts)
-            if not self.sidechain:
-                d["effort"] = "high"
-            return self._tail(d)
         d = self._head(parent)
         d["message"] = message
         d["requestId"] = request_id
-        d["type"] = "assistant"
-        d["uuid"] = uuid
-        d["timestamp"] = iso(ts)
-        return d
+        if self.agent_type is not None:
+            d["attributionAgent"] = self.agent_type
+        d.update(type="assistant", uuid=uuid, timestamp=iso(ts))
+        if not self.era.modern:
+            return d
+        if not self.sidechain:
+            d["effort"] = "high"
+        return self._tail(d)
 
     def progress(self, uuid: str, parent: str | None, ts: int, data: dict, tool_use_id: str,
                  parent_tool_use_id: str) -> dict:
-        if self.era.modern:
-            d = {"parentUuid": parent, "isSidechain": self.sidechain}
-            if self.agent_id is not None:
-                d["agentId"] = self.agent_id
-            d.update(type="progress", data=data, toolUseID=tool_use_id, parentToolUseID=parent_tool_use_id,
-                     uuid=uuid, timestamp=iso(ts))
-            return self._tail(d, main_session_id=False)
         d = self._head(parent)
         d.update(type="progress", data=data, toolUseID=tool_use_id, parentToolUseID=parent_tool_use_id,
                  uuid=uuid, timestamp=iso(ts))
-        return d
+        return self._tail(d, main_session_id=False) if self.era.modern else d
 
     def system(self, uuid: str, parent: str | None, ts: int, subtype: str, fields: dict,
-               logical_parent: str | None = None, level: str | None = None, is_meta: bool | None = False) -> dict:
-        if self.era.modern:
-            d = {"parentUuid": parent}
-            if logical_parent is not None:
-                d["logicalParentUuid"] = logical_parent
-            d["isSidechain"] = self.sidechain
-            d["type"] = "system"
-            d["subtype"] = subtype
-            d.update(fields)
-            if level:
-                d["level"] = level
-            d["timestamp"] = iso(ts)
-            d["uuid"] = uuid
-            return self._tail(d, main_session_id=False)
-        head = self._head(parent)
+               logical_parent: str | None = None, level: str | None = None) -> dict:
+        """A main-session system line (turn_duration, stop_hook_summary, local_command, compact_boundary)."""
+        d = self._head(parent)
         if logical_parent is not None:
-            d = {"parentUuid": parent, "logicalParentUuid": logical_parent}
-            d.update((k, v) for k, v in head.items() if k != "parentUuid")
-        else:
-            d = head
+            d = {"parentUuid": parent, "logicalParentUuid": logical_parent} | {k: v for k, v in d.items() if k != "parentUuid"}
         d["type"] = "system"
         d["subtype"] = subtype
-        if subtype == "compact_boundary":
-            d["content"] = "Conversation compacted"
-            d["isMeta"] = False
-            d["timestamp"] = iso(ts)
-            d["uuid"] = uuid
-            d["level"] = "info"
-            d.update(fields)
-            return d
+        if subtype == "compact_boundary" and not self.era.modern:
+            d.update(content="Conversation compacted", isMeta=False, timestamp=iso(ts), uuid=uuid, level="info")
+            return d | fields
         d.update(fields)
         if level:
             d["level"] = level
         d["timestamp"] = iso(ts)
         d["uuid"] = uuid
-        if is_meta is not None and subtype in ("turn_duration", "local_command"):
-            d["isMeta"] = is_meta
+        if self.era.modern:
+            return self._tail(d, main_session_id=False)
+        if subtype in ("turn_duration", "local_command"):
+            d["isMeta"] = False
         return d
 
 
 def flat_text(entry) -> str:
     """The event text akm's reader derives from one parsed line (pipeline-spec §6.3), or ''."""
-    if not isinstance(entry, dict):
-        return ""
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return ""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            parts.append(block["text"])
-        elif kind == "thinking" and isinstance(block.get("thinking"), str):
-            parts.append(block["thinking"])
-        elif kind == "tool_use":
-            name = block.get("name") if isinstance(block.get("name"), str) else "tool"
-            inp = block.get("input")
-            if isinstance(inp, dict) and isinstance(inp.get("command"), str):
-                text = inp["command"]
-            elif isinstance(inp, (dict, list)):
-                text = orjson.dumps(inp).decode()
-            elif isinstance(inp, str):
-                text = inp
-            else:
-                text = ""
-            parts.append(f"[tool:{name}] {text}")
-        elif kind == "tool_result":
-            out = block.get("content")
-            parts.append("[tool_result] " + (out if isinstance(out, str) else orjson.dumps(out if out is not None else "").decode()))
-    return "\n".join(parts)
+    message = entry.get("message") if isinstance(entry, dict) else None
+    return flatten_content(message.get("content")) if isinstance(message, dict) else ""
+
+
+WINDOW_CHARS = 80_000
+"""The #840 chunking rule's window: a new one starts when the current one would overflow and is not empty."""
 
 
 class Transcript:
-    """One JSONL file being written; keeps the uuid chain, the clock high-water mark and faults."""
+    """One JSONL file being written: its newest timestamp, its parent text so far and the lines it tears."""
 
-    def __init__(self, path: Path, env: Envelope, tally: Tally, layout: str, *, append: bool = False,
-                 track_text: bool = False):
+    def __init__(self, path: Path, tally: Tally, *, append: bool = False, track_text: bool = False,
+                 torn_lines: int = 0, torn_rng: random.Random | None = None):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.env = env
         self.tally = tally
         self.fh = open(path, "ab" if append else "wb")
         if not append:
             tally.files += 1
-            tally.subagent_files[layout] = tally.subagent_files.get(layout, 0) + 1
         self.max_ts = 0
         self.track_text = track_text
         self.text_chars = 0
-        self.events = 0
-        # Window counter mirrors the #840 chunking rule: a new 80,000-char window starts when
-        # the current one would overflow and is not empty.
         self.windows = 0
         self.window_fill = 0
-        self.corrupt_queue = 0  # lines still to mangle (well under 1% of lines)
-        self.corrupt_rng: random.Random | None = None
+        self.torn_lines = torn_lines  # lines still to tear (well under 1% of lines)
+        self.torn_rng = torn_rng
 
     def write(self, obj: dict, ts: int | None = None, *, corruptible: bool = False) -> None:
         data = orjson.dumps(obj) + b"\n"
-        if corruptible and self.corrupt_queue and self.corrupt_rng is not None and self.corrupt_rng.random() < 0.05:
+        if corruptible and self.torn_lines and self.torn_rng.random() < 0.05:
             # A torn write from a crashed process: the line is cut short, the next one is whole.
-            cut = self.corrupt_rng.randint(20, max(21, len(data) - 2))
-            data = data[:cut] + b"\n"
-            self.corrupt_queue -= 1
+            data = data[: self.torn_rng.randint(20, max(21, len(data) - 2))] + b"\n"
+            self.torn_lines -= 1
         elif self.track_text and obj.get("type") in ("user", "assistant"):
             n = len(flat_text(obj))
             if n:
-                self.events += 1
                 self.text_chars += n
-                if self.windows == 0 or (self.window_fill + n > 80_000 and self.window_fill > 0):
+                if self.windows == 0 or (self.window_fill + n > WINDOW_CHARS and self.window_fill > 0):
                     self.windows += 1
                     self.window_fill = 0
                 self.window_fill += n
-        self.fh.write(data)
-        self.tally.bytes += len(data)
-        self.tally.lines += 1
-        if obj.get("type") in ("user", "assistant"):
-            self.tally.message_lines += 1
-        if ts is not None and ts > self.max_ts:
-            self.max_ts = ts
+        self.write_raw(data, ts)
 
     def write_raw(self, data: bytes, ts: int | None = None) -> None:
         self.fh.write(data)

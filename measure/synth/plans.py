@@ -4,11 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# ============================================================================================
-# Plans: what a session or subagent should contain. Shapes produce these; the simulator
-# turns them into files.
-# ============================================================================================
-
 
 @dataclass(frozen=True)
 class AgentPlan:

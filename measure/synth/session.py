@@ -1,7 +1,4 @@
-"""SessionSim: simulates one main session in time order and writes it, its subagents and sidecars.
-
-Slightly over ~500 lines: one simulation loop whose parts share its clock and random stream.
-"""
+"""SessionSim: simulates one main session in time order and writes it, its subagents and sidecars."""
 
 from __future__ import annotations
 
@@ -11,33 +8,21 @@ from pathlib import Path
 
 import orjson
 
-from measure.synth.actor import PARENT_TOOLS, Actor, _weighted
-from measure.synth.agents import Running, SubagentsMixin
-from measure.synth.lines import (
-    ERAS,
-    Envelope,
-    Ids,
-    Tally,
-    Transcript,
-    iso,
-    write_json_file,
-    xml_escape,
-)
-from measure.synth.plans import SessionRecipe
+from measure.synth.actor import PARENT_TOOLS, Actor, SessionContext, shell_result
+from measure.synth.agents import Subagents
+from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_json_file
+from measure.synth.plans import AgentPlan, SessionRecipe
+from measure.synth.tasks import Running, agent_launched, bash_launched, notification, task_output, task_result
 from measure.synth.text import Project, TextForge
-from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, MODERN_NOTE, USERS
+from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, LOWER_ALNUM, USERS
 
-OUTLIVING = ("late", "lost")
-"""Fates of background tasks that outlive the parent's last turn."""
-
-
-class SessionSim(SubagentsMixin):
+class SessionSim:
     """Simulates one main session in time order and writes it, its subagents and sidecars."""
 
     def __init__(self, root: Path, recipe: SessionRecipe, project: Project, rng: random.Random, tally: Tally):
         self.root = root
         self.recipe = recipe
-        self.era = ERAS[recipe.era]
+        self.era = era = ERAS[recipe.era]
         self.rng = rng
         self.ids = Ids(rng)
         self.project = project
@@ -46,16 +31,15 @@ class SessionSim(SubagentsMixin):
         self.sid = recipe.session_id or self.ids.uuid()
         self.proj_dir = root / project.slug
         self.session_dir = self.proj_dir / self.sid
-        self.version = rng.choice(self.era.versions)
-        self.branch = rng.choice(project.branches)
-        self.env = Envelope(self.era, self.sid, project.cwd, self.version, self.branch)
-        self.tr = Transcript(self.proj_dir / f"{self.sid}.jsonl", self.env, tally, "parent", track_text=True)
-        if recipe.malformed:
-            self.tr.corrupt_queue = recipe.malformed
-            self.tr.corrupt_rng = random.Random(rng.random())
-        self.parent = Actor(self, self.tr, self.env, recipe.start_ms, self.era.model, True, scale=recipe.scale)
-        self.heap: list = []
-        self.ready: list[Running] = []
+        version = rng.choice(era.versions)
+        self.env = Envelope(era, self.sid, project.cwd, version, rng.choice(project.branches))
+        self.tr = Transcript(self.proj_dir / f"{self.sid}.jsonl", tally, track_text=True, torn_lines=recipe.malformed,
+                             torn_rng=random.Random(rng.random()) if recipe.malformed else None)
+        self.ctx = SessionContext(rng, self.ids, self.forge, project, era, recipe.hooks)
+        self.parent = Actor(self.ctx, self.tr, self.env, recipe.start_ms, era.model, main=True, scale=recipe.scale,
+                            before_write=self.flush_queue)
+        self.heap: list = []  # (t_end, seq, run) of background tasks the parent will be notified of
+        self.ready: list[Running] = []  # notified, to be delivered as the next turn
         self.awaiting_output: list[Running] = []  # 'agent' era: results fetched with TaskOutput
         self.resumable: list[Running] = []
         self.outliving: list[Running] = []  # fate late/lost: they report after the parent's last turn, if ever
@@ -72,21 +56,17 @@ class SessionSim(SubagentsMixin):
         self.waited = False
         self.title_written = False
         self.invalid_done = not recipe.invalid_utf8
-        self.notifications = 0
         self.slug_name = "-".join(rng.choice(ADJS) if i < 2 else rng.choice(USERS) for i in range(3))
         self.tmp = self._tmp_root()
+        self.agents = Subagents(self.ctx, self.parent, tally, self.session_dir, self.slug_name)
 
     # -- time & progress ---------------------------------------------------------------------
-    @property
-    def now(self) -> int:
-        return self.parent.now
-
     def progress(self) -> float:
         r = self.recipe
         if r.windows:
             if self.tr.windows == 0:
                 return 0.0
-            return (self.tr.windows - 1 + self.tr.window_fill / 80_000) / r.windows
+            return (self.tr.windows - 1 + self.tr.window_fill / WINDOW_CHARS) / r.windows
         if r.target_bytes:
             return self.tr.fh.tell() / r.target_bytes
         return self.tr.text_chars / max(1, r.target_chars)
@@ -97,21 +77,32 @@ class SessionSim(SubagentsMixin):
             return self.tr.windows > r.windows or (self.tr.windows == r.windows and self.tr.window_fill >= 30_000)
         return self.progress() >= 1.0
 
+    def _remaining_ms(self, share: float) -> int:
+        """`share` of the parent's expected remaining wall time (the rate so far times what is left)."""
+        rate = (self.parent.now - self.recipe.start_ms) / max(0.01, self.progress())
+        return int(share * rate * max(0.02, 1.0 - self.progress()))
+
+    def reached(self, marks: list[float]) -> bool:
+        """Whether the session has got to the first of `marks` (sorted progress fractions), using it up."""
+        if marks and self.progress() >= marks[0]:
+            marks.pop(0)
+            return True
+        return False
+
     def _tmp_root(self) -> str:
-        era = self.era
-        if era.key == "2.1.17":
-            return f"/private/tmp/claude/{self.project.slug}"
-        uid = "claude-501" if self.project.cwd.startswith("/Users") else "claude-1000"
-        base = ("/private/tmp/" if self.project.cwd.startswith("/Users") else "/tmp/") + uid
-        if era.key in ("inline", "sibling"):
+        """Where background tasks' output files live, per era and OS."""
+        slug = self.project.slug
+        if self.era.key == "2.1.17":
+            return f"/private/tmp/claude/{slug}"
+        if self.era.key in ("inline", "sibling"):
             base = "/tmp/claude"
-        if era.modern:
-            return f"{base}/{self.project.slug}/{self.sid}"
-        return f"{base}/{self.project.slug}"
+        else:
+            base = "/private/tmp/claude-501" if self.project.cwd.startswith("/Users") else "/tmp/claude-1000"
+        return f"{base}/{slug}/{self.sid}" if self.era.modern else f"{base}/{slug}"
 
     # -- queue: background completions ------------------------------------------------------
     def push(self, run: Running) -> None:
-        if run.plan.fate in OUTLIVING:  # the parent never waits for it (see outlive)
+        if run.plan.fate in ("late", "lost"):  # it outlives the parent's last turn, which never waits for it
             self.outliving.append(run)
             return
         self.seq += 1
@@ -127,10 +118,8 @@ class SessionSim(SubagentsMixin):
         """Write the `enqueue` of every background task that finished before `ts`."""
         while self.heap and self.heap[0][0] <= ts:
             t_end, _, run = heapq.heappop(self.heap)
-            text = self.notification(run)
+            text = notification(self.era, self.tmp, run)
             self.queue_line("enqueue", t_end, text)
-            self.notifications += 1
-            self.tally.notifications += 1
             if run.status == "killed" or self.era.notify == "agent":
                 # `remove` is not a delivery: killed agents and the 2.0.x era never get a user line.
                 self.queue_line("remove", min(ts, t_end + self.rng.randint(2, 900)), text if self.era.notify != "agent" else None)
@@ -139,63 +128,18 @@ class SessionSim(SubagentsMixin):
             else:
                 self.ready.append(run)
 
-    def notification(self, run: Running) -> str:
-        era = self.era
-        out_file = f"{self.tmp}/tasks/{run.agent_id}.output"
-        desc = run.description
-        if run.task_kind == "bash":
-            ok = run.status == "completed"
-            summary = (f'Background command "{desc}" completed (exit code 0)' if ok
-                       else f'Background command "{desc}" failed with exit code 1')
-            tu = f"<tool-use-id>{run.tool_use_id}</tool-use-id>\n" if era.modern else ""
-            return (f"<task-notification>\n<task-id>{run.agent_id}</task-id>\n{tu}<output-file>{out_file}</output-file>\n"
-                    f"<status>{run.status}</status>\n<summary>{summary}</summary>\n</task-notification>\n"
-                    f"Read the output file to retrieve the result: {out_file}")
-        if era.notify == "agent":
-            return (f"<agent-notification>\n<agent-id>{run.agent_id}</agent-id>\n<output-file>{out_file}</output-file>\n"
-                    f"<status>{run.status}</status>\n<summary>Agent \"{desc}\" {'completed' if run.status == 'completed' else 'was stopped by user'}.</summary>\n"
-                    "Read the output file to retrieve the full result.\n</agent-notification>")
-        if era.notify == "modern":
-            if run.task_kind == "workflow":
-                return (f"<task-notification>\n<task-id>{run.agent_id}</task-id>\n<tool-use-id>{run.tool_use_id}</tool-use-id>\n"
-                        f"<output-file>{out_file}</output-file>\n<status>completed</status>\n"
-                        f"<summary>Dynamic workflow \"{desc}\" completed</summary>\n<result>{xml_escape(run.output)}</result>\n"
-                        "</task-notification>")
-            if run.status == "killed":
-                return (f"<task-notification>\n<task-id>{run.agent_id}</task-id>\n<tool-use-id>{run.tool_use_id}</tool-use-id>\n"
-                        f"<output-file>{out_file}</output-file>\n<status>killed</status>\n"
-                        f"<summary>Agent \"{desc}\" was stopped by user</summary>\n</task-notification>")
-            return (f"<task-notification>\n<task-id>{run.agent_id}</task-id>\n<tool-use-id>{run.tool_use_id}</tool-use-id>\n"
-                    f"<output-file>{out_file}</output-file>\n<status>completed</status>\n"
-                    f"<summary>Agent \"{desc}\" finished</summary>\n<note>{MODERN_NOTE}</note>\n"
-                    f"<result>{xml_escape(run.final_text)}</result>\n"
-                    f"<usage><subagent_tokens>{run.total_tokens}</subagent_tokens><tool_uses>{run.tool_uses}</tool_uses>"
-                    f"<duration_ms>{run.duration_ms}</duration_ms></usage>\n</task-notification>")
-        # 2.1.17 / 2.1.37: the result is copied verbatim (real files show unescaped quotes and '>')
-        usage = (f"<usage>total_tokens: {run.total_tokens}\ntool_uses: {run.tool_uses}\nduration_ms: {run.duration_ms}</usage>\n"
-                 if era.notify == "2.1.37" else "")
-        if run.status == "killed":
-            return (f"<task-notification>\n<task-id>{run.agent_id}</task-id>\n<status>killed</status>\n"
-                    f"<summary>Agent \"{desc}\" was stopped by user</summary>\n</task-notification>")
-        return (f"<task-notification>\n<task-id>{run.agent_id}</task-id>\n<status>completed</status>\n"
-                f"<summary>Agent \"{desc}\" completed</summary>\n<result>{run.final_text}</result>\n{usage}"
-                f"</task-notification>\nFull transcript available at: {out_file}")
-
     # -- main loop ---------------------------------------------------------------------------
     def run(self) -> None:
         self.head()
-        guard = 0
-        while not self.done():
-            guard += 1
+        for _ in range(200_001):  # a bound on the turns, should a recipe never be done
+            if self.done():
+                break
             if self.recipe.wait_at and not self.waited and self.progress() >= self.recipe.wait_at:
                 self.wait_all()
                 self.waited = True
-            if self.compact_due and self.progress() >= self.compact_due[0]:
-                self.compact_due.pop(0)
+            if self.reached(self.compact_due):
                 self.compact()
             self.turn()
-            if guard > 200_000:
-                break
         self.finish()
 
     def head(self) -> None:
@@ -211,18 +155,6 @@ class SessionSim(SubagentsMixin):
                 data = {"type": "hook_progress", "hookEvent": "SessionStart", "hookName": "SessionStart:startup", "command": cmd}
                 a.emit(self.env.progress(self.ids.uuid(), a.last_uuid, a.now, data, tid, tid), a.now)
 
-    def snapshot(self, message_id: str, update: bool = False) -> None:
-        r = self.rng
-        backups = {}
-        if update or r.random() < 0.4:
-            for _ in range(r.randint(1, 4)):
-                backups[r.choice(self.project.files)] = {"backupFileName": f"{self.ids.hexs(16)}@v{r.randint(1, 5)}",
-                                                         "version": r.randint(1, 5), "backupTime": iso(self.now)}
-        d = {"type": "file-history-snapshot", "messageId": message_id,
-             "snapshot": {"messageId": message_id, "trackedFileBackups": backups, "timestamp": iso(self.now)},
-             "isSnapshotUpdate": update}
-        self.tr.write(d, self.now, corruptible=True)
-
     def turn(self) -> None:
         r = self.rng
         a = self.parent
@@ -234,19 +166,16 @@ class SessionSim(SubagentsMixin):
             a.now += gap
         self.flush_queue(a.now)
         if self.ready:
-            run = self.ready.pop(0)
-            self.deliver(run)
+            self.deliver(self.ready.pop(0))
             calls = r.choice((1, 1, 2, 3))
         else:
-            if self.caveat_due and self.progress() >= self.caveat_due[0]:
-                self.caveat_due.pop(0)
+            if self.reached(self.caveat_due):
                 self.caveat()
             uid_hint = self.ids.uuid()
             if era.key != "inline":
-                self.snapshot(uid_hint)
+                a.snapshot(uid_hint)
             prompt = self.forge.human()
-            if self.fp_due and self.progress() >= self.fp_due[0]:
-                self.fp_due.pop(0)
+            if self.reached(self.fp_due):
                 prompt += f'\n\nwhen you are done, run akm remember "{self.forge.sentence().replace(chr(96), "")}"'
             a.user_text(prompt, human=True)
             if era.modern and self.recipe.title and not self.title_written and (
@@ -255,8 +184,8 @@ class SessionSim(SubagentsMixin):
                 self.title_written = True
             if era.key == "2.1.39" and r.random() < 0.3:
                 self.tr.write({"parentUuid": a.last_uuid, "isSidechain": False, "userType": "external",
-                               "cwd": self.project.cwd, "sessionId": self.sid, "version": self.version,
-                               "gitBranch": self.branch, "type": "progress",
+                               "cwd": self.project.cwd, "sessionId": self.sid, "version": self.env.version,
+                               "gitBranch": self.env.branch, "type": "progress",
                                "data": {"type": "hook_progress", "hookEvent": "UserPromptSubmit",
                                         "hookName": "UserPromptSubmit", "command": "~/.claude/hooks/notify.sh clear"},
                                "parentToolUseID": self.ids.uuid(), "toolUseID": self.ids.uuid(),
@@ -307,12 +236,10 @@ class SessionSim(SubagentsMixin):
     def deliver(self, run: Running) -> None:
         """A queued notification becomes the next turn: `dequeue`, then the same string as a user line."""
         a = self.parent
-        text = self.notification(run)
         self.queue_line("dequeue", a.now)
-        a.user_text(text, origin="task-notification")
+        a.user_text(notification(self.era, self.tmp, run), origin="task-notification")
         run.notified += 1
         if run.plan.fate == "resumed" and run.notified == 1 and run.actor is not None:
-            run.resume_due = True
             self.resumable.append(run)
         # The model often restates parts of the report: partial duplication, as in real sessions.
         if run.final_text and self.rng.random() < 0.6:
@@ -325,122 +252,167 @@ class SessionSim(SubagentsMixin):
     def parent_call(self, last: bool) -> None:
         r = self.rng
         a = self.parent
-        era = self.era
         p = self.progress()
         if last:
             blocks = []
             if r.random() < 0.12:
                 blocks.append(a.thinking(r.randint(60, 900)))
             size = int(r.choice((60, 120, 250, 600, 1400)) * self.recipe.scale)
-            text = a.forge.short() if size < 200 else a.forge.prose(size)
-            blocks.append({"type": "text", "text": text})
+            blocks.append({"type": "text", "text": a.forge.short() if size < 200 else a.forge.prose(size)})
             a.api_call(blocks)
-            return
-        if self.plan_i < len(self.plans) and self.plans[self.plan_i].at <= p and not (self.recipe.wait_at and self.waited):
-            self.spawn_due(p)
-            return
-        if self.akm_due and self.akm_due[0][0] <= p:
-            _, kind = self.akm_due.pop(0)
-            self.akm(kind)
-            return
-        if self.resumable and r.random() < 0.5:
+        elif self.plan_i < len(self.plans) and self.plans[self.plan_i].at <= p and not (self.recipe.wait_at and self.waited):
+            self.spawn_due()
+        elif self.akm_due and self.akm_due[0][0] <= p:
+            a.akm(self.akm_due.pop(0)[1])
+        elif self.resumable and r.random() < 0.5:
             self.resume(self.resumable.pop(0))
-            return
-        if era.notify == "agent" and self.awaiting_output and r.random() < 0.35:
-            self.task_output(self.awaiting_output[0], block=r.random() < 0.5)
-            return
-        if self.persist_due and self.persist_due[0] <= p:
-            self.persist_due.pop(0)
+        elif self.era.notify == "agent" and self.awaiting_output and r.random() < 0.35:
+            self.poll(self.awaiting_output[0], block=r.random() < 0.5)
+        elif self.reached(self.persist_due):
             self.persisted_output()
-            return
-        if not self.invalid_done and p > 0.3:
+        elif not self.invalid_done and p > 0.3:
             self.invalid_done = True
-            self.binary_output()
-            return
-        self.work_call(a, PARENT_TOOLS)
+            self.parent.binary_result()
+        else:
+            a.work(PARENT_TOOLS)
 
-    def work_call(self, a: Actor, tools: tuple, n_tools: int | None = None) -> None:
-        r = self.rng
+    # -- background tasks: launch, resume, poll ------------------------------------------------
+    def spawn_due(self) -> None:
+        """Launch the next planned agent, or its whole fan-out group, in one assistant message."""
+        a = self.parent
+        batch = [self.plans[self.plan_i]]
+        self.plan_i += 1
+        while batch[0].group and self.plan_i < len(self.plans) and self.plans[self.plan_i].group == batch[0].group:
+            batch.append(self.plans[self.plan_i])
+            self.plan_i += 1
         blocks = []
-        if r.random() < 0.24:
-            blocks.append(a.thinking(int(r.choice((40, 60, 150, 400, 900)))))
-        if r.random() < 0.45:
-            blocks.append({"type": "text", "text": a.forge.short()})
-        n = n_tools or (1 if r.random() < 0.74 else r.choice((2, 2, 3, 4)))
-        made = [a.make_tool(_weighted(r, tools)) for _ in range(n)]
-        blocks.extend(m[0] for m in made)
+        if self.rng.random() < 0.7:
+            blocks.append({"type": "text", "text": (f"I'll launch {len(batch)} agents in parallel to cover this." if len(batch) > 1
+                                                    else a.forge.short())})
+        launches = []
+        for plan in batch:
+            desc = a.bash_command()[1] if plan.kind == "bash" else self.forge.description()
+            launches.append((plan, self.launch_block(plan, desc), desc))
+        blocks.extend(block for _, block, _ in launches)
         uuids = a.api_call(blocks)
-        for (block, content, tur, err, dur), uuid in zip(made, uuids[-n:]):
-            self.run_tool(a, block, content, tur, err, dur, uuid)
+        for (plan, block, desc), uuid in zip(launches, uuids[-len(launches):]):
+            self.launch(plan, block, desc, uuid)
 
-    def run_tool(self, a: Actor, block: dict, content, tur, err: bool, dur: int, uuid: str) -> None:
-        r = self.rng
+    def launch_block(self, plan: AgentPlan, desc: str) -> dict:
+        a = self.parent
         era = self.era
-        hooks = self.recipe.hooks if era.key not in ("inline", "sibling") else 0
-        name = block["name"]
-        for i in range(hooks if r.random() < 0.8 else 0):
-            a.hook("PreToolUse", name, block["id"], ("cd ${CLAUDE_PLUGIN_ROOT}/hooks && bun run ./guardian.ts", "~/.claude/hooks/pre-commit.sh")[i % 2])
-        if name == "Bash" and dur > 6000 and era.key in ("2.1.17", "2.1.39", "modern"):
-            out = content if isinstance(content, str) else ""
-            for k in range(min(8, dur // 6000)):
-                a.now += 1000 * r.randint(1, 5)
-                cut = out[: max(0, (k + 1) * len(out) // 8)]
-                data = {"type": "bash_progress", "output": cut[-400:], "fullOutput": cut[-3000:],
-                        "elapsedTimeSeconds": (k + 1) * 3, "totalLines": cut.count("\n")}
-                a.emit(a.env.progress(self.ids.uuid(), a.last_uuid, a.now, data, f"bash-progress-{k}", block["id"]),
-                       a.now, corruptible=True)
-        a.tool_result(block, content, tur, uuid, is_error=err, wait_ms=dur)
-        for i in range(hooks if r.random() < 0.8 else 0):
-            a.hook("PostToolUse", name, block["id"], "${CLAUDE_PLUGIN_ROOT}/scripts/post-tool-capture.sh")
-        if a.is_parent and name in ("Edit", "Write") and era.key != "inline" and r.random() < 0.35:
-            self.snapshot(self.ids.uuid(), update=True)
-        if hooks and name in ("Edit", "Write") and r.random() < 0.1:
-            a.now += r.randint(10, 200)
-            note = f"<system-reminder>\nPostToolUse:{name} hook additional context: [COMPILE]\n{a.forge.shell(r.randint(100, 500))}\n</system-reminder>"
-            uuid2 = self.ids.uuid()
-            obj = a.env.user(uuid2, a.last_uuid, a.now, [{"type": "text", "text": note}], meta=True,
-                             source_tool_use=block["id"] if not era.modern else None)
-            a.emit(obj, a.now)
+        if plan.kind == "bash":
+            return a.tool_use("Bash", {"command": a.bash_command()[0], "description": desc, "run_in_background": True})
+        if plan.kind == "workflow":
+            name = "-".join(desc.lower().split()[:3])
+            return a.tool_use("Workflow", {"scriptPath": f"{self.project.cwd}/.claude/workflows/{name}.workflow.js",
+                                           "args": {"target": self.rng.choice(self.project.files).split("/")[0] + "/",
+                                                    "batches": plan.workflow_agents}})
+        prompt = self.agents.prompt(desc)
+        if era.modern:
+            inp = {"description": desc, "subagent_type": plan.agent_type}
+            if plan.agent_type == "Explore":
+                inp["model"] = "haiku"
+            inp["prompt"] = prompt
+        else:
+            inp = {"description": desc, "prompt": prompt, "subagent_type": plan.agent_type}
+        if plan.kind == "async":
+            inp["run_in_background"] = True
+        return a.tool_use(era.task_tool, inp)
 
-    # -- akm, persisted output, binary output ---------------------------------------------------
-    def akm(self, kind: str, a: Actor | None = None) -> None:
-        a = a or self.parent
-        block, out, tur = a.akm_call(kind)
-        blocks = [block]
-        if self.rng.random() < 0.4:
-            blocks.insert(0, {"type": "text", "text": a.forge.short()})
-        uuids = a.api_call(blocks)
-        self.run_tool(a, block, out, tur, False, self.rng.randint(200, 2500), uuids[-1])
+    def launch(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:
+        r = self.rng
+        a = self.parent
+        era = self.era
+        if plan.kind == "bash":
+            tid = self.ids.bash_task(era.modern)
+            dur = plan.duration_s * 1000 if plan.duration_s > 0 else r.randint(20_000, 900_000)
+            run = Running(plan, tid, block["id"], desc, "", t_end=a.now + dur, task_kind="bash",
+                          status="completed" if r.random() < 0.8 else "failed")
+            a.tool_result(block, *bash_launched(era, self.tmp, tid), source_uuid, wait_ms=200)
+            self.push(run)
+            return
+        if plan.kind == "workflow":
+            self.launch_workflow(plan, block, desc, source_uuid)
+            return
+        prompt = block["input"]["prompt"]
+        start = a.now + r.randint(30, 400)
+        duration = plan.duration_s * 1000 if plan.duration_s > 0 else 0
+        if plan.duration_s < 0:  # a "late" agent runs alongside the parent's final stretch
+            duration = self._remaining_ms(-plan.duration_s)
+        run = self.agents.run(plan, tool_use_id=block["id"], description=desc, prompt=prompt, start=start,
+                              duration_ms=duration)
+        if plan.kind == "sync":
+            if run.actor.echo:
+                for ms, entry in run.actor.echo:
+                    data = {"message": entry, "normalizedMessages": [], "type": "agent_progress", "prompt": prompt,
+                            "agentId": run.agent_id}
+                    t = a.now = max(a.now, ms)
+                    a.emit(a.env.progress(self.ids.uuid(), a.last_uuid, t, data,
+                                          "agent_msg_" + self.ids.msg()[4:], block["id"]), t, corruptible=True)
+                run.actor.echo = None
+            a.now = max(a.now, run.t_end) + r.randint(20, 900)
+            a.tool_result(block, *task_result(era, run), source_uuid)
+            return
+        if era.notify == "agent":
+            self.awaiting_output.append(run)
+        text, tur = agent_launched(era, self.tmp, run)
+        a.tool_result(block, [{"type": "text", "text": text}], tur, source_uuid, wait_ms=100)
+        self.push(run)
 
+    def launch_workflow(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:
+        """A dynamic workflow started in the background; its agents and files are written at once."""
+        a = self.parent
+        run_id = "wf_" + "".join(self.rng.choices(LOWER_ALNUM, k=10))
+        task_id = self.ids.workflow_task()
+        script = block["input"]["scriptPath"]
+        transcripts = f"{self.sid}/subagents/workflows/{run_id}"
+        text = f"Workflow launched in background. Task ID: {task_id}\nSummary: {desc}\nTranscript dir: {transcripts}\nScript file: {script}"
+        tur = {"isAsync": True, "status": "async_launched", "runId": run_id, "taskId": task_id, "transcriptDir": transcripts,
+               "scriptPath": script}
+        a.tool_result(block, text, tur, source_uuid, wait_ms=150)
+        duration = self._remaining_ms(-plan.duration_s) if plan.duration_s < 0 else 0
+        self.push(self.agents.workflow(plan, block, desc, run_id, task_id, a.now, duration))
+
+    def resume(self, run: Running) -> None:
+        """SendMessage to a finished background agent: it continues in the same file and notifies again."""
+        a = self.parent
+        msg = f"Please continue: {self.forge.sentence()}"
+        block = a.tool_use("SendMessage", {"to": run.agent_id, "summary": self.forge.description(), "message": msg,
+                                           "type": "message", "recipient": run.agent_id, "content": msg})
+        uuids = a.api_call([block])
+        pin = {"id": run.agent_id, "name": run.agent_id, "ref": self.ids.hexs(6)}
+        tur = {"success": True, "message": f"Resuming agent {run.agent_id[:7]}", "resumedAgentId": run.agent_id, "pin": pin}
+        a.tool_result(block, [{"type": "text", "text": orjson.dumps(tur).decode()}], tur, uuids[-1])
+        self.agents.resume(run, msg)
+        self.push(run)
+
+    def poll(self, run: Running, block: bool) -> None:
+        """2.0.x: the model polls a background agent with TaskOutput (no user-line delivery)."""
+        a = self.parent
+        tu = a.tool_use("TaskOutput", {"task_id": run.agent_id, "block": block, "timeout": 120000 if block else 30000})
+        uuids = a.api_call([tu])
+        if block:
+            a.now = max(a.now, run.t_end + self.rng.randint(100, 3000))
+        done = a.now >= run.t_end
+        a.tool_result(tu, *task_output(run, done), uuids[-1])
+        if done and run in self.awaiting_output:
+            self.awaiting_output.remove(run)
+
+    # -- persisted output ----------------------------------------------------------------------
     def persisted_output(self) -> None:
+        """A Bash result too large to inline: saved to tool-results/<id>.txt, previewed in the result."""
         a = self.parent
         r = self.rng
-        cmd, desc, kind = a.bash_command()
+        cmd, desc, _ = a.bash_command()
         block = a.tool_use("Bash", {"command": cmd, "description": desc})
         uuids = a.api_call([block])
         full = a.forge.shell(r.randint(60_000, 180_000), "test")
         path = self.session_dir / "tool-results" / f"{block['id']}.txt"
         write_json_file(path, None, self.tally, a.now, raw=full.encode())
-        self.tally.subagent_files["tool_results"] = self.tally.subagent_files.get("tool_results", 0) + 1
         content = (f"<persisted-output>\nOutput too large ({len(full) / 1024:.1f}KB). Full output saved to: {path.as_posix().replace(self.root.as_posix(), '~/.claude/projects')}\n\n"
                    f"Preview (first 2KB):\n{full[:2000]}\n...\n</persisted-output>")
-        tur = {"stdout": full[:2000], "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
-        self.run_tool(a, block, content, tur, False, r.randint(2000, 30_000), uuids[-1])
-
-    def binary_output(self) -> None:
-        """A tool result holding bytes that are not UTF-8 (cat of a binary file)."""
-        a = self.parent
-        block = a.tool_use("Bash", {"command": f"head -c 64 build/{self.project.module}.bin", "description": "Peek at the artifact"})
-        uuids = a.api_call([block])
-        a.now += 300
-        res = {"tool_use_id": block["id"], "type": "tool_result", "content": "ELF@@BIN@@ .text .data @@BIN@@ ok"}
-        uuid = self.ids.uuid()
-        obj = a.env.user(uuid, a.last_uuid, a.now, [res], tur={"stdout": "ELF@@BIN@@", "stderr": "", "interrupted": False,
-                                                               "isImage": False, "noOutputExpected": False}, source=uuids[-1])
-        self.flush_queue(a.now)
-        data = orjson.dumps(obj).replace(b"@@BIN@@", b"\x7f\xff\xfe\xc3\x28\xa0") + b"\n"
-        self.tr.write_raw(data, a.now)
-        a.last_uuid = uuid
+        a.run_tool(block, content, shell_result(full[:2000]), False, r.randint(2000, 30_000), uuids[-1])
 
     # -- compaction, waiting, end -------------------------------------------------------------
     def compact(self) -> None:
@@ -454,20 +426,7 @@ class SessionSim(SubagentsMixin):
                                  enumerate(("Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections",
                                             "Errors and fixes", "Pending Tasks", "Current Work"), 1))
         if era.layout == "nested":
-            cid = "acompact-" + self.ids.hexs(6)
-            env = Envelope(era, self.sid, self.project.cwd, self.version, self.branch, agent_id=cid, sidechain=True)
-            if not era.modern:
-                env.slug = self.slug_name
-            else:
-                env.prompt_id = self.ids.uuid()
-            tr = Transcript(self.session_dir / "subagents" / f"agent-{cid}.jsonl", env, self.tally, "acompact")
-            c = Actor(self, tr, env, a.now - r.randint(15_000, 60_000), era.model, False)
-            for _ in range(r.choice((0, 1, 1, 2, 3, 5))):
-                c.user_text(f"<system-reminder>\nPostToolUse:Edit hook additional context: {self.forge.shell(r.randint(100, 700))}\n</system-reminder>", meta=True)
-            c.user_text("Your task is to create a detailed summary of the conversation so far, paying close attention to the user's "
-                        "explicit requests and your previous actions.\n" + self.forge.prose(r.randint(800, 2500)))
-            c.api_call([{"type": "text", "text": f"\n\n<analysis>\n{summary_analysis}\n</analysis>\n\n<summary>\n{summary_body}\n</summary>"}])
-            tr.close()
+            self.agents.compaction(a.now, summary_analysis, summary_body)
         if era.key == "inline":
             self.tr.write({"type": "summary", "summary": self.forge.description(), "leafUuid": a.last_uuid})
         else:
@@ -484,7 +443,7 @@ class SessionSim(SubagentsMixin):
         a = self.parent
         r = self.rng
         while self.awaiting_output:
-            self.task_output(self.awaiting_output[0], block=True)
+            self.poll(self.awaiting_output[0], block=True)
         while self.heap or self.ready:
             if not self.ready:
                 a.now = max(a.now, self.heap[0][0]) + r.randint(50, 3000)
@@ -496,22 +455,22 @@ class SessionSim(SubagentsMixin):
             self.turn_end(start)
 
     def outlive(self) -> None:
-        """Background tasks still running when the parent stops: a `late` one's notification is
-        enqueued after the parent's last line and never dequeued; a `lost` one writes nothing."""
+        """Background tasks still running when the parent stops.
+
+        A `late` one's notification is enqueued after the parent's last line and never dequeued;
+        a `lost` one writes nothing."""
         for run in self.outliving:
             if run.plan.fate == "late":
                 t = max(run.t_end, self.parent.now + self.rng.randint(30_000, 240_000))
-                self.queue_line("enqueue", t, self.notification(run))
-                self.notifications += 1
-                self.tally.notifications += 1
+                self.queue_line("enqueue", t, notification(self.era, self.tmp, run))
 
     def finish(self) -> None:
         r = self.rng
         a = self.parent
         while self.plan_i < len(self.plans):
-            self.spawn_due(1.0)
-        for _ in range(len(self.akm_due)):
-            self.akm(self.akm_due.pop(0)[1])
+            self.spawn_due()
+        for _, kind in self.akm_due:
+            a.akm(kind)
         self.wait_all()
         while self.resumable:
             self.resume(self.resumable.pop(0))

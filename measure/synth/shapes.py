@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -11,10 +11,6 @@ from measure.synth.lines import Ids, Tally, write_json_file
 from measure.synth.plans import AgentPlan, SessionRecipe
 from measure.synth.text import Project, make_project
 from measure.synth.vocab import LANGS, PROJECT_NAMES
-
-# ============================================================================================
-# Shapes: named recipes for whole roots.
-# ============================================================================================
 
 ERA_EPOCH_MS = {  # first day of each era's sessions (UTC)
     "inline": 1_754_006_400_000,  # 2025-08-01
@@ -27,7 +23,7 @@ ERA_EPOCH_MS = {  # first day of each era's sessions (UTC)
 
 @dataclass
 class ShapeContext:
-    """What a shape's planner sees: the seed, the requested size and the running tally."""
+    """What a shape's planner sees: the seed, the requested size, the root and its running tally."""
 
     seed: int
     sessions: int
@@ -35,17 +31,14 @@ class ShapeContext:
     tally: Tally
     root: Path
     rng: random.Random
-    projects: list = field(default_factory=list)
 
+    @property
+    def target_bytes(self) -> int:
+        return int(self.size_mb * 1_000_000) if self.size_mb else 0
 
-@dataclass(frozen=True)
-class Shape:
-    """A named generator of (recipe, project) pairs plus root-level extras."""
-
-    name: str
-    summary: str
-    plan: Callable[[ShapeContext], Iterator[tuple[SessionRecipe, Project]]]
-    extras: Callable[[ShapeContext, list], None] = lambda ctx, projects: None
+    def wants_more(self, k: int) -> bool:
+        """Whether to plan session `k`: --size-mb overrides --sessions, sessions come until the bytes are there."""
+        return self.tally.bytes < self.target_bytes if self.target_bytes else k < self.sessions
 
 
 def _start(rng: random.Random, era: str) -> int:
@@ -130,10 +123,9 @@ def _mixed_fixed(rng: random.Random) -> list[SessionRecipe]:
 
 
 def _mixed_outliving(rng: random.Random) -> list[SessionRecipe]:
-    """Sessions 12-13 (#11): background tasks that outlive the parent's last turn.
+    """Sessions 12-13: background tasks that outlive the parent's last turn.
 
-    Drawn from their own stream, so adding them leaves sessions 0-11 and the root extras as they were.
-    """
+    They draw from their own stream, so sessions 0-11 and the root extras do not depend on them."""
     A = AgentPlan
     R = SessionRecipe
     return [
@@ -167,29 +159,22 @@ def _random_recipe(rng: random.Random, n_projects: int) -> SessionRecipe:
 
 
 def _mixed_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
+    """Varied sessions across every layout, version and error path (the default shape)."""
     projects = _projects(ctx.rng, 5)
-    ctx.projects = projects
     fixed = _mixed_fixed(ctx.rng) + _mixed_outliving(random.Random(f"{ctx.seed}:mixed:outliving"))
-    target = int(ctx.size_mb * 1_000_000) if ctx.size_mb else 0
     k = 0
-    # --size-mb overrides --sessions: keep adding sessions until the bytes are there.
-    while (ctx.tally.bytes < target) if target else (k < ctx.sessions):
+    while ctx.wants_more(k):
         recipe = fixed[k] if k < len(fixed) else _random_recipe(ctx.rng, len(projects))
         yield recipe, projects[recipe.project]
         k += 1
-
-
-def _mixed_extras(ctx: ShapeContext, projects: list) -> None:
-    """Root-level oddities: an empty session file and a directory that looks like one."""
+    # After the last session, root-level oddities: an empty session file and a directory named like one.
     ids = Ids(ctx.rng)
     ms = ERA_EPOCH_MS["modern"] + 3 * 86_400_000
     empty = ctx.root / projects[0].slug / f"{ids.uuid()}.jsonl"
     write_json_file(empty, None, ctx.tally, ms, raw=b"")
-    ctx.tally.subagent_files["empty_session"] = ctx.tally.subagent_files.get("empty_session", 0) + 1
     # git keeps no empty directories, so the directory holds a placeholder file.
     d = ctx.root / projects[1].slug / f"{ids.uuid()}.jsonl"
     write_json_file(d / ".keep", None, ctx.tally, ms, raw=b"")
-    ctx.tally.subagent_files["directory_named_jsonl"] = 1
 
 
 # -- s840: the four sessions of akm's #840 study (pipeline-spec §12.2) -----------------------
@@ -211,11 +196,11 @@ LATE_393 = 40
 
 
 def _s840_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
+    """The four sessions of akm's #840 study, plus #836's orphaned 4a0d9e9b subagents."""
     rng = ctx.rng
     A = AgentPlan
     akm = make_project(rng, name="akm", language="typescript", user="dana", cwd="/Users/dana/src/akm")
     plugins = make_project(rng, name="akm-plugins", language="typescript", user="dana", cwd="/Users/dana/src/akm-plugins")
-    ctx.projects = [akm, plugins]
     t0 = ERA_EPOCH_MS["modern"] + 10 * 86_400_000
 
     # 4f7f80f8: 28 top-level files (19 background + 5 sync + 1 killed + 1 nested + 2 compaction),
@@ -282,19 +267,13 @@ def _s840_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
 # -- bench: many large sessions --------------------------------------------------------------
 
 def _bench_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
+    """Many large sessions for benchmarking; --size-mb sets the total."""
     rng = ctx.rng
     projects = _projects(rng, 6)
-    ctx.projects = projects
-    target = int(ctx.size_mb * 1_000_000) if ctx.size_mb else 0
+    target = ctx.target_bytes
     k = 0
     big_done = False
-    while True:
-        if target:
-            remaining = target - ctx.tally.bytes
-            if remaining <= 0:
-                return
-        elif k >= ctx.sessions:
-            return
+    while ctx.wants_more(k):
         era = rng.choice(("modern", "modern", "modern", "2.1.39", "2.1.39", "2.1.17", "sibling", "inline"))
         if target and ctx.size_mb >= 300 and not big_done:
             parent_bytes = 78_000_000  # plus ~12 MB of subagents: one ~90 MB session, like ccusage's largest file
@@ -319,8 +298,8 @@ def _bench_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
         k += 1
 
 
-SHAPES: dict[str, Shape] = {
-    "mixed": Shape("mixed", "varied sessions across every layout, version and error path (default)", _mixed_plan, _mixed_extras),
-    "s840": Shape("s840", "the four sessions of akm's #840 study, plus #836's orphaned 4a0d9e9b subagents", _s840_plan),
-    "bench": Shape("bench", "many large sessions for benchmarking; --size-mb sets the total", _bench_plan),
+SHAPES: dict[str, Callable[[ShapeContext], Iterator[tuple[SessionRecipe, Project]]]] = {
+    "mixed": _mixed_plan,
+    "s840": _s840_plan,
+    "bench": _bench_plan,
 }

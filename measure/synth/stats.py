@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import orjson
 
+from measure.numbers import rounded
 from measure.synth.lines import flat_text
-
-# ============================================================================================
-# Corpus statistics (used by the tests and by fixtures/README.md).
-# ============================================================================================
 
 QUANTILES = (0.25, 0.5, 0.75, 0.9, 0.99)
 
@@ -32,12 +30,18 @@ def _layout_of(rel: tuple[str, ...]) -> str:
     return "other"
 
 
+def _by_count(counts: Counter, total: int | None = None) -> dict:
+    """Counts (or their share of `total`) from the most frequent kind down, ties by name."""
+    keys = sorted(counts, key=lambda k: (-counts[k], k))
+    return {k: counts[k] for k in keys} if total is None else {k: rounded(counts[k] / (total or 1), 4) for k in keys}
+
+
 def corpus_stats(root: Path) -> dict:
     """Record-type mix, content-block mix, event text lengths and layout counts of a root."""
     root = Path(root)
-    types: dict[str, int] = {}
-    blocks: dict[str, int] = {}
-    layouts: dict[str, int] = {}
+    types: Counter = Counter()
+    blocks: Counter = Counter()
+    layouts: Counter = Counter()
     lengths: list[int] = []
     files = total_bytes = lines = bad_lines = invalid_utf8_files = sidechain_inline = 0
     sidecars = {"meta_json": 0, "meta_unparseable": 0, "meta_with_toolUseId": 0}
@@ -63,7 +67,7 @@ def corpus_stats(root: Path) -> dict:
             if not name.endswith(".jsonl"):
                 continue
             layout = _layout_of(rel)
-            layouts[layout] = layouts.get(layout, 0) + 1
+            layouts[layout] += 1
             if layout == "session":
                 sessions.add((rel[0], name[:-6]))
             if "subagents" in rel:
@@ -88,9 +92,8 @@ def corpus_stats(root: Path) -> dict:
                     continue
                 if not isinstance(entry, dict):
                     continue
-                kind = entry.get("type")
-                kind = kind if isinstance(kind, str) else "?"
-                types[kind] = types.get(kind, 0) + 1
+                kind = entry.get("type") if isinstance(entry.get("type"), str) else "?"
+                types[kind] += 1
                 if kind == "queue-operation" and entry.get("operation") == "enqueue":
                     content = entry.get("content") or ""
                     if content.startswith("<agent-notification>"):
@@ -103,20 +106,15 @@ def corpus_stats(root: Path) -> dict:
                     sidechain_inline += 1
                 content = (entry.get("message") or {}).get("content")
                 if isinstance(content, str):
-                    blocks["string"] = blocks.get("string", 0) + 1
+                    blocks["string"] += 1
                     if content.startswith("<task-notification>"):
                         notifications["task-notification user"] += 1
                 elif isinstance(content, list):
-                    for b in content:
-                        if isinstance(b, dict):
-                            t = b.get("type") if isinstance(b.get("type"), str) else "?"
-                            blocks[t] = blocks.get(t, 0) + 1
+                    blocks.update(b.get("type") if isinstance(b.get("type"), str) else "?" for b in content if isinstance(b, dict))
                 n = len(flat_text(entry))
                 if n:
                     lengths.append(n)
     lengths.sort()
-    n_types = sum(types.values()) or 1
-    n_blocks = sum(blocks.values()) or 1
 
     def q(p: float) -> int:
         return lengths[min(len(lengths) - 1, int(p * (len(lengths) - 1) + 0.5))] if lengths else 0
@@ -133,14 +131,14 @@ def corpus_stats(root: Path) -> dict:
         "sidecars": sidecars,
         "inline_sidechain_lines": sidechain_inline,
         "notifications": notifications,
-        "record_types": {k: types[k] for k in sorted(types, key=lambda k: (-types[k], k))},
-        "record_type_share": {k: round(types[k] / n_types, 4) for k in sorted(types, key=lambda k: (-types[k], k))},
-        "block_types": {k: blocks[k] for k in sorted(blocks, key=lambda k: (-blocks[k], k))},
-        "block_share": {k: round(blocks[k] / n_blocks, 4) for k in sorted(blocks, key=lambda k: (-blocks[k], k))},
+        "record_types": _by_count(types),
+        "record_type_share": _by_count(types, sum(types.values())),
+        "block_types": _by_count(blocks),
+        "block_share": _by_count(blocks, sum(blocks.values())),
         "events": len(lengths),
         "event_chars": sum(lengths),
         "event_len_quantiles": {f"p{int(p * 100)}": q(p) for p in QUANTILES},
-        "event_len_mean": round(sum(lengths) / len(lengths), 1) if lengths else 0.0,
+        "event_len_mean": rounded(sum(lengths) / len(lengths), 1) if lengths else 0.0,
     }
 
 

@@ -28,51 +28,27 @@ from measure.synth.vocab import (
     VERBS,
 )
 
-_SLOT = re.compile(r"\{([A-Za-z0-9]+)\}")
+_PIECE = re.compile(r"\{\{|\}\}|\{([A-Za-z0-9]+)\}")
 
 
-def _compile(template: str) -> tuple:
-    """Split a template into literal/slot pieces once, so filling is a tight loop."""
-    parts = []
-    pos = 0
-    for m in _SLOT.finditer(template):
-        parts.append(template[pos:m.start()])
-        parts.append(m.group(1))
+def _compile(template: str) -> tuple[str, ...]:
+    """Split a template once into alternating literal and slot pieces (`{{`/`}}` are literal braces)."""
+    parts, literal, pos = [], "", 0
+    for m in _PIECE.finditer(template):
+        literal += template[pos:m.start()]
         pos = m.end()
-    parts.append(template[pos:])
-    return tuple(parts)
-
-
-def _compile_code(template: str) -> tuple:
-    """Code templates use `{{`/`}}` for literal braces, as str.format does."""
-    pieces = []
-    out = []
-    i = 0
-    while i < len(template):
-        ch = template[i]
-        if template.startswith("{{", i):
-            out.append("{")
-            i += 2
-        elif template.startswith("}}", i):
-            out.append("}")
-            i += 2
-        elif ch == "{":
-            j = template.index("}", i)
-            pieces.append("".join(out))
-            pieces.append(template[i + 1:j])
-            out = []
-            i = j + 1
+        if m.group(1) is None:
+            literal += m.group()[0]
         else:
-            out.append(ch)
-            i += 1
-    pieces.append("".join(out))
-    return tuple(pieces)
+            parts += [literal, m.group(1)]
+            literal = ""
+    return (*parts, literal + template[pos:])
 
 
 _SENTENCES = tuple(_compile(s) for s in SENTENCES)
 _HUMAN = tuple(_compile(s) for s in HUMAN_PROMPTS)
 _DESCRIPTIONS = tuple(_compile(s) for s in DESCRIPTIONS)
-_CODE = {lang: {part: tuple(_compile_code(t) for t in ts) for part, ts in parts.items()} for lang, parts in CODE_TEMPLATES.items()}
+_CODE = {lang: {part: tuple(_compile(t) for t in ts) for part, ts in parts.items()} for lang, parts in CODE_TEMPLATES.items()}
 
 
 def _snake(rng: random.Random, k: int) -> str:
@@ -145,70 +121,63 @@ def make_project(rng: random.Random, name: str | None = None, language: str | No
                    types=types, variables=variables, tests=tests, module=pkg)
 
 
+NON_ASCII_RATE = 0.02
+"""Share of sentences that carry a non-ASCII word or symbol."""
+
+
+def _until(target: int, make, sep: int = 1) -> list[str]:
+    """Pieces from `make()` until they add up to `target` characters (each counted with `sep` more)."""
+    out: list[str] = []
+    size = 0
+    while size < target:
+        out.append(make())
+        size += len(out[-1]) + sep
+    return out
+
+
 class TextForge:
     """Builds coding-agent text (prose, reports, code, shell output) for one project."""
 
-    def __init__(self, rng: random.Random, project: Project, non_ascii_rate: float = 0.02, body_scale: float = 1.0):
+    def __init__(self, rng: random.Random, project: Project, body_scale: float = 1.0):
         self.rng = rng
         self.body_scale = body_scale
         self.p = project
-        self.non_ascii_rate = non_ascii_rate
         self.code = _CODE[project.language]
         self.type_names = TYPE_NAMES[project.language]
+        # The slots of sentence and code templates that are one word of a pool.
+        self.words = {"V": VERBS, "D": PAST, "A": ADJS, "P": project.files, "F": project.functions, "O": OPENERS,
+                      "B": project.branches}
+        self.code_words = {"f": project.functions, "F": project.functions, "T": project.types, "t": self.type_names,
+                           "v": project.variables, "V": project.variables}
         # File bodies are generated once per path: re-reading a file returns the same text,
         # as in a real session (and Edit results quote the original file).
         self.file_cache: dict[str, list[str]] = {}
 
     # -- slots --------------------------------------------------------------------------
     def _slot(self, key: str) -> str:
+        """A sentence slot filled in (vocab lists the slots above SENTENCES)."""
         r = self.rng
-        if key == "N" or key == "M":
+        if key in ("N", "M"):
             return r.choice(NOUNS).replace("_", " ")
-        if key == "V":
-            return r.choice(VERBS)
-        if key == "D":
-            return r.choice(PAST)
-        if key == "A":
-            return r.choice(ADJS)
-        if key == "P":
-            return r.choice(self.p.files)
-        if key == "F":
-            return r.choice(self.p.functions)
         if key == "T":
             return r.choice(self.p.tests) if r.random() < 0.3 else r.choice(self.p.types)
-        if key == "L":
-            return str(r.randint(3, 900))
-        if key == "K":
-            return str(r.randint(2, 40))
-        if key == "O":
-            return r.choice(OPENERS)
-        if key == "B":
-            return r.choice(self.p.branches)
-        return key
+        if key in ("L", "K"):
+            return str(r.randint(3, 900) if key == "L" else r.randint(2, 40))
+        return r.choice(self.words[key])
 
     def fill(self, parts: tuple) -> str:
-        out = []
-        for i, piece in enumerate(parts):
-            out.append(self._slot(piece) if i & 1 else piece)
-        return "".join(out)
+        return "".join(self._slot(piece) if i & 1 else piece for i, piece in enumerate(parts))
 
     def sentence(self) -> str:
         s = self.fill(self.rng.choice(_SENTENCES))
-        if self.rng.random() < self.non_ascii_rate:
+        if self.rng.random() < NON_ASCII_RATE:
             s = s[:-1] + " " + self.rng.choice(NON_ASCII) + s[-1]
         return s
 
     def prose(self, target: int) -> str:
         """Paragraphs of sentences until about `target` characters."""
         r = self.rng
-        paras = []
-        size = 0
-        while size < target:
-            n = r.randint(1, 4)
-            para = " ".join(self.sentence() for _ in range(n))
-            paras.append(para)
-            size += len(para) + 2
-        return "\n\n".join(paras)
+        return "\n\n".join(_until(target, lambda: " ".join(self.sentence() for _ in range(r.randint(1, 4))), sep=2))
 
     def short(self) -> str:
         """One or two sentences: the typical assistant line between tool calls."""
@@ -264,33 +233,25 @@ class TextForge:
         return "\n".join(out)
 
     def _code_line(self, parts: tuple) -> str:
+        """A code template filled in.
+
+        f/F function, T type, t builtin type, v/V variable, w word, n number, c comment sentence,
+        r receiver, P2 module."""
         r = self.rng
         p = self.p
-        buf = []
-        for i, piece in enumerate(parts):
-            if not i & 1:
-                buf.append(piece)
-            elif piece == "f" or piece == "F":
-                buf.append(r.choice(p.functions))
-            elif piece == "T":
-                buf.append(r.choice(p.types))
-            elif piece == "t":
-                buf.append(r.choice(self.type_names))
-            elif piece == "v" or piece == "V":
-                buf.append(r.choice(p.variables))
-            elif piece == "r":
-                buf.append(p.types[0][0].lower() if p.types else "s")
-            elif piece == "w":
-                buf.append(r.choice(NOUNS).replace("_", " "))
-            elif piece == "n":
-                buf.append(str(r.randint(1, 512)))
-            elif piece == "c":
-                buf.append(self.sentence())
-            elif piece == "P2":
-                buf.append(p.module.title().replace("_", ""))
-            else:
-                buf.append(piece)
-        return "".join(buf)
+
+        def slot(key: str) -> str:
+            if key in self.code_words:
+                return r.choice(self.code_words[key])
+            if key == "r":
+                return p.types[0][0].lower() if p.types else "s"
+            if key == "w":
+                return r.choice(NOUNS).replace("_", " ")
+            if key == "n":
+                return str(r.randint(1, 512))
+            return self.sentence() if key == "c" else p.module.title().replace("_", "")
+
+        return "".join(slot(piece) if i & 1 else piece for i, piece in enumerate(parts))
 
     def code_lines(self, n: int) -> list[str]:
         """About `n` lines of code in the project's language, as whole blocks."""
@@ -318,20 +279,30 @@ class TextForge:
         """Read-tool rendering: right-aligned line number, an arrow, the line."""
         return "\n".join(f"{i:>6}→{line}" for i, line in enumerate(lines, start))
 
+    def _test_line(self) -> str:
+        """One line of the project's test runner output."""
+        r = self.rng
+        p = self.p
+        if p.language == "go":
+            return (f"ok  \tgithub.com/{p.user}/{p.name}/{r.choice(p.files).rsplit('/', 1)[0]}\t{r.random():.3f}s"
+                    if r.random() < 0.8 else f"--- FAIL: {r.choice(p.tests)} ({r.random():.2f}s)\n    {r.choice(p.files)}:{r.randint(3, 400)}: {self.sentence()}")
+        if p.language == "python":
+            return (f"{r.choice(p.files)} {''.join(r.choice('....F.s') for _ in range(r.randint(3, 30)))} [{r.randint(1, 100):>3}%]"
+                    if r.random() < 0.85 else f"FAILED {r.choice(p.files)}::{r.choice(p.tests)} - AssertionError: {self.sentence()}")
+        if p.language == "elixir":
+            return (f"  {r.randint(1, 40)}) test {r.choice(VERBS)} {r.choice(NOUNS)} ({p.module.title()}.{r.choice(p.types)}Test)\n     {r.choice(p.files)}:{r.randint(3, 400)}\n     {self.sentence()}"
+                    if r.random() < 0.3 else "." * r.randint(10, 80))
+        return f" {'✓' if r.random() < 0.85 else '✗'} {r.choice(p.files)} > {r.choice(VERBS)} {r.choice(NOUNS)} {r.choice(ADJS)} [{r.randint(1, 900)}ms]"
+
     def shell(self, target: int, kind: str = "") -> str:
         """Shell output of a plausible command (tests, git, diff, grep, build, ls, wc, gh)."""
         r = self.rng
         p = self.p
-        out = []
-        size = 0
         if kind == "ls":
-            while size < target:
-                line = (f"{r.choice(('-rw-r--r--', '-rw-r--r--', 'drwxr-xr-x', '-rwxr-xr-x'))}  1 {p.user}  staff  {r.randint(64, 90_000):>6} "
-                        f"{r.choice(('Jan', 'Feb', 'Mar', 'Aug'))} {r.randint(1, 28):>2} {r.randint(0, 23):02d}:{r.randint(0, 59):02d} "
-                        f"{r.choice(p.files).rsplit('/', 1)[-1]}")
-                out.append(line)
-                size += len(line) + 1
-            return "\n".join(out)
+            return "\n".join(_until(target, lambda: (
+                f"{r.choice(('-rw-r--r--', '-rw-r--r--', 'drwxr-xr-x', '-rwxr-xr-x'))}  1 {p.user}  staff  {r.randint(64, 90_000):>6} "
+                f"{r.choice(('Jan', 'Feb', 'Mar', 'Aug'))} {r.randint(1, 28):>2} {r.randint(0, 23):02d}:{r.randint(0, 59):02d} "
+                f"{r.choice(p.files).rsplit('/', 1)[-1]}")))
         if kind == "wc":
             files = [r.choice(p.files) for _ in range(r.randint(1, 4))]
             counts = [r.randint(10, 1500) for _ in files]
@@ -340,50 +311,31 @@ class TextForge:
             return (f"{{\"title\":\"{self.description()}\",\"body\":\"{self.sentence()}\",\"files\":["
                     + ",".join(f"{{\"path\":\"{r.choice(p.files)}\",\"additions\":{r.randint(0, 300)},\"deletions\":{r.randint(0, 200)}}}"
                                for _ in range(r.randint(1, 8))) + "]}")
+        # The default is drawn even when `kind` names the output.
         pick = {"test": 0.1, "gitlog": 0.4, "diff": 0.5, "grep": 0.7, "build": 0.9}.get(kind, r.random())
-        kind = pick
-        if kind < 0.3:  # test runner
-            while size < target:
-                if p.language == "go":
-                    line = (f"ok  \tgithub.com/{p.user}/{p.name}/{r.choice(p.files).rsplit('/', 1)[0]}\t{r.random():.3f}s"
-                            if r.random() < 0.8 else f"--- FAIL: {r.choice(p.tests)} ({r.random():.2f}s)\n    {r.choice(p.files)}:{r.randint(3, 400)}: {self.sentence()}")
-                elif p.language == "python":
-                    line = (f"{r.choice(p.files)} {''.join(r.choice('....F.s') for _ in range(r.randint(3, 30)))} [{r.randint(1, 100):>3}%]"
-                            if r.random() < 0.85 else f"FAILED {r.choice(p.files)}::{r.choice(p.tests)} - AssertionError: {self.sentence()}")
-                elif p.language == "elixir":
-                    line = (f"  {r.randint(1, 40)}) test {r.choice(VERBS)} {r.choice(NOUNS)} ({p.module.title()}.{r.choice(p.types)}Test)\n     {r.choice(p.files)}:{r.randint(3, 400)}\n     {self.sentence()}"
-                            if r.random() < 0.3 else "." * r.randint(10, 80))
-                else:
-                    line = (f" {'✓' if r.random() < 0.85 else '✗'} {r.choice(p.files)} > {r.choice(VERBS)} {r.choice(NOUNS)} {r.choice(ADJS)} [{r.randint(1, 900)}ms]")
-                out.append(line)
-                size += len(line) + 1
+        if pick < 0.3:
+            out = _until(target, self._test_line)
             out.append(f"\n{r.randint(20, 900)} passed, {r.randint(0, 4)} failed in {r.random() * 30:.2f}s")
-        elif kind < 0.45:  # git log / status
-            while size < target:
-                line = (f"{''.join(r.choice(HEX) for _ in range(7))} {r.choice(VERBS).title()} {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} in {r.choice(p.files).rsplit('/', 1)[-1]}"
-                        if r.random() < 0.6 else f"\tmodified:   {r.choice(p.files)}")
-                out.append(line)
-                size += len(line) + 1
-        elif kind < 0.6:  # diff
+        elif pick < 0.45:  # git log / status
+            out = _until(target, lambda: (
+                f"{''.join(r.choice(HEX) for _ in range(7))} {r.choice(VERBS).title()} {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} in {r.choice(p.files).rsplit('/', 1)[-1]}"
+                if r.random() < 0.6 else f"\tmodified:   {r.choice(p.files)}"))
+        elif pick < 0.6:  # diff
+            out = []
+            size = 0
             while size < target:
                 path = r.choice(p.files)
                 out.append(f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{r.randint(1, 400)},{r.randint(3, 12)} +{r.randint(1, 400)},{r.randint(3, 12)} @@")
                 for line in self.code_lines(r.randint(3, 12)):
                     out.append(r.choice(" +-  ") + line)
                 size += sum(len(x) for x in out[-6:])
-        elif kind < 0.8:  # grep -n
-            while size < target:
-                line = f"{r.choice(p.files)}:{r.randint(1, 900)}:{self.code_lines(1)[0].strip()}"
-                out.append(line)
-                size += len(line) + 1
+        elif pick < 0.8:  # grep -n
+            out = _until(target, lambda: f"{r.choice(p.files)}:{r.randint(1, 900)}:{self.code_lines(1)[0].strip()}")
         else:  # build / lint / log
-            while size < target:
-                line = r.choice((
-                    f"warning: {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} in `{r.choice(p.functions)}`\n  --> {r.choice(p.files)}:{r.randint(1, 900)}:{r.randint(1, 80)}",
-                    f"[{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}.{r.randint(0, 999):03d}] {r.choice(('info', 'debug', 'warn', 'error'))} {r.choice(p.functions)}: {self.sentence()}",
-                    f"Compiling {r.randint(1, 60)} files ({EXT[p.language]})",
-                    f"error: {self.sentence()}\n   │\n {r.randint(1, 900)} │ {self.code_lines(1)[0].strip()}\n   │ {'^' * r.randint(3, 20)}",
-                ))
-                out.append(line)
-                size += len(line) + 1
+            out = _until(target, lambda: r.choice((
+                f"warning: {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} in `{r.choice(p.functions)}`\n  --> {r.choice(p.files)}:{r.randint(1, 900)}:{r.randint(1, 80)}",
+                f"[{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}.{r.randint(0, 999):03d}] {r.choice(('info', 'debug', 'warn', 'error'))} {r.choice(p.functions)}: {self.sentence()}",
+                f"Compiling {r.randint(1, 60)} files ({EXT[p.language]})",
+                f"error: {self.sentence()}\n   │\n {r.randint(1, 900)} │ {self.code_lines(1)[0].strip()}\n   │ {'^' * r.randint(3, 20)}",
+            )))
         return "\n".join(out)

@@ -1,11 +1,7 @@
 """Word pools and sentence/code templates that all generated text is assembled from."""
 
-from __future__ import annotations
-
-# ============================================================================================
-# Word pools. Text is assembled from these so that unrelated events share few words (the
-# #840 duplicate study measures word-set Jaccard; real unrelated pairs sit near 0.03).
-# ============================================================================================
+# Text is assembled from these pools so that unrelated events share few words (the #840
+# duplicate study measures word-set Jaccard; real unrelated pairs sit near 0.03).
 
 NOUNS = tuple(
     """
@@ -86,16 +82,6 @@ ADJS = tuple(
     warm hot dirty clean pending failed succeeded skipped ignored duplicated unique shared
     exclusive global local scoped unscoped generic concrete abstract virtual physical logical
     encrypted plaintext signed unsigned compressed raw cached uncached fresh outdated
-    """.split()
-)
-
-GLUE = tuple(
-    """
-    the the the the a a a an and and and or but so then also only still already instead
-    because since while when where which that this these those with without within across
-    into onto from after before during until unless though although whether every each
-    some most many several few more less both either neither other another same different
-    here there now later again once twice usually rarely never always sometimes probably
     """.split()
 )
 

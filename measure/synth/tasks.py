@@ -1,0 +1,137 @@
+"""Background tasks as the main thread sees them: state, launch and Task results, notifications."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from measure.synth.actor import Actor
+from measure.synth.lines import Era, xml_escape
+from measure.synth.plans import AgentPlan
+from measure.synth.vocab import MODERN_NOTE
+
+
+@dataclass
+class Running:
+    """A launched subagent, background Bash or workflow: what the main thread will be told about it."""
+
+    plan: AgentPlan
+    agent_id: str
+    tool_use_id: str
+    description: str
+    prompt: str
+    t_end: int = 0
+    final_text: str = ""
+    total_tokens: int = 0
+    tool_uses: int = 0
+    duration_ms: int = 0
+    status: str = "completed"
+    actor: Actor | None = None
+    notified: int = 0
+    task_kind: str = "agent"  # "agent" | "bash" | "workflow"
+    usage: dict = field(default_factory=dict)  # the final call's usage, as the Task result reports it
+    output: str = ""  # workflow JSON
+
+
+def output_file(tmp: str, task_id: str) -> str:
+    return f"{tmp}/tasks/{task_id}.output"
+
+
+def task_result(era: Era, run: Running) -> tuple[list[dict], dict]:
+    """A finished subagent's Task tool result: (content, toolUseResult), with the era's agentId footer."""
+    final = [{"type": "text", "text": run.final_text}]
+    tur = {"content": final, "totalDurationMs": run.duration_ms, "totalTokens": run.total_tokens,
+           "totalToolUseCount": run.tool_uses, "usage": run.usage}
+    if era.layout == "inline":
+        return final, tur
+    usage = f"\n<usage>total_tokens: {run.total_tokens}\ntool_uses: {run.tool_uses}\nduration_ms: {run.duration_ms}</usage>"
+    if era.modern:
+        footer = f"agentId: {run.agent_id} (use SendMessage with to: '{run.agent_id}' to continue this agent){usage}"
+    else:
+        footer = f"agentId: {run.agent_id} (for resuming to continue this agent's work if needed){usage if era.key == '2.1.39' else ''}"
+    return final + [{"type": "text", "text": footer}], {"status": "completed", "prompt": run.prompt, "agentId": run.agent_id} | tur
+
+
+def bash_launched(era: Era, tmp: str, task_id: str) -> tuple[str, dict]:
+    """The tool result of a Bash call sent to the background: (text, toolUseResult)."""
+    text = (f"Command running in background with ID: {task_id}. Output is being written to: {output_file(tmp, task_id)}"
+            + (". You will be notified when it completes. To check interim output, use Read on that file path." if era.modern else ""))
+    return text, {"stdout": "", "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False,
+                  "backgroundTaskId": task_id}
+
+
+def agent_launched(era: Era, tmp: str, run: Running) -> tuple[str, dict]:
+    """The tool result of a background subagent's launch: (text, toolUseResult)."""
+    out_file = output_file(tmp, run.agent_id)
+    if era.notify == "agent":
+        text = (f"Async agent launched successfully.\nagentId: {run.agent_id} (This is an internal ID for your use, do not mention it to the user. "
+                "Use this ID to retrieve results with TaskOutput when the agent finishes).\nThe agent is currently working in the background. "
+                "If you have other tasks you you should continue working on them now. Wait to call TaskOutput until either:\n"
+                "- If you want to check on the agent's progress - call TaskOutput with block=false to get an immediate update on the agent's status\n"
+                "- If you run out of things to do and the agent is still running - call TaskOutput with block=true to idle and wait for the "
+                "agent's result (do not use block=true unless you completely run out of things to do as it will waste time).")
+    elif era.modern:
+        text = (f"Async agent launched successfully. (This tool result is internal metadata — never quote or paste any part of it, "
+                f"including the agentId below, into a user-facing reply.)\nagentId: {run.agent_id} (internal ID - do not mention to user. "
+                f"Use SendMessage with to: '{run.agent_id}', summary: '<5-10 word recap>' to continue this agent.)\n"
+                "The agent is working in the background. You will be notified automatically when it completes. You know nothing about "
+                "its results until that notification arrives — do not report, assume, or predict them; continue other work or respond "
+                "to the user in the meantime.\nDo not duplicate this agent's work — avoid working with the same files or topics it is using.\n"
+                f"output_file: {out_file}\nDo NOT Read or tail this file via the shell tool — it is the full subagent JSONL transcript and "
+                "reading it will overflow your context. If the user asks for progress, say the agent is still running; you'll get a "
+                "completion notification.")
+    else:
+        text = (f"Async agent launched successfully.\nagentId: {run.agent_id} (internal ID - do not mention to user. Use to resume later if needed.)\n"
+                f"output_file: {out_file}\nThe agent is working in the background. You will be notified when it completes—no need to check. "
+                "Continue with other tasks.\nTo check progress before completion (optional), use Read or Bash tail on the output file.")
+    tur = {"isAsync": True, "status": "async_launched", "agentId": run.agent_id, "description": run.description}
+    if era.modern:
+        tur["resolvedModel"] = era.fast_model if run.plan.agent_type == "Explore" else era.model
+    tur |= {"prompt": run.prompt, "outputFile": out_file}
+    if era.modern:
+        tur["canReadOutputFile"] = True
+    return text, tur
+
+
+def notification(era: Era, tmp: str, run: Running) -> str:
+    """The `<task-notification>` (or 2.0.x `<agent-notification>`) Claude Code queues when a task ends."""
+    out_file = output_file(tmp, run.agent_id)
+    desc = run.description
+    if run.task_kind != "bash" and era.notify == "agent":
+        return (f"<agent-notification>\n<agent-id>{run.agent_id}</agent-id>\n<output-file>{out_file}</output-file>\n"
+                f"<status>{run.status}</status>\n<summary>Agent \"{desc}\" {'completed' if run.status == 'completed' else 'was stopped by user'}.</summary>\n"
+                "Read the output file to retrieve the full result.\n</agent-notification>")
+    trailer = ""
+    if run.task_kind == "bash":
+        body = (f'<summary>Background command "{desc}" completed (exit code 0)</summary>\n' if run.status == "completed"
+                else f'<summary>Background command "{desc}" failed with exit code 1</summary>\n')
+        trailer = f"\nRead the output file to retrieve the result: {out_file}"
+    elif run.task_kind == "workflow":
+        body = f"<summary>Dynamic workflow \"{desc}\" completed</summary>\n<result>{xml_escape(run.output)}</result>\n"
+    elif run.status == "killed":
+        body = f"<summary>Agent \"{desc}\" was stopped by user</summary>\n"
+    elif era.modern:
+        body = (f"<summary>Agent \"{desc}\" finished</summary>\n<note>{MODERN_NOTE}</note>\n<result>{xml_escape(run.final_text)}</result>\n"
+                f"<usage><subagent_tokens>{run.total_tokens}</subagent_tokens><tool_uses>{run.tool_uses}</tool_uses>"
+                f"<duration_ms>{run.duration_ms}</duration_ms></usage>\n")
+    else:  # 2.1.17 / 2.1.37: the result is copied verbatim (real files show unescaped quotes and '>')
+        usage = (f"<usage>total_tokens: {run.total_tokens}\ntool_uses: {run.tool_uses}\nduration_ms: {run.duration_ms}</usage>\n"
+                 if era.notify == "2.1.37" else "")
+        body = f"<summary>Agent \"{desc}\" completed</summary>\n<result>{run.final_text}</result>\n{usage}"
+        trailer = f"\nFull transcript available at: {out_file}"
+    tool_use = f"<tool-use-id>{run.tool_use_id}</tool-use-id>\n" if era.modern else ""
+    out_line = f"<output-file>{out_file}</output-file>\n" if era.modern or run.task_kind == "bash" else ""
+    return (f"<task-notification>\n<task-id>{run.agent_id}</task-id>\n{tool_use}{out_line}<status>{run.status}</status>\n"
+            f"{body}</task-notification>{trailer}")
+
+
+def task_output(run: Running, done: bool) -> tuple[str, dict]:
+    """2.0.x: TaskOutput's result for a background agent, finished (`done`) or still running."""
+    log = run.actor.tool_log or [] if run.actor else []
+    shown = log if done else log[: max(1, len(log) // 2)]
+    output = "\n".join(shown) + ("\n" + run.final_text if done else "") + "\n"
+    status = "completed" if done else "running"
+    retrieval = "success" if done else "not_ready"
+    text = (f"<retrieval_status>{retrieval}</retrieval_status>\n\n<task_id>{run.agent_id}</task_id>\n\n<task_type>local_agent</task_type>\n\n"
+            f"<status>{status}</status>\n\n<output>\n{output}</output>")
+    return text, {"retrieval_status": retrieval, "task": {"task_id": run.agent_id, "task_type": "local_agent", "status": status,
+                                                         "description": run.description, "output": output, "prompt": run.prompt}}
