@@ -1,0 +1,102 @@
+"""Growth: one session at N, 2N, 4N events, its CPU time and Python call counts per doubling."""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import os
+import pstats
+import sys
+import time
+from pathlib import Path
+
+from measure.bench.corpus import folded_events, pick_linear_source, scale_session, session_bytes
+
+
+def clear_caches() -> None:
+    """Empty every functools cache of measure's modules and the date caches, as a fresh worker has them.
+
+    Repeating one session in one process would otherwise find its dates already rendered,
+    which no worker does (its sessions do not share timestamps).
+    """
+    for name, mod in list(sys.modules.items()):
+        if mod is not None and (name == "measure" or name.startswith("measure.")):
+            for v in list(vars(mod).values()):
+                if hasattr(v, "cache_info") and callable(getattr(v, "cache_clear", None)):
+                    v.cache_clear()
+    from measure.akm import jscompat
+
+    jscompat.clear_caches()
+
+
+def superlinear(small: dict[str, int], big: dict[str, int], top: int = 2) -> list[tuple[str, int, int]]:
+    """The functions called more than twice as often in `big` (twice the events) as in `small`."""
+    grew = [(k, small.get(k, 0), n) for k, n in big.items() if n > 2 * small.get(k, 0) + 2]
+    return sorted(grew, key=lambda g: g[1] * 2 - g[2])[:top]
+
+
+def measure_each(root: str, parents: list[str], repeat: int, params) -> tuple[list[list[float]], list[dict[str, int]]]:
+    """CPU times of measuring each session over `repeat` rounds, then its Python calls per function.
+
+    CPU time of this process, not wall time, and rounds interleaving the sessions (N, 2N, N,
+    ...): other processes and a drift of the machine's speed then hit every size alike. Call
+    counts (cProfile) do not depend on the machine at all: a function whose calls more than
+    double when the events double is superlinear whatever the clock says.
+    """
+    from measure.akm.prompt import load_template
+    from measure.runner.job import measure_session
+
+    template, times, calls = load_template(None), [[] for _ in parents], []
+    for _ in range(max(1, repeat)):
+        for i, parent in enumerate(parents):
+            clear_caches()
+            gc.collect()
+            t0 = time.process_time()
+            measure_session(root, parent, params, template)
+            times[i].append(time.process_time() - t0)
+    for parent in parents:
+        clear_caches()
+        prof = cProfile.Profile()
+        prof.runcall(measure_session, root, parent, params, template)
+        calls.append({f"{os.path.basename(k[0])}:{k[1]}({k[2]})": v[1] for k, v in pstats.Stats(prof).stats.items()})
+    return times, calls
+
+
+def linearity(root: str, work: Path, events: int, repeat: int = 3, steps: int = 3, source: str | None = None,
+              replay: str | None = None) -> dict:
+    """Measure a session of exactly N, 2N, 4N, ... events (`steps` sizes) made of copies of one.
+
+    Each doubling should at most double the time and the calls; the worst step is the
+    verdict, and several steps catch a cliff that only one doubling crosses. `replay` (a
+    --replay-at schedule) measures with the replay table on: its moments must not make the
+    cost grow as events x moments.
+    """
+    from measure.runner.job import RunParams
+
+    params = RunParams.from_options(replay=replay)
+    src = source or pick_linear_source(root)
+    base = folded_events(src, root)
+    if base == 0:
+        raise SystemExit(f"bench: {src} has no events to scale")
+    copies = max(1, round(events / base))
+    lin_root = work / ("linear-replay" if replay else "linear")
+    paths = [scale_session(src, lin_root / "-bench-linear", copies << k, f"linear-{1 << k}n") for k in range(max(2, steps))]
+    times, calls = measure_each(os.fspath(lin_root), paths, repeat, params)
+    sizes = [{"scale": 1 << k, "events": folded_events(p, os.fspath(lin_root)), "bytes": session_bytes(p), "time_s": min(t),
+              "spread": max(t) / min(t) - 1, "calls": sum(c.values())} for k, (p, t, c) in enumerate(zip(paths, times, calls))]
+    ratios = [b["time_s"] / a["time_s"] for a, b in zip(sizes, sizes[1:])]
+    call_ratios = [b["calls"] / a["calls"] for a, b in zip(sizes, sizes[1:])]
+    return {
+        "replay": replay,
+        "source": os.path.relpath(src, root),
+        "copies": copies,
+        "repeat": max(1, repeat),
+        "sizes": sizes,
+        "exact": all(z["events"] == z["scale"] * copies * base for z in sizes),
+        "ratios": ratios,
+        "ratio": max(ratios),
+        "spread": max(z["spread"] for z in sizes),
+        "call_ratios": call_ratios,
+        "call_ratio": max(call_ratios),
+        "superlinear_calls": [superlinear(a, b) for a, b in zip(calls, calls[1:])],
+    }
