@@ -52,7 +52,13 @@ def test_parse_floor_one_and_two_processes_agree(tmp_path):
         assert r["bytes"] == sum(Path(f).stat().st_size for f in files)
         assert r["wall_s"] > 0
     assert (one["procs"], two["procs"]) == (1, 2)
-    assert two["cpu_s"] > 0  # the pool's workers are reaped inside the timing: their CPU is counted
+
+
+def test_parse_floor_counts_its_workers_cpu(tmp_path):
+    files = [str(_write(tmp_path / f"{i}.jsonl", b'{"a":1,"b":[1,2,3]}\n' * 150_000)) for i in range(2)]
+    one, two = timing.parse_floor(files, 1), timing.parse_floor(files, 2)
+    assert one["cpu_s"] > 0.05
+    assert two["cpu_s"] > 0.6 * one["cpu_s"]  # the pool's workers are reaped inside the timing: their CPU is counted
 
 
 def test_best_of_keeps_the_fastest_run_and_the_largest_memory():
@@ -221,13 +227,16 @@ def test_timed_run_sees_the_grandchildren_and_sums_the_tree():
     assert unsampled.maxrss_bytes >= 64 * MIB and unsampled.tree_rss_bytes == unsampled.procs == 0
 
 
-def test_tree_pids_lists_the_descendants():
-    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; time.sleep(5)'])"])
+_NEST = "import subprocess, sys; n = int(sys.argv[1]); subprocess.run([sys.executable, '-c', sys.argv[2], str(n - 1), sys.argv[2]]) if n else __import__('time').sleep(5)"
+
+
+def test_tree_pids_lists_every_descendant():
+    child = subprocess.Popen([sys.executable, "-c", _NEST, "2", _NEST])  # a child, its child and their grandchild
     try:
         deadline = time.time() + 10
-        while len(pids := timing.tree_pids(child.pid)) < 2 and time.time() < deadline:
+        while len(pids := timing.tree_pids(child.pid)) < 3 and time.time() < deadline:
             time.sleep(0.05)
-        assert pids[0] == child.pid and len(pids) == 2
+        assert pids[0] == child.pid and len(pids) == 3
     finally:
         for pid in reversed(timing.tree_pids(child.pid)):
             subprocess.run(["kill", str(pid)])
