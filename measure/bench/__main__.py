@@ -14,39 +14,34 @@ from pathlib import Path
 
 from measure.bench.corpus import DEFAULT_CORPUS, REPO, ensure_corpus, jsonl_files, session_sizes
 from measure.bench.growth import clear_caches, linearity
-from measure.bench.results import DEFAULT_OUT, _fmt, PEAK_SESSION_MB, build_rows, machine_info, render, summary, write_csv
+from measure.bench.results import DEFAULT_OUT, PEAK_SESSION_MB, fmt, build_rows, machine_info, summary, write_csv
 from measure.bench.scale import REPORT_BUDGETS, SCALE_SESSIONS, scale_report
-from measure.bench.timing import OtherLoad, best_of, parse_floor, run_cmd, same_tables, timed_run
+from measure.bench.timing import Stopwatch, best_of_rounds, parse_floor, timed_run
 
 REPLAY_ROOTS = ("default", "s840")  # fixtures/<name>: --replay over a plain run
-PIN_FILE_TIMES = "1780000000000"  # the replay runs' file times, so a run does not depend on the checkout's mtimes
+INTERVAL = 0.05  # seconds between two samples of a process tree's memory
 
 
 def compile_bytecode() -> bool:
-    """Byte-compile measure's modules, as installing a package does.
-
-    An editable checkout run with PYTHONDONTWRITEBYTECODE (set on this project's machines)
-    would otherwise compile every module from source in every timed command.
-    """
+    """Byte-compile measure's modules, as installing a package does, so no timed command compiles them."""
+    # An editable checkout run with PYTHONDONTWRITEBYTECODE (set on this project's machines)
+    # would otherwise compile every module from source in every command.
     return bool(compileall.compile_dir(REPO / "measure", quiet=1))
 
 
-def _measure(cmd: list[str], interval: float | None = None) -> dict:
-    """One timed `measure` command (its memory sampled every `interval` s); a failure ends the bench."""
-    with OtherLoad() as load:
+def measure_run(root: Path, out: Path, *options: str, interval: float | None = None) -> dict:
+    """`measure run` over `root` with `options`, timed (its memory sampled every `interval` s); a failure ends the bench."""
+    cmd = [sys.executable, "-m", "measure", "run", "--root", os.fspath(root), "--out", os.fspath(out), *options]
+    with Stopwatch() as watch:
         t = timed_run(cmd, interval, cwd=os.fspath(REPO))
     if t.returncode != 0:
         raise SystemExit(f"bench: {' '.join(cmd[1:])} failed ({t.returncode}):\n{t.stderr[-4000:]}")
-    return {k: v for k, v in asdict(t).items() if k != "stderr"} | {"other_load": load.cores}
+    return {k: v for k, v in asdict(t).items() if k != "stderr"} | {"other_load": watch.cores}
 
 
-def _rounds(steps: dict, rounds: int) -> dict[str, dict]:
-    """Every step once per round, in order (a drift of the machine's speed hits all alike); the best of each."""
-    runs: dict[str, list[dict]] = {k: [] for k in steps}
-    for i in range(max(1, rounds)):
-        for key, step in steps.items():
-            runs[key].append(step(i))
-    return {k: best_of(v) for k, v in runs.items()}
+def cold(root: Path, out: Path, cache: Path, jobs: int, interval: float | None = None) -> dict:
+    """`measure run --jobs JOBS` over `root` with `cache` as its cache dir (empty the first time), timed."""
+    return measure_run(root, out, "--cache-dir", os.fspath(cache), "--jobs", str(jobs), interval=interval)
 
 
 def in_process_cpu(root: Path, work: Path, rounds: int) -> float:
@@ -57,18 +52,13 @@ def in_process_cpu(root: Path, work: Path, rounds: int) -> float:
     best = float("inf")
     for i in range(max(1, rounds)):
         clear_caches()
-        with OtherLoad() as load:
+        with Stopwatch() as watch:
             run_measurement(root, work / f"in-process{i}", RunParams(), jobs=1, progress=lambda *_: None)
-        best = min(best, load.own_cpu_s)
+        best = min(best, watch.own_cpu_s)
     return best
 
 
-def _run(root: Path, out: Path, cache: Path, jobs: int, interval: float | None = None) -> dict:
-    """`measure run --jobs JOBS` over `root` with `cache` as its cache dir, timed."""
-    return _measure(run_cmd(root, out, "--cache-dir", os.fspath(cache), "--jobs", str(jobs)), interval)
-
-
-def cold_corpus(name: str, root: Path, how: str, added: dict | None, work: Path, args, jobs: int, log) -> dict:
+def bench_corpus(name: str, root: Path, how: str, added: dict | None, work: Path, args, jobs: int, log) -> dict:
     """The 1-process floor and a cold `measure run --jobs 1` over one corpus, best of the rounds.
 
     The bench corpus also gets the parallel floor, cold and warm runs with `jobs` workers, and
@@ -77,12 +67,11 @@ def cold_corpus(name: str, root: Path, how: str, added: dict | None, work: Path,
     """
     w, files = work / name, jsonl_files(root)
     log(f"bench: {name}: {len(files)} .jsonl files under {root}; {args.rounds} round(s) of floor and cold runs ...")
-    steps = {"floor": lambda i: parse_floor(files, 1), "cold_1": lambda i: _run(root, w / f"cold1-{i}", w / f"cache1-{i}", 1)}
+    steps = {"floor": lambda i: parse_floor(files, 1), "cold_1": lambda i: cold(root, w / f"cold1-{i}", w / f"cache1-{i}", 1)}
     if name == "bench":
-        steps |= {"floor_np": lambda i: parse_floor(files, jobs),
-                  "cold": lambda i: _run(root, w / f"cold-{i}", w / f"cache-{i}", jobs),
-                  "warm": lambda i: _run(root, w / f"warm-{i}", w / f"cache-{i}", jobs)}
-    best = _rounds(steps, args.rounds)
+        steps |= {"floor_np": lambda i: parse_floor(files, jobs), "cold": lambda i: cold(root, w / f"cold-{i}", w / f"cache-{i}", jobs),
+                  "warm": lambda i: cold(root, w / f"warm-{i}", w / f"cache-{i}", jobs)}
+    best = best_of_rounds(steps, args.rounds)
     sizes, fl = session_sizes(root), best["floor"]
     best["corpus"] = {"root": os.path.relpath(root, REPO) if root.is_relative_to(REPO) else os.fspath(root), "how": how,
                       "files": len(files), "sessions": len(sizes), "bytes": fl["bytes"], "lines": fl["lines"],
@@ -91,18 +80,16 @@ def cold_corpus(name: str, root: Path, how: str, added: dict | None, work: Path,
     if name == "real":
         best["in_process_cpu_s"] = in_process_cpu(root, w, args.rounds)
     if name == "bench":
-        log(f"bench: {name}: memory: cold runs again, sampling the process tree every {args.interval:g} s ...")
-        best["memory"] = {f"cold_jobs{n}": _run(root, w / f"memory{n}", w / f"memory-cache{n}", n, args.interval) for n in {jobs, 1}}
-        best["identical"] = same_tables(w / "cold-0", w / "warm-0")
+        log(f"bench: {name}: memory: cold runs again, sampling the process tree every {INTERVAL:g} s ...")
+        best["memory"] = {f"cold_jobs{n}": cold(root, w / f"memory{n}", w / f"memory-cache{n}", n, INTERVAL) for n in {jobs, 1}}
     return best
 
 
 def replay_cost(name: str, work: Path, rounds: int) -> dict:
     """`measure run` over fixtures/<name> without and with `--replay` (no cache, one job), best of `rounds`."""
-    root = REPO / "fixtures" / name
-    opts = ("--no-cache", "--jobs", "1", "--pin-file-times", PIN_FILE_TIMES, "--budgets", REPORT_BUDGETS)
-    return _rounds({"plain": lambda i: _measure(run_cmd(root, work / f"{name}-plain{i}", *opts)),
-                    "replay": lambda i: _measure(run_cmd(root, work / f"{name}-replay{i}", *opts, "--replay"))}, rounds)
+    root, opts = REPO / "fixtures" / name, ("--no-cache", "--jobs", "1", "--budgets", REPORT_BUDGETS)
+    return best_of_rounds({"plain": lambda i: measure_run(root, work / f"{name}-plain{i}", *opts),
+                           "replay": lambda i: measure_run(root, work / f"{name}-replay{i}", *opts, "--replay")}, rounds)
 
 
 def run_bench(args, log=print) -> dict:
@@ -110,21 +97,20 @@ def run_bench(args, log=print) -> dict:
     bytecode = compile_bytecode()
     corpus_dir, jobs = Path(args.corpus).resolve(), args.jobs or os.cpu_count() or 1
     synth = f"measure synth --seed {args.seed} --size-mb {args.size_mb:g}"
-    mixed, _ = ensure_corpus(corpus_dir, "mixed", args.size_mb, args.seed, 0, args.regenerate, log)
-    bench, marker = ensure_corpus(corpus_dir, "bench", args.size_mb, args.seed, args.big_session_mb, args.regenerate, log)
+    mixed, _ = ensure_corpus(corpus_dir, "mixed", args.size_mb, args.seed, log=log)
+    bench, marker = ensure_corpus(corpus_dir, "bench", args.size_mb, args.seed, args.big_session_mb, log)
     roots = {"mixed": (mixed, synth, None),
              "bench": (bench, f"{synth} --shape bench, with a session of at least {args.big_session_mb:g} MB", marker["added_session"]),
              "real": (REPO / "fixtures" / "real", "the real transcripts in git", None)}
     work = Path(tempfile.mkdtemp(prefix="measure-bench-"))
     try:
-        cold = {name: cold_corpus(name, *spec, work, args, jobs, log) for name, spec in roots.items()}
-        res = {"jobs": jobs, "interval": args.interval, "bytecode_compiled": bytecode, "cold": cold}
+        res = {"jobs": jobs, "interval": INTERVAL, "bytecode_compiled": bytecode,
+               "cold": {name: bench_corpus(name, *spec, work, args, jobs, log) for name, spec in roots.items()}}
         for key, replay, repeat in (("linear", None, args.linear_repeat), ("linear_replay", "turn_end", max(1, args.linear_repeat // 2))):
-            log(f"bench: growth{' with --replay-at ' + replay if replay else ''}: ~{args.linear_events} events, "
-                f"doubled {args.linear_steps - 1} time(s) ...")
-            with OtherLoad() as load:
-                res[key] = linearity(os.fspath(bench), work, args.linear_events, repeat, args.linear_steps, replay=replay)
-            res[key]["other_load"] = load.cores
+            log(f"bench: growth{' with --replay-at ' + replay if replay else ''}: ~{args.linear_events} events, doubled twice ...")
+            with Stopwatch() as watch:
+                res[key] = linearity(os.fspath(bench), work, args.linear_events, repeat, replay=replay)
+            res[key]["other_load"] = watch.cores
         res["replay"] = {}
         for name in REPLAY_ROOTS:
             if (REPO / "fixtures" / name).is_dir():
@@ -132,7 +118,7 @@ def run_bench(args, log=print) -> dict:
                 res["replay"][name] = replay_cost(name, work, args.rounds)
             else:
                 log(f"bench: replay: no fixtures/{name} (make fixtures): left out")
-        res["scale"] = None if args.skip_scale else scale_report(args.scale_sessions, args.interval, os.fspath(REPO), log)
+        res["scale"] = None if args.skip_scale else scale_report(SCALE_SESSIONS, INTERVAL, os.fspath(REPO), log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return res
@@ -143,19 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", default=os.fspath(DEFAULT_CORPUS), help="where the generated corpora live (default bench-corpus/)")
     p.add_argument("--size-mb", type=float, default=300, help="size of each generated corpus (default 300, the targets' corpora)")
     p.add_argument("--seed", type=int, default=5, help="seed of the generated corpora (default 5)")
-    p.add_argument("--regenerate", action="store_true", help="rebuild the corpora this benchmark generated")
     p.add_argument("--jobs", type=int, help="worker processes of the parallel runs and floor (default: CPU count)")
     p.add_argument("--rounds", type=int, default=5,
                    help="rounds of every timed run; the fastest is kept (default 5: other tenants only ever add time)")
     p.add_argument("--linear-events", type=int, default=20_000, help="N of the growth check (default 20000)")
-    p.add_argument("--linear-steps", type=int, default=3, help="session sizes N, 2N, 4N, ... of the growth check (default 3)")
     p.add_argument("--linear-repeat", type=int, default=7, help="timings of each growth session, best kept (default 7)")
     p.add_argument("--big-session-mb", type=float, default=PEAK_SESSION_MB,
                    help="a session this big is added to the bench corpus if it has none (0: never; default 90)")
-    p.add_argument("--interval", type=float, default=0.05, help="process-tree memory sampling interval in s (default 0.05)")
     p.add_argument("--out", default=os.fspath(DEFAULT_OUT), help="where bench.csv and machine.json go (default build/bench/)")
     p.add_argument("--skip-scale", action="store_true", help="skip measure report over 20,000 generated small sessions (about a minute)")
-    p.add_argument("--scale-sessions", type=int, default=SCALE_SESSIONS, help=argparse.SUPPRESS)
     p.add_argument("--check", action="store_true", help="exit 1 unless every target passes; an untested target fails")
     return p
 
@@ -169,12 +151,11 @@ def main(argv: list[str] | None = None) -> int:
     info = machine_info() | {k: res[k] for k in ("jobs", "bytecode_compiled", "linear", "linear_replay", "scale")}
     info["corpora"] = {name: c["corpus"] for name, c in res["cold"].items()}
     (out / "machine.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
-    print(f"{info['date']}: {info['cpu_model']}, {info['cpus_usable']} cpu(s), {info['memory_bytes'] / 2**30:.1f} GiB, "
+    print(f"{info['date']}: {info['cpu_model']}, {info['cpus_usable']} cpu(s), {fmt(info['memory_bytes'] / 2**30)} GiB, "
           f"Python {info['python']}, commit {info['git_commit']}{' (dirty)' if info['git_dirty'] else ''}\n")
-    print(render(rows) + "\n")
     by_name = {r.name: r for r in rows}
     print("cold measure run --jobs 1 over its own 1-process floor: "
-          + ", ".join(f"{n} {_fmt(by_name[f'cold_jobs1_over_floor_{n}'].value)}x" for n in res["cold"]) + "\n")
+          + ", ".join(f"{n} {fmt(by_name[f'cold_jobs1_over_floor_{n}'].value)}x" for n in res["cold"]) + "\n")
     print(summary(rows))
     print(f"\nwrote {out / 'bench.csv'} and {out / 'machine.json'}")
     return 1 if args.check and any(r.status != "PASS" for r in rows if r.section == "target") else 0

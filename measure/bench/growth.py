@@ -38,10 +38,9 @@ def superlinear(small: dict[str, int], big: dict[str, int], top: int = 2) -> lis
 def measure_each(root: str, parents: list[str], repeat: int, params) -> tuple[list[list[float]], list[dict[str, int]]]:
     """CPU times of measuring each session over `repeat` rounds, then its Python calls per function.
 
-    CPU time of this process, not wall time, and rounds interleaving the sessions (N, 2N, N,
-    ...): other processes and a drift of the machine's speed then hit every size alike. Call
-    counts (cProfile) do not depend on the machine at all: a function whose calls more than
-    double when the events double is superlinear whatever the clock says.
+    CPU time, not wall time, in rounds interleaving the sizes, so other processes and a drift
+    of the machine's speed hit every size alike; call counts (cProfile) do not depend on the
+    machine at all.
     """
     from measure.akm.prompt import load_template
     from measure.runner.job import measure_session
@@ -64,12 +63,11 @@ def measure_each(root: str, parents: list[str], repeat: int, params) -> tuple[li
 
 def linearity(root: str, work: Path, events: int, repeat: int = 3, steps: int = 3, source: str | None = None,
               replay: str | None = None) -> dict:
-    """Measure a session of exactly N, 2N, 4N, ... events (`steps` sizes) made of copies of one.
+    """Measure sessions of exactly N, 2N, 4N, ... events (`steps` sizes), each made of copies of one.
 
-    Each doubling should at most double the time and the calls; the worst step is the
-    verdict, and several steps catch a cliff that only one doubling crosses. `replay` (a
-    --replay-at schedule) measures with the replay table on: its moments must not make the
-    cost grow as events x moments.
+    Each doubling should at most double the time and the calls; several steps catch a cliff
+    that one doubling crosses. With `replay` (a --replay-at schedule), the moments must not
+    make the cost grow as events x moments.
     """
     from measure.runner.job import RunParams
 
@@ -86,17 +84,7 @@ def linearity(root: str, work: Path, events: int, repeat: int = 3, steps: int = 
               "spread": max(t) / min(t) - 1, "calls": sum(c.values())} for k, (p, t, c) in enumerate(zip(paths, times, calls))]
     ratios = [b["time_s"] / a["time_s"] for a, b in zip(sizes, sizes[1:])]
     call_ratios = [b["calls"] / a["calls"] for a, b in zip(sizes, sizes[1:])]
-    return {
-        "replay": replay,
-        "source": os.path.relpath(src, root),
-        "copies": copies,
-        "repeat": max(1, repeat),
-        "sizes": sizes,
-        "exact": all(z["events"] == z["scale"] * copies * base for z in sizes),
-        "ratios": ratios,
-        "ratio": max(ratios),
-        "spread": max(z["spread"] for z in sizes),
-        "call_ratios": call_ratios,
-        "call_ratio": max(call_ratios),
-        "superlinear_calls": [superlinear(a, b) for a, b in zip(calls, calls[1:])],
-    }
+    return {"replay": replay, "source": os.path.relpath(src, root), "copies": copies, "repeat": max(1, repeat), "sizes": sizes,
+            "exact": all(z["events"] == z["scale"] * copies * base for z in sizes), "ratios": ratios, "ratio": max(ratios),
+            "spread": max(z["spread"] for z in sizes), "call_ratios": call_ratios, "call_ratio": max(call_ratios),
+            "superlinear_calls": [superlinear(a, b) for a, b in zip(calls, calls[1:])]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import math
 import os
 import platform
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import psutil
 
 from measure.bench.corpus import MIB, REPO
+from measure.numbers import rounded
 
 DEFAULT_OUT = REPO / "build" / "bench"  # untracked; the committed copy under reports/bench/ is updated on purpose
 
@@ -56,39 +58,27 @@ CSV_COLUMNS = tuple(f.name for f in fields(Row))
 
 def machine_info() -> dict:
     """The machine, interpreter, packages, commit and date the results were measured with."""
-    packages = {}
-    for dist in ("measure", "orjson", "polars", "psutil"):
+    def installed(dist: str) -> str | None:
         try:
-            packages[dist] = version(dist)
+            return version(dist)
         except PackageNotFoundError:
-            packages[dist] = None
+            return None
+
     git = lambda *a: subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()  # noqa: E731
     try:
         commit = git("rev-parse", "HEAD") or None
-        dirty = bool(git("status", "--porcelain")) if commit else None
     except OSError:
-        commit = dirty = None
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "cpu_model": _cpu_model(),
-        "cpu_count": psutil.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else psutil.cpu_count(),
-        "memory_bytes": psutil.virtual_memory().total,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "packages": packages,
-        "git_commit": commit,
-        "git_dirty": dirty,
-    }
-
-
-def _cpu_model() -> str | None:
-    """The CPU's model name (Linux; psutil does not give it)."""
-    try:
+        commit = None
+    try:  # psutil has no CPU model name
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
     except OSError:
-        return platform.processor() or None
+        cpu = platform.processor() or None
+    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "cpu_model": cpu,
+            "cpu_count": psutil.cpu_count(), "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else psutil.cpu_count(),
+            "memory_bytes": psutil.virtual_memory().total, "platform": platform.platform(), "python": platform.python_version(),
+            "packages": {d: installed(d) for d in ("measure", "orjson", "polars", "psutil")},
+            "git_commit": commit, "git_dirty": bool(git("status", "--porcelain")) if commit else None}
 
 
 def verdict(value: float | None, threshold: float, tested: bool = True, at_least: bool = False) -> str:
@@ -102,12 +92,12 @@ def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
-    return str(v)
+def fmt(v) -> str:
+    """A number as printed: a float to 4 significant digits (whole numbers from 10,000) by the one rounding rule."""
+    if not isinstance(v, float) or not math.isfinite(v):
+        return "" if v is None else str(v)
+    digits = max(0, 3 - math.floor(math.log10(abs(v)))) if v else 0
+    return f"{rounded(v, digits):.{digits}f}".rstrip("0").rstrip(".") if digits else f"{rounded(v, 0):.0f}"
 
 
 def write_csv(rows: list[Row], path: Path) -> None:
@@ -115,7 +105,7 @@ def write_csv(rows: list[Row], path: Path) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(CSV_COLUMNS)
-        w.writerows([_fmt(v) for v in astuple(r)] for r in rows)
+        w.writerows([fmt(v) for v in astuple(r)] for r in rows)
 
 
 def build_rows(res: dict) -> list[Row]:
@@ -147,7 +137,7 @@ def build_rows(res: dict) -> list[Row]:
         run_rows(name, "floor", fl, "orjson.loads over every line, 1 process")
         run_rows(name, "cold_jobs1", cold, "measure run --jobs 1, empty cache dir, interpreter start-up included")
         wall_ratio, big = ratio(cold["wall_s"], fl["wall_s"]), s["bytes"] / 1e6 >= CORPUS_MB_MIN
-        cpu_note = f"CPU ratio {_fmt(ratio(cold['cpu_s'], fl['cpu_s']))}x"
+        cpu_note = f"CPU ratio {fmt(ratio(cold['cpu_s'], fl['cpu_s']))}x"
         if "in_process_cpu_s" in c:
             add(name, "in_process_cpu", c["in_process_cpu_s"], "s", note="run_measurement --jobs 1 in this process, best of rounds")
             add("info", f"cold_jobs1_over_floor_{name}", wall_ratio, "x", note=f"wall, start-up included; {cpu_note}")
@@ -161,19 +151,19 @@ def build_rows(res: dict) -> list[Row]:
     big = b["corpus"]["bytes"] / 1e6 >= CORPUS_MB_MIN
     run_rows("bench", f"floor_{jobs}p", b["floor_np"], f"orjson.loads over every line, {jobs} processes")
     run_rows("bench", f"cold_jobs{jobs}", b["cold"], f"measure run --jobs {jobs}, empty cache dir")
-    run_rows("bench", "warm", b["warm"], f"the same again, same cache dir, unchanged inputs; tables identical: {b['identical']}")
+    run_rows("bench", "warm", b["warm"], "the same again, same cache dir, unchanged inputs")
     for key, t in b["memory"].items():
         memory_rows("bench", key, t)
     floor_sp = ratio(b["floor"]["wall_s"], b["floor_np"]["wall_s"])
     add("info", "floor_speedup", floor_sp, "x", note=f"the parse floor's own speed-up with {jobs} processes: "
         "what this machine gives work that splits perfectly")
     target("speedup_jobs", ratio(b["cold_1"]["wall_s"], b["cold"]["wall_s"]), "x", SPEEDUP_MIN, jobs >= 2 and big,
-           f"--jobs 1 wall / --jobs {jobs} wall, bench corpus; the floor's own: {_fmt(floor_sp)}x", at_least=True)
+           f"--jobs 1 wall / --jobs {jobs} wall, bench corpus; the floor's own: {fmt(floor_sp)}x", at_least=True)
     target("warm_over_cold", ratio(b["warm"]["wall_s"], b["cold"]["wall_s"]), "x", WARM_OVER_COLD_MAX)
     target("warm_wall", b["warm"]["wall_s"], "s", WARM_MAX_S, note="re-run over the unchanged root, whole command")
     largest = b["corpus"]["largest_session_bytes"] / 1e6
     target("peak_memory", b["memory"][f"cold_jobs{jobs}"]["tree_rss_bytes"] / MIB, "MiB", PEAK_MIB_MAX, largest >= PEAK_SESSION_MB,
-           f"--jobs {jobs} cold run, summed RSS of the process tree; largest session {largest:.0f} MB")
+           f"--jobs {jobs} cold run, summed RSS of the process tree; largest session {fmt(largest)} MB")
 
     for key, lin in (("linearity", res["linear"]), ("linearity_replay", res["linear_replay"])):
         what = f" with --replay-at {lin['replay']}" if lin["replay"] else ""
@@ -185,9 +175,9 @@ def build_rows(res: dict) -> list[Row]:
         add(key, "other_load", lin["other_load"], "cores", note=LOAD_NOTE)
         grew = "; ".join(f"{f} {a}->{n}" for step in lin["superlinear_calls"] for f, a, n in step)
         target(f"{key}_calls", lin["call_ratio"], "x", LINEAR_CALLS_MAX, lin["exact"], f"worst doubling of calls{what}: "
-               + ", ".join(f"{r:.3f}" for r in lin["call_ratios"]) + (f"; more than doubled: {grew}" if grew else ""))
+               + ", ".join(map(fmt, lin["call_ratios"])) + (f"; more than doubled: {grew}" if grew else ""))
         target(key, lin["ratio"], "x", LINEAR_MAX, lin["exact"], f"worst doubling of CPU time{what}: "
-               + ", ".join(f"{r:.3f}" for r in lin["ratios"]) + f"; repeats vary by up to {lin['spread'] * 100:.0f}%")
+               + ", ".join(map(fmt, lin["ratios"])) + f"; repeats vary by up to {fmt(rounded(lin['spread'] * 100, 0))}%")
 
     for name, rp in res["replay"].items():
         add("replay", f"{name}_plain_wall", rp["plain"]["wall_s"], "s",
@@ -195,12 +185,12 @@ def build_rows(res: dict) -> list[Row]:
         add("replay", f"{name}_replay_wall", rp["replay"]["wall_s"], "s", note="the same with --replay (turn_end)")
         cpu = ratio(rp["replay"]["cpu_s"], rp["plain"]["cpu_s"])
         target(f"replay_over_plain_{name}", ratio(rp["replay"]["wall_s"], rp["plain"]["wall_s"]), "x", REPLAY_OVER_PLAIN_MAX,
-               note=f"wall; CPU ratio {_fmt(cpu)}x")
+               note=f"wall; CPU ratio {fmt(cpu)}x")
 
     scale = res.get("scale")
     if scale:
         n, peak = scale["sessions"], scale["tree_rss_bytes"] / MIB
-        add("report_20k", "sessions", n, "sessions", note=f"{scale['files']} files, {scale['bytes'] / 1e6:.1f} MB (measure.bench.scale)")
+        add("report_20k", "sessions", n, "sessions", note=f"{scale['files']} files, {fmt(scale['bytes'] / 1e6)} MB (measure.bench.scale)")
         add("report_20k", "wall", scale["wall_s"], "s", note="measure report, cold, six budgets, every notebook")
         add("report_20k", "cpu", scale["cpu_s"], "s", note="the report's process tree")
         memory_rows("report_20k", "report", scale)
@@ -211,22 +201,11 @@ def build_rows(res: dict) -> list[Row]:
     return sorted(rows, key=lambda r: ("info", "target").index(r.section) + 1 if r.section in ("info", "target") else 0)
 
 
-def render(rows: list[Row]) -> str:
-    """A plain-text table of the rows, a blank line between sections."""
-    widths = (16, 34, 12, 7, 9, 9)
-    out = ["  ".join(h.ljust(w) for h, w in zip(CSV_COLUMNS, widths)) + "  note", "-" * 120]
-    for i, r in enumerate(rows):
-        if i and r.section != rows[i - 1].section:
-            out.append("")
-        cells = [_fmt(v) for v in astuple(r)]
-        out.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + cells[-1])
-    return "\n".join(out)
-
-
-def summary(rows: list[Row], cpus: int | None = os.cpu_count()) -> str:
+def summary(rows: list[Row], cpus: int | None = psutil.cpu_count()) -> str:
     """The verdicts, and a warning where other processes used the machine during a timed step."""
     busy = [r for r in rows if r.name.endswith("other_load") and (r.value or 0) > 0.25]
-    out = [f"WARNING: other processes used CPU during {', '.join(f'{r.section} {r.name} ({r.value:.2f} cores)' for r in busy)} "
+    out = [f"WARNING: other processes used CPU during {', '.join(f'{r.section} {r.name} ({fmt(r.value)} cores)' for r in busy)} "
            f"of {cpus}: those timings are pessimistic\n"] if busy else []
-    out += [f"{r.status:8} {r.name}: {_fmt(r.value)} {r.unit} (threshold {_fmt(r.threshold)})" for r in rows if r.section == "target"]
+    out += [f"{r.status:8} {r.name}: {fmt(r.value)} {r.unit} (threshold {fmt(r.threshold)}){'; ' + r.note if r.note else ''}"
+            for r in rows if r.section == "target"]
     return "\n".join(out)

@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure.bench.timing import OtherLoad, timed_run
+from measure.bench.timing import Stopwatch, timed_run
 
 SCALE_SESSIONS = 20_000  # the target's "20,000 small sessions"
 SCALE_PROJECTS = 200  # project folders they are spread over
@@ -103,18 +103,14 @@ def scale_report(sessions: int = SCALE_SESSIONS, interval: float = 0.1, cwd: str
     try:
         log(f"bench: scale: writing {sessions} small sessions, then measure report over them ...")
         stats = build_root(work / ROOT_NAME, sessions)
-        with OtherLoad() as load:
+        with Stopwatch() as watch:
             t = timed_run(report_cmd(work / ROOT_NAME, work / "report", work / "cache"), interval, cwd=cwd)
         if t.returncode != 0:
             raise SystemExit(f"bench: measure report failed ({t.returncode}):\n{t.stderr[-4000:]}")
         return {**stats, "wall_s": t.wall_s, "cpu_s": t.cpu_s, "tree_rss_bytes": t.tree_rss_bytes, "tree_pss_bytes": t.tree_pss_bytes,
-                "maxrss_bytes": t.maxrss_bytes, "procs": t.procs, "other_load": load.cores}
+                "maxrss_bytes": t.maxrss_bytes, "procs": t.procs, "other_load": watch.cores}
     finally:
         shutil.rmtree(work, ignore_errors=True)
         # the report's scratch run folder, build/runs/<root name>, under the working directory's repo
         shutil.rmtree(Path(cwd or os.getcwd()) / "build" / "runs" / ROOT_NAME, ignore_errors=True)
 
-
-if __name__ == "__main__":  # python -m measure.bench.scale [SESSIONS]
-    res = scale_report(int(sys.argv[1]) if len(sys.argv) > 1 else SCALE_SESSIONS, log=lambda m: print(m, file=sys.stderr, flush=True))
-    print(json.dumps(res, indent=1))

@@ -5,12 +5,10 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 import orjson
 import psutil
@@ -32,7 +30,7 @@ def _own_cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-class OtherLoad:
+class Stopwatch:
     """Context manager: the block's wall and own CPU time, and the CPU other processes used meanwhile.
 
     The bench shares its machine: `cores` near 0 means the block's timings are clean, near 1
@@ -73,24 +71,29 @@ def parse_floor(files: list[str], procs: int = 1) -> dict:
     The pool is scheduled like `measure run`'s (largest file first, one file per task) and its
     start-up is inside the timing, as it is for `measure run`.
     """
-    with OtherLoad() as load:
+    with Stopwatch() as watch:
         if procs > 1:
             with ProcessPoolExecutor(max_workers=procs) as pool:
                 parts = list(pool.map(count_file, sorted(files, key=lambda p: -os.path.getsize(p)), chunksize=1))
         else:
             parts = [count_file(p) for p in files]
     lines, bad, size = (sum(col) for col in zip(*parts)) if parts else (0, 0, 0)
-    return {"procs": procs, "wall_s": load.wall_s, "cpu_s": load.own_cpu_s,
-            "other_load": load.cores, "lines": lines, "bad_lines": bad, "bytes": size, "files": len(files)}
+    return {"procs": procs, "wall_s": watch.wall_s, "cpu_s": watch.own_cpu_s,
+            "other_load": watch.cores, "lines": lines, "bad_lines": bad, "bytes": size, "files": len(files)}
 
 
-def best_of(runs: list[dict]) -> dict:
-    """The fastest of several runs of one step, every wall time kept; memory peaks are the largest seen."""
-    best = dict(min(runs, key=lambda r: r["wall_s"]))
-    best["runs"] = [r["wall_s"] for r in runs]
-    for k in ("maxrss_bytes", "tree_rss_bytes", "tree_pss_bytes"):
-        if k in best:
-            best[k] = max(r[k] for r in runs)
+def best_of_rounds(steps: dict, rounds: int) -> dict[str, dict]:
+    """Every step once per round, in order (a drift of the machine's speed hits all alike); the fastest of each.
+
+    Every wall time is kept (`runs`); memory peaks are the largest seen in any round.
+    """
+    runs: dict[str, list[dict]] = {k: [] for k in steps}
+    for i in range(max(1, rounds)):
+        for key, step in steps.items():
+            runs[key].append(step(i))
+    best = {k: dict(min(v, key=lambda r: r["wall_s"]), runs=[r["wall_s"] for r in v]) for k, v in runs.items()}
+    for k, b in best.items():
+        b.update({m: max(r[m] for r in runs[k]) for m in ("maxrss_bytes", "tree_rss_bytes", "tree_pss_bytes") if m in b})
     return best
 
 
@@ -150,14 +153,3 @@ def timed_run(cmd: list[str], interval: float | None = 0.05, cwd: str | None = N
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
     return Timed(proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, *peak, text)
-
-
-def run_cmd(root: Path | str, out: Path | str, *options: str) -> list[str]:
-    """`measure run` of this interpreter over `root` into `out`, with `options`."""
-    return [sys.executable, "-m", "measure", "run", "--root", os.fspath(root), "--out", os.fspath(out), *options]
-
-
-def same_tables(a: Path, b: Path) -> bool:
-    """Whether two run directories hold byte-identical CSV tables."""
-    names = sorted(p.name for p in a.glob("*.csv"))
-    return names == sorted(p.name for p in b.glob("*.csv")) and all((a / n).read_bytes() == (b / n).read_bytes() for n in names)
