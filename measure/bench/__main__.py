@@ -62,8 +62,7 @@ def bench_corpus(name: str, root: Path, how: str, added: dict | None, work: Path
     """The 1-process floor and a cold `measure run --jobs 1` over one corpus, best of the rounds.
 
     The bench corpus also gets the parallel floor, cold and warm runs with `jobs` workers, and
-    one more cold run of each width with the memory sampler on (the timed runs are not
-    sampled: sampling costs CPU).
+    a cold run of each width with the memory sampler on (sampling costs the timed runs CPU).
     """
     w, files = work / name, jsonl_files(root)
     log(f"bench: {name}: {len(files)} .jsonl files under {root}; {args.rounds} round(s) of floor and cold runs ...")

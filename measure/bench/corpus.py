@@ -29,9 +29,8 @@ def _synth_digest() -> str:
 def ensure_corpus(corpus_dir: Path, shape: str, size_mb: float, seed: int, big_session_mb: float = 0, log=print) -> tuple[Path, dict]:
     """`measure synth --shape SHAPE --seed SEED --size-mb SIZE`'s root in `corpus_dir/SHAPE/`, and its marker.
 
-    With `big_session_mb`, a session that big is added if the root has none (`add_big_session`).
-    Generated when absent or when the generator or an option changed; a folder without the
-    bench's marker is not the bench's, and is neither written into nor removed.
+    Generated when absent or when the generator or an option changed, with a session of
+    `big_session_mb` added if none is that big; a folder without the marker is left alone.
     """
     home = corpus_dir / shape
     marker, root, partial = home / MARKER, home / "projects", home / "projects.partial"
@@ -151,9 +150,8 @@ def pick_linear_source(root: str, target_bytes: int = 2_000_000) -> str:
 def add_big_session(root: Path, min_mb: float, log=print) -> dict | None:
     """Add a session of at least `min_mb` MB to `root` unless it has one: copies of one of its own.
 
-    The source is the session that reaches the size with the fewest bytes among those with
-    subagents that need at most 64 copies (any session, if none), so the memory target meets a
-    session of the size it is stated for, shaped like the corpus's own.
+    The source reaches the size with the fewest bytes among sessions with subagents needing at
+    most 64 copies (any session, if none): the memory target's session, shaped like the corpus's.
     """
     min_bytes, sizes = int(min_mb * 1e6), [s for s in session_sizes(root) if s[1]]
     if not sizes or max(s for _, s in sizes) >= min_bytes:

@@ -14,11 +14,8 @@ from measure.bench.corpus import folded_events, pick_linear_source, scale_sessio
 
 
 def clear_caches() -> None:
-    """Empty every functools cache of measure's modules and the date caches, as a fresh worker has them.
-
-    Repeating one session in one process would otherwise find its dates already rendered,
-    which no worker does (its sessions do not share timestamps).
-    """
+    """Empty every functools cache of measure's modules and the date caches, as a fresh worker has them."""
+    # Measuring one session again would otherwise find its dates rendered, which no worker does.
     for name, mod in list(sys.modules.items()):
         if mod is not None and (name == "measure" or name.startswith("measure.")):
             for v in list(vars(mod).values()):
@@ -29,47 +26,18 @@ def clear_caches() -> None:
     jscompat.clear_caches()
 
 
-def superlinear(small: dict[str, int], big: dict[str, int], top: int = 2) -> list[tuple[str, int, int]]:
-    """The functions called more than twice as often in `big` (twice the events) as in `small`."""
-    grew = [(k, small.get(k, 0), n) for k, n in big.items() if n > 2 * small.get(k, 0) + 2]
-    return sorted(grew, key=lambda g: g[1] * 2 - g[2])[:top]
-
-
-def measure_each(root: str, parents: list[str], repeat: int, params) -> tuple[list[list[float]], list[dict[str, int]]]:
-    """CPU times of measuring each session over `repeat` rounds, then its Python calls per function.
-
-    CPU time, not wall time, in rounds interleaving the sizes, so other processes and a drift
-    of the machine's speed hit every size alike; call counts (cProfile) do not depend on the
-    machine at all.
-    """
-    from measure.akm.prompt import load_template
-    from measure.runner.job import measure_session
-
-    template, times, calls = load_template(None), [[] for _ in parents], []
-    for _ in range(max(1, repeat)):
-        for i, parent in enumerate(parents):
-            clear_caches()
-            gc.collect()
-            t0 = time.process_time()
-            measure_session(root, parent, params, template)
-            times[i].append(time.process_time() - t0)
-    for parent in parents:
-        clear_caches()
-        prof = cProfile.Profile()
-        prof.runcall(measure_session, root, parent, params, template)
-        calls.append({f"{os.path.basename(k[0])}:{k[1]}({k[2]})": v[1] for k, v in pstats.Stats(prof).stats.items()})
-    return times, calls
-
-
 def linearity(root: str, work: Path, events: int, repeat: int = 3, steps: int = 3, source: str | None = None,
               replay: str | None = None) -> dict:
     """Measure sessions of exactly N, 2N, 4N, ... events (`steps` sizes), each made of copies of one.
 
-    Each doubling should at most double the time and the calls; several steps catch a cliff
-    that one doubling crosses. With `replay` (a --replay-at schedule), the moments must not
-    make the cost grow as events x moments.
+    Each doubling should at most double the CPU time and the Python calls; several steps catch
+    a cliff that one doubling crosses. With `replay` (a --replay-at schedule), the moments must
+    not make the cost grow as events x moments. CPU time, not wall time, in rounds
+    interleaving the sizes, so other processes and a drift of the machine's speed hit every
+    size alike; call counts (cProfile) do not depend on the machine at all.
     """
-    from measure.runner.job import RunParams
+    from measure.akm.prompt import load_template
+    from measure.runner.job import RunParams, measure_session
 
     params = RunParams.from_options(replay=replay)
     src = source or pick_linear_source(root)
@@ -79,12 +47,23 @@ def linearity(root: str, work: Path, events: int, repeat: int = 3, steps: int = 
     copies = max(1, round(events / base))
     lin_root = work / ("linear-replay" if replay else "linear")
     paths = [scale_session(src, lin_root / "-bench-linear", copies << k, f"linear-{1 << k}n") for k in range(max(2, steps))]
-    times, calls = measure_each(os.fspath(lin_root), paths, repeat, params)
+    template, times, calls = load_template(None), [[] for _ in paths], []
+    for _ in range(max(1, repeat)):
+        for i, parent in enumerate(paths):
+            clear_caches()
+            gc.collect()
+            t0 = time.process_time()
+            measure_session(os.fspath(lin_root), parent, params, template)
+            times[i].append(time.process_time() - t0)
+    for parent in paths:
+        clear_caches()
+        prof = cProfile.Profile()
+        prof.runcall(measure_session, os.fspath(lin_root), parent, params, template)
+        calls.append(sum(v[1] for v in pstats.Stats(prof).stats.values()))
     sizes = [{"scale": 1 << k, "events": folded_events(p, os.fspath(lin_root)), "bytes": session_bytes(p), "time_s": min(t),
-              "spread": max(t) / min(t) - 1, "calls": sum(c.values())} for k, (p, t, c) in enumerate(zip(paths, times, calls))]
+              "spread": max(t) / min(t) - 1, "calls": c} for k, (p, t, c) in enumerate(zip(paths, times, calls))]
     ratios = [b["time_s"] / a["time_s"] for a, b in zip(sizes, sizes[1:])]
     call_ratios = [b["calls"] / a["calls"] for a, b in zip(sizes, sizes[1:])]
     return {"replay": replay, "source": os.path.relpath(src, root), "copies": copies, "repeat": max(1, repeat), "sizes": sizes,
             "exact": all(z["events"] == z["scale"] * copies * base for z in sizes), "ratios": ratios, "ratio": max(ratios),
-            "spread": max(z["spread"] for z in sizes), "call_ratios": call_ratios, "call_ratio": max(call_ratios),
-            "superlinear_calls": [superlinear(a, b) for a, b in zip(calls, calls[1:])]}
+            "spread": max(z["spread"] for z in sizes), "call_ratios": call_ratios, "call_ratio": max(call_ratios)}

@@ -91,12 +91,6 @@ def build_root(root: Path, sessions: int = SCALE_SESSIONS, projects: int = SCALE
     return {"sessions": sessions, "files": files, "bytes": size}
 
 
-def report_cmd(root: Path, out: Path, cache: Path) -> list[str]:
-    """`measure report` over the scale root, six budgets, every notebook."""
-    return [sys.executable, "-m", "measure", "report", "--root", os.fspath(root), "--out", os.fspath(out),
-            "--cache-dir", os.fspath(cache), "--budgets", REPORT_BUDGETS, "--quiet"]
-
-
 def scale_report(sessions: int = SCALE_SESSIONS, interval: float = 0.1, cwd: str | None = None, log=print) -> dict:
     """Generate the scale root in a temporary folder and time one cold `measure report` on it."""
     work = Path(tempfile.mkdtemp(prefix="measure-scale-"))
@@ -104,7 +98,8 @@ def scale_report(sessions: int = SCALE_SESSIONS, interval: float = 0.1, cwd: str
         log(f"bench: scale: writing {sessions} small sessions, then measure report over them ...")
         stats = build_root(work / ROOT_NAME, sessions)
         with Stopwatch() as watch:
-            t = timed_run(report_cmd(work / ROOT_NAME, work / "report", work / "cache"), interval, cwd=cwd)
+            t = timed_run([sys.executable, "-m", "measure", "report", "--root", os.fspath(work / ROOT_NAME), "--out", os.fspath(work / "report"),
+                           "--cache-dir", os.fspath(work / "cache"), "--budgets", REPORT_BUDGETS, "--quiet"], interval, cwd=cwd)
         if t.returncode != 0:
             raise SystemExit(f"bench: measure report failed ({t.returncode}):\n{t.stderr[-4000:]}")
         return {**stats, "wall_s": t.wall_s, "cpu_s": t.cpu_s, "tree_rss_bytes": t.tree_rss_bytes, "tree_pss_bytes": t.tree_pss_bytes,

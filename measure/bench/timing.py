@@ -21,11 +21,8 @@ def _machine_busy_s() -> float:
 
 
 def _own_cpu_s() -> float:
-    """CPU seconds of this process plus every child (and grandchild) reaped so far.
-
-    From getrusage, to the microsecond: psutil's process times come in clock ticks (10 ms),
-    a fifth of fixtures/real's floor.
-    """
+    """CPU seconds of this process plus every child (and grandchild) reaped so far."""
+    # getrusage, to the microsecond: psutil's process times come in 10 ms ticks, a fifth of fixtures/real's floor.
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
@@ -33,8 +30,7 @@ def _own_cpu_s() -> float:
 class Stopwatch:
     """Context manager: the block's wall and own CPU time, and the CPU other processes used meanwhile.
 
-    The bench shares its machine: `cores` near 0 means the block's timings are clean, near 1
-    that another process took a whole core meanwhile (the timings are pessimistic).
+    `cores` near 0: the block's timings are clean; near 1: another process took a whole core.
     """
 
     def __enter__(self):
@@ -66,11 +62,8 @@ def count_file(path: str) -> tuple[int, int, int]:
 
 
 def parse_floor(files: list[str], procs: int = 1) -> dict:
-    """orjson alone over every line of `files`, timed; `procs` > 1 parses in a process pool.
-
-    The pool is scheduled like `measure run`'s (largest file first, one file per task) and its
-    start-up is inside the timing, as it is for `measure run`.
-    """
+    """orjson alone over every line of `files`, timed; `procs` > 1 parses in a pool scheduled like `measure run`'s."""
+    # largest file first, one file per task, the pool's start-up inside the timing
     with Stopwatch() as watch:
         if procs > 1:
             with ProcessPoolExecutor(max_workers=procs) as pool:
@@ -134,11 +127,9 @@ class Timed:
 def timed_run(cmd: list[str], interval: float | None = 0.05, cwd: str | None = None) -> Timed:
     """Run `cmd`, reaped with wait4 so its rusage is its own, grandchildren included.
 
-    Linux folds a reaped process's ru_maxrss into its parent's children maximum, so wait4's
-    figure covers the pool workers too, as the largest *single* process; with an `interval`
-    the tree's summed memory is sampled that often (and the wall time is known to that
-    interval). None samples nothing: reading every process's memory costs CPU, which a run
-    using every core pays for.
+    Linux folds a reaped process's ru_maxrss into its parent's, so wait4's figure covers the
+    pool workers too, as the largest single process. With an `interval` the tree's summed
+    memory is sampled that often (and the wall time known to that interval): sampling costs CPU.
     """
     peak = [0, 0, 0]
     with tempfile.TemporaryFile() as err:
