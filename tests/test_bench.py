@@ -61,13 +61,12 @@ def test_parse_floor_counts_its_workers_cpu(tmp_path):
     assert two["cpu_s"] > 0.6 * one["cpu_s"]  # the pool's workers are reaped inside the timing: their CPU is counted
 
 
-def test_best_of_rounds_keeps_the_fastest_run_and_the_largest_memory():
+def test_best_of_rounds_interleaves_the_steps_and_keeps_the_fastest():
     walls, order = iter([3.0, 9.0, 2.0, 8.0, 4.0, 1.0]), []
-    steps = {k: (lambda i, k=k: order.append((k, i)) or {"wall_s": next(walls), "tree_rss_bytes": 10 * len(order)}) for k in "ab"}
+    steps = {k: (lambda i, k=k: order.append((k, i)) or {"wall_s": next(walls), "round": i}) for k in "ab"}
     best = timing.best_of_rounds(steps, 3)
-    assert order == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]  # interleaved
-    assert best["a"] == {"wall_s": 2.0, "runs": [3.0, 2.0, 4.0], "tree_rss_bytes": 50}
-    assert best["b"] == {"wall_s": 1.0, "runs": [9.0, 8.0, 1.0], "tree_rss_bytes": 60}
+    assert order == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    assert best == {"a": {"wall_s": 2.0, "round": 1, "runs": [3.0, 2.0, 4.0]}, "b": {"wall_s": 1.0, "round": 2, "runs": [9.0, 8.0, 1.0]}}
 
 
 def test_jsonl_files_walks_everything_sorted(corpus):

@@ -9,14 +9,13 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import asdict
 from pathlib import Path
 
 from measure.bench.corpus import DEFAULT_CORPUS, REPO, ensure_corpus, jsonl_files, session_sizes
 from measure.bench.growth import clear_caches, linearity
 from measure.bench.results import DEFAULT_OUT, PEAK_SESSION_MB, fmt, build_rows, machine_info, summary, write_csv
 from measure.bench.scale import REPORT_BUDGETS, SCALE_SESSIONS, scale_report
-from measure.bench.timing import Stopwatch, best_of_rounds, parse_floor, timed_run
+from measure.bench.timing import Stopwatch, best_of_rounds, checked_run, parse_floor
 
 REPLAY_ROOTS = ("default", "s840")  # fixtures/<name>: --replay over a plain run
 INTERVAL = 0.05  # seconds between two samples of a process tree's memory
@@ -24,19 +23,14 @@ INTERVAL = 0.05  # seconds between two samples of a process tree's memory
 
 def compile_bytecode() -> bool:
     """Byte-compile measure's modules, as installing a package does, so no timed command compiles them."""
-    # An editable checkout run with PYTHONDONTWRITEBYTECODE (set on this project's machines)
-    # would otherwise compile every module from source in every command.
+    # PYTHONDONTWRITEBYTECODE (set on this project's machines) would have every command compile them.
     return bool(compileall.compile_dir(REPO / "measure", quiet=1))
 
 
 def measure_run(root: Path, out: Path, *options: str, interval: float | None = None) -> dict:
-    """`measure run` over `root` with `options`, timed (its memory sampled every `interval` s); a failure ends the bench."""
+    """`measure run` over `root` with `options`, timed (its memory sampled every `interval` s)."""
     cmd = [sys.executable, "-m", "measure", "run", "--root", os.fspath(root), "--out", os.fspath(out), *options]
-    with Stopwatch() as watch:
-        t = timed_run(cmd, interval, cwd=os.fspath(REPO))
-    if t.returncode != 0:
-        raise SystemExit(f"bench: {' '.join(cmd[1:])} failed ({t.returncode}):\n{t.stderr[-4000:]}")
-    return {k: v for k, v in asdict(t).items() if k != "stderr"} | {"other_load": watch.cores}
+    return checked_run(cmd, interval, cwd=os.fspath(REPO))
 
 
 def cold(root: Path, out: Path, cache: Path, jobs: int, interval: float | None = None) -> dict:

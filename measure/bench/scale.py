@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure.bench.timing import Stopwatch, timed_run
+from measure.bench.timing import checked_run
 
 SCALE_SESSIONS = 20_000  # the target's "20,000 small sessions"
 SCALE_PROJECTS = 200  # project folders they are spread over
@@ -79,10 +79,9 @@ def build_root(root: Path, sessions: int = SCALE_SESSIONS, projects: int = SCALE
         lines, sub, meta = session_lines(i)
         written = [(proj / f"{sid}.jsonl", "\n".join(lines) + "\n")]
         if sub is not None:
-            subdir = proj / sid / "subagents"
-            subdir.mkdir(parents=True)
-            agent = f"a{i:07x}"
-            written += [(subdir / f"agent-{agent}.jsonl", "\n".join(sub) + "\n"), (subdir / f"agent-{agent}.meta.json", meta)]
+            agent = proj / sid / "subagents" / f"agent-a{i:07x}"
+            agent.parent.mkdir(parents=True)
+            written += [(agent.with_suffix(".jsonl"), "\n".join(sub) + "\n"), (agent.with_suffix(".meta.json"), meta)]
         for path, text in written:
             data = text.encode("utf-8")
             path.write_bytes(data)
@@ -97,13 +96,9 @@ def scale_report(sessions: int = SCALE_SESSIONS, interval: float = 0.1, cwd: str
     try:
         log(f"bench: scale: writing {sessions} small sessions, then measure report over them ...")
         stats = build_root(work / ROOT_NAME, sessions)
-        with Stopwatch() as watch:
-            t = timed_run([sys.executable, "-m", "measure", "report", "--root", os.fspath(work / ROOT_NAME), "--out", os.fspath(work / "report"),
-                           "--cache-dir", os.fspath(work / "cache"), "--budgets", REPORT_BUDGETS, "--quiet"], interval, cwd=cwd)
-        if t.returncode != 0:
-            raise SystemExit(f"bench: measure report failed ({t.returncode}):\n{t.stderr[-4000:]}")
-        return {**stats, "wall_s": t.wall_s, "cpu_s": t.cpu_s, "tree_rss_bytes": t.tree_rss_bytes, "tree_pss_bytes": t.tree_pss_bytes,
-                "maxrss_bytes": t.maxrss_bytes, "procs": t.procs, "other_load": watch.cores}
+        return stats | checked_run([sys.executable, "-m", "measure", "report", "--root", os.fspath(work / ROOT_NAME), "--out",
+                                    os.fspath(work / "report"), "--cache-dir", os.fspath(work / "cache"), "--budgets", REPORT_BUDGETS,
+                                    "--quiet"], interval, cwd)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         # the report's scratch run folder, build/runs/<root name>, under the working directory's repo

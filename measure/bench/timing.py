@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import orjson
 import psutil
@@ -42,7 +42,6 @@ class Stopwatch:
         self.own_cpu_s = _own_cpu_s() - self._own0
         self.other_cpu_s = max(0.0, _machine_busy_s() - self._busy0 - self.own_cpu_s)
         self.cores = self.other_cpu_s / self.wall_s if self.wall_s > 0 else 0.0
-        return False
 
 
 def count_file(path: str) -> tuple[int, int, int]:
@@ -78,16 +77,13 @@ def parse_floor(files: list[str], procs: int = 1) -> dict:
 def best_of_rounds(steps: dict, rounds: int) -> dict[str, dict]:
     """Every step once per round, in order (a drift of the machine's speed hits all alike); the fastest of each.
 
-    Every wall time is kept (`runs`); memory peaks are the largest seen in any round.
+    Other processes only ever add time, so the fastest is the one kept; every wall time is in `runs`.
     """
     runs: dict[str, list[dict]] = {k: [] for k in steps}
     for i in range(max(1, rounds)):
         for key, step in steps.items():
             runs[key].append(step(i))
-    best = {k: dict(min(v, key=lambda r: r["wall_s"]), runs=[r["wall_s"] for r in v]) for k, v in runs.items()}
-    for k, b in best.items():
-        b.update({m: max(r[m] for r in runs[k]) for m in ("maxrss_bytes", "tree_rss_bytes", "tree_pss_bytes") if m in b})
-    return best
+    return {k: dict(min(v, key=lambda r: r["wall_s"]), runs=[r["wall_s"] for r in v]) for k, v in runs.items()}
 
 
 def tree_pids(pid: int) -> list[int]:
@@ -144,3 +140,12 @@ def timed_run(cmd: list[str], interval: float | None = 0.05, cwd: str | None = N
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
     return Timed(proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, *peak, text)
+
+
+def checked_run(cmd: list[str], interval: float | None = None, cwd: str | None = None) -> dict:
+    """`timed_run` as a dict, with the load other processes put on the machine meanwhile; a failure ends the bench."""
+    with Stopwatch() as watch:
+        t = timed_run(cmd, interval, cwd)
+    if t.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd[1:])} failed ({t.returncode}):\n{t.stderr[-4000:]}")
+    return {k: v for k, v in asdict(t).items() if k != "stderr"} | {"other_load": watch.cores}
