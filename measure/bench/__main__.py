@@ -52,7 +52,7 @@ def in_process_cpu(root: Path, work: Path, rounds: int) -> float:
     return best
 
 
-def bench_corpus(name: str, root: Path, how: str, added: dict | None, work: Path, args, jobs: int, log) -> dict:
+def bench_corpus(name: str, root: Path, how: str, size_mb: float | None, added: dict | None, work: Path, args, jobs: int, log) -> dict:
     """The 1-process floor and a cold `measure run --jobs 1` over one corpus, best of the rounds.
 
     The bench corpus also gets the parallel floor, cold and warm runs with `jobs` workers, and
@@ -66,7 +66,7 @@ def bench_corpus(name: str, root: Path, how: str, added: dict | None, work: Path
                   "warm": lambda i: cold(root, w / f"warm-{i}", w / f"cache-{i}", jobs)}
     best = best_of_rounds(steps, args.rounds)
     sizes, fl = session_sizes(root), best["floor"]
-    best["corpus"] = {"root": os.path.relpath(root, REPO) if root.is_relative_to(REPO) else os.fspath(root), "how": how,
+    best["corpus"] = {"root": os.path.relpath(root, REPO) if root.is_relative_to(REPO) else os.fspath(root), "how": how, "size_mb": size_mb,
                       "files": len(files), "sessions": len(sizes), "bytes": fl["bytes"], "lines": fl["lines"],
                       "malformed_lines": fl["bad_lines"], "largest_session_bytes": max((s for _, s in sizes), default=0),
                       "added_session": added}
@@ -92,9 +92,9 @@ def run_bench(args, log=print) -> dict:
     synth = f"measure synth --seed {args.seed} --size-mb {args.size_mb:g}"
     mixed, _ = ensure_corpus(corpus_dir, "mixed", args.size_mb, args.seed, log=log)
     bench, marker = ensure_corpus(corpus_dir, "bench", args.size_mb, args.seed, args.big_session_mb, log)
-    roots = {"mixed": (mixed, synth, None),
-             "bench": (bench, f"{synth} --shape bench, with a session of at least {args.big_session_mb:g} MB", marker["added_session"]),
-             "real": (REPO / "fixtures" / "real", "the real transcripts in git", None)}
+    roots = {"mixed": (mixed, synth, args.size_mb, None),
+             "bench": (bench, f"{synth} --shape bench, plus a {args.big_session_mb:g} MB session", args.size_mb, marker["added_session"]),
+             "real": (REPO / "fixtures" / "real", "the real transcripts in git", None, None)}
     work = Path(tempfile.mkdtemp(prefix="measure-bench-"))
     try:
         res = {"jobs": jobs, "interval": INTERVAL, "bytecode_compiled": bytecode,
@@ -137,13 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    info = machine_info()  # before the bench writes anything: the commit measured, and whether it was clean
     res = run_bench(args, log=lambda msg: print(msg, file=sys.stderr, flush=True))
     rows = build_rows(res)
     out = Path(args.out)
     write_csv(rows, out / "bench.csv")
-    info = machine_info() | {k: res[k] for k in ("jobs", "bytecode_compiled", "linear", "linear_replay", "scale")}
-    info["corpora"] = {name: c["corpus"] for name, c in res["cold"].items()}
-    (out / "machine.json").write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    (out / "machine.json").write_text(json.dumps(info | {"results": res}, indent=1, sort_keys=True) + "\n")  # every number
     print(f"{info['date']}: {info['cpu_model']}, {info['cpus_usable']} cpu(s), {fmt(info['memory_bytes'] / 2**30)} GiB, "
           f"Python {info['python']}, commit {info['git_commit']}{' (dirty)' if info['git_dirty'] else ''}\n")
     by_name = {r.name: r for r in rows}
