@@ -13,7 +13,7 @@ from pathlib import Path
 
 from measure.bench.corpus import DEFAULT_CORPUS, REPO, ensure_corpus, jsonl_files, session_sizes
 from measure.bench.growth import clear_caches, linearity
-from measure.bench.results import DEFAULT_OUT, PEAK_SESSION_MB, fmt, build_rows, machine_info, summary, write_csv
+from measure.bench.results import DEFAULT_OUT, PEAK_SESSION_MB, build_rows, fmt, machine_info, summary, write_csv
 from measure.bench.scale import REPORT_BUDGETS, SCALE_SESSIONS, scale_report
 from measure.bench.timing import Stopwatch, best_of_rounds, checked_run, parse_floor
 
@@ -33,8 +33,8 @@ def measure_run(root: Path, out: Path, *options: str, interval: float | None = N
     return checked_run(cmd, interval, cwd=os.fspath(REPO))
 
 
-def cold(root: Path, out: Path, cache: Path, jobs: int, interval: float | None = None) -> dict:
-    """`measure run --jobs JOBS` over `root` with `cache` as its cache dir (empty the first time), timed."""
+def cached_run(root: Path, out: Path, cache: Path, jobs: int, interval: float | None = None) -> dict:
+    """`measure run --jobs JOBS` over `root` with `cache` as its cache dir (cold while it is empty), timed."""
     return measure_run(root, out, "--cache-dir", os.fspath(cache), "--jobs", str(jobs), interval=interval)
 
 
@@ -47,7 +47,7 @@ def in_process_cpu(root: Path, work: Path, rounds: int) -> float:
     for i in range(max(1, rounds)):
         clear_caches()
         with Stopwatch() as watch:
-            run_measurement(root, work / f"in-process{i}", RunParams(), jobs=1, progress=lambda *_: None)
+            run_measurement(root, work / f"in-process{i}", RunParams.from_options(), jobs=1, progress=lambda *_: None)
         best = min(best, watch.own_cpu_s)
     return best
 
@@ -60,10 +60,10 @@ def bench_corpus(name: str, root: Path, how: str, size_mb: float | None, added: 
     """
     w, files = work / name, jsonl_files(root)
     log(f"bench: {name}: {len(files)} .jsonl files under {root}; {args.rounds} round(s) of floor and cold runs ...")
-    steps = {"floor": lambda i: parse_floor(files, 1), "cold_1": lambda i: cold(root, w / f"cold1-{i}", w / f"cache1-{i}", 1)}
+    steps = {"floor": lambda i: parse_floor(files, 1), "cold_1": lambda i: cached_run(root, w / f"cold1-{i}", w / f"cache1-{i}", 1)}
     if name == "bench":
-        steps |= {"floor_np": lambda i: parse_floor(files, jobs), "cold": lambda i: cold(root, w / f"cold-{i}", w / f"cache-{i}", jobs),
-                  "warm": lambda i: cold(root, w / f"warm-{i}", w / f"cache-{i}", jobs)}
+        steps |= {"floor_np": lambda i: parse_floor(files, jobs), "cold": lambda i: cached_run(root, w / f"cold-{i}", w / f"cache-{i}", jobs),
+                  "warm": lambda i: cached_run(root, w / f"warm-{i}", w / f"cache-{i}", jobs)}
     best = best_of_rounds(steps, args.rounds)
     sizes, fl = session_sizes(root), best["floor"]
     best["corpus"] = {"root": os.path.relpath(root, REPO) if root.is_relative_to(REPO) else os.fspath(root), "how": how, "size_mb": size_mb,
@@ -74,7 +74,7 @@ def bench_corpus(name: str, root: Path, how: str, size_mb: float | None, added: 
         best["in_process_cpu_s"] = in_process_cpu(root, w, args.rounds)
     if name == "bench":
         log(f"bench: {name}: memory: cold runs again, sampling the process tree every {INTERVAL:g} s ...")
-        best["memory"] = {f"cold_jobs{n}": cold(root, w / f"memory{n}", w / f"memory-cache{n}", n, INTERVAL) for n in {jobs, 1}}
+        best["memory"] = {f"cold_jobs{n}": cached_run(root, w / f"memory{n}", w / f"memory-cache{n}", n, INTERVAL) for n in dict.fromkeys((jobs, 1))}
     return best
 
 
