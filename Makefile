@@ -83,8 +83,9 @@ test: $(STAMP) $(LAB_STAMP) $(S840) ## Unit tests, then nbval re-executes the go
 golden: $(STAMP) $(S840) ## Regenerate tests/golden/ from the bundled fixtures (review the diff, then commit)
 	$(PY) -m measure report --golden
 
+# The replay target runs on fixtures/s840 too; the corpora are generated once into bench-corpus/.
 .PHONY: bench
-bench: $(STAMP) ## Benchmark the measurement (measure.bench) into BENCH_OUT (default build/bench/)
+bench: $(STAMP) $(S840) ## Benchmark the measurement (measure.bench) into BENCH_OUT (default build/bench/)
 	$(PY) -m measure.bench --out "$(BENCH_OUT)"
 
 .PHONY: clean

@@ -1,4 +1,4 @@
-"""The benchmark's helpers on tiny corpora (no timing is ever asserted)."""
+"""The benchmark's helpers on tiny roots; no timing target is ever asserted."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import csv
 import json
 import re
 import shutil
+import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 
@@ -15,8 +17,10 @@ import pytest
 import measure
 from measure.akm.read import read_session, subagents_dir
 from measure.bench import corpus as bench_corpus
-from measure.bench import results, timing
+from measure.bench import growth, results, scale, timing
+from measure.bench.corpus import MIB
 
+REPO = Path(__file__).parent.parent
 PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
 FOLD_SMALL = "-home-dev-fold-small/e88b7591-31db-4e32-98dc-b35f94c662cd.jsonl"
 FOLD_LAYOUTS = "-home-dev-fold-layouts/8fe8003a-a254-4baf-9c31-6ab6d5ae55e1.jsonl"
@@ -37,35 +41,37 @@ def _write(path: Path, data: bytes) -> Path:
 
 def test_count_file_counts_nonempty_lines_and_failures(tmp_path):
     p = _write(tmp_path / "a.jsonl", b'{"a":1}\n\n[1,2]\nnot json\n{"b":"x"}')
-    lines, bad, size = timing.count_file(str(p))
-    assert (lines, bad, size) == (4, 1, p.stat().st_size)
+    assert timing.count_file(str(p)) == (4, 1, p.stat().st_size)
 
 
 def test_parse_floor_one_and_two_processes_agree(tmp_path):
-    files = [
-        str(_write(tmp_path / "x" / "a.jsonl", b'{"a":1}\n{"a":2}\n')),
-        str(_write(tmp_path / "y" / "b.jsonl", b'{"b":1}\n{oops\n{"b":3}\n')),
-    ]
-    one = timing.parse_floor(files, 1)
-    two = timing.parse_floor(files, 2)
+    files = [str(_write(tmp_path / "x" / "a.jsonl", b'{"a":1}\n{"a":2}\n')), str(_write(tmp_path / "y" / "b.jsonl", b'{"b":1}\n{oops\n{"b":3}\n'))]
+    one, two = timing.parse_floor(files, 1), timing.parse_floor(files, 2)
     for r in (one, two):
         assert (r["lines"], r["bad_lines"], r["files"]) == (5, 1, 2)
         assert r["bytes"] == sum(Path(f).stat().st_size for f in files)
+        assert r["wall_s"] > 0
     assert (one["procs"], two["procs"]) == (1, 2)
 
 
-def test_best_of_keeps_the_fastest_run_and_the_largest_memory():
-    runs = [{"wall_s": 3.0, "tree_rss_bytes": 10}, {"wall_s": 2.0, "tree_rss_bytes": 5}, {"wall_s": 4.0, "tree_rss_bytes": 7}]
-    best = timing.best_of(runs)
-    assert best["wall_s"] == 2.0 and best["runs"] == [3.0, 2.0, 4.0] and best["tree_rss_bytes"] == 10
+def test_parse_floor_counts_its_workers_cpu(tmp_path):
+    files = [str(_write(tmp_path / f"{i}.jsonl", b'{"a":1,"b":[1,2,3]}\n' * 150_000)) for i in range(2)]
+    one, two = timing.parse_floor(files, 1), timing.parse_floor(files, 2)
+    assert one["cpu_s"] > 0.05
+    assert two["cpu_s"] > 0.6 * one["cpu_s"]  # the pool's workers are reaped inside the timing: their CPU is counted
+
+
+def test_best_of_rounds_interleaves_the_steps_and_keeps_the_fastest():
+    walls, order = iter([3.0, 9.0, 2.0, 8.0, 4.0, 1.0]), []
+    steps = {k: (lambda i, k=k: order.append((k, i)) or {"wall_s": next(walls), "round": i}) for k in "ab"}
+    best = timing.best_of_rounds(steps, 3)
+    assert order == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    assert best == {"a": {"wall_s": 2.0, "round": 1, "runs": [3.0, 2.0, 4.0]}, "b": {"wall_s": 1.0, "round": 2, "runs": [9.0, 8.0, 1.0]}}
 
 
 def test_jsonl_files_walks_everything_sorted(corpus):
     files = bench_corpus.jsonl_files(corpus)
-    assert files == sorted(files)
-    assert all(f.endswith(".jsonl") for f in files)
-    expected = sorted(str(p) for p in corpus.rglob("*.jsonl"))
-    assert sorted(files) == expected
+    assert files == sorted(str(p) for p in corpus.rglob("*.jsonl")) and len(files) > 10
 
 
 def test_session_sizes_include_subagents(corpus):
@@ -73,6 +79,7 @@ def test_session_sizes_include_subagents(corpus):
     parent = str(corpus / FOLD_SMALL)
     sub = Path(subagents_dir(parent))
     assert sizes[parent] == Path(parent).stat().st_size + sum(p.stat().st_size for p in sub.rglob("*") if p.is_file())
+    assert sizes[parent] > Path(parent).stat().st_size
 
 
 @pytest.mark.parametrize("source", [FOLD_SMALL, FOLD_LAYOUTS])
@@ -85,8 +92,7 @@ def test_scale_session_has_exactly_n_and_2n_events(corpus, tmp_path, source):
     big = bench_corpus.scale_session(src, root / "-p", 4, "2n")
     assert bench_corpus.folded_events(small, str(root)) == 2 * base
     assert bench_corpus.folded_events(big, str(root)) == 4 * base
-    # Rebuilding in place does not append to the previous copy.
-    bench_corpus.scale_session(src, root / "-p", 2, "n")
+    bench_corpus.scale_session(src, root / "-p", 2, "n")  # rebuilt in place, not appended to
     assert bench_corpus.folded_events(small, str(root)) == 2 * base
 
 
@@ -100,216 +106,229 @@ def test_scale_session_keeps_copies_paired_and_ordered(corpus, tmp_path):
     assert len(session.subagents) == 2 * len(src_session.subagents)
     agents = [Path(s.path).name for s in session.subagents]
     assert len(set(agents)) == len(agents)  # renamed, not overwritten
-    metas = list(Path(subagents_dir(out)).rglob("*.meta.json"))
-    tool_ids = [json.loads(m.read_text()).get("toolUseId") for m in metas]
-    tool_ids = [t for t in tool_ids if t]
+    tool_ids = [t for m in Path(subagents_dir(out)).rglob("*.meta.json") if (t := json.loads(m.read_text()).get("toolUseId"))]
     assert len(set(tool_ids)) == len(tool_ids)
     ts = [e.ts for e in session.folded]
     assert ts == sorted(ts)
-    # The second copy starts after the first ends.
-    assert max(e.ts for e in src_session.folded) < ts[-1]
+    assert max(e.ts for e in src_session.folded) < ts[-1]  # the second copy starts after the first ends
 
 
-def test_shift_line_moves_only_iso_timestamps():
-    line = b'{"timestamp":"2025-01-01T00:00:00.000Z","x":1}'
-    assert json.loads(bench_corpus._shift_line(line, 1000))["timestamp"] == "2025-01-01T00:00:01.000Z"
-    assert bench_corpus._shift_line(line, 0) == line
-    assert bench_corpus._shift_line(b"not json", 1000) == b"not json"
-    assert bench_corpus._shift_line(b'{"x":1}', 1000) == b'{"x":1}'
+def test_shift_moves_only_timestamps_that_parse():
+    data = b'{"timestamp":"2025-01-01T00:00:00.000Z","x":"2025-01-01T00:00:00.000Z"}\n{"timestamp": "soon"}\n'
+    shifted = bench_corpus._shift(data, 1000)
+    assert shifted == data.replace(b'"timestamp":"2025-01-01T00:00:00.000Z"', b'"timestamp":"2025-01-01T00:00:01.000Z"')
+    assert bench_corpus._shift(data, 0) == data
+    assert bench_corpus._stamps(shifted) == [1735689601000.0]
 
 
-def _fake_result(mb: float = 600, largest_mb: float = 95) -> dict:
-    run = {"wall_s": 10.0, "maxrss_bytes": 200 * bench_corpus.MIB, "tree_rss_bytes": 250 * bench_corpus.MIB, "tree_pss_bytes": 220 * bench_corpus.MIB}
+def _run(wall, cpu=None, rss=200 * MIB, tree=250 * MIB, load=0.01):
+    return {"wall_s": wall, "cpu_s": cpu if cpu is not None else wall, "other_load": load, "runs": [wall, wall + 1],
+            "maxrss_bytes": rss, "tree_rss_bytes": tree, "tree_pss_bytes": tree - MIB, "procs": 3}
+
+
+def _corpus(mb, largest_mb=10, how="measure synth --seed 5 --size-mb 300", size_mb=None):
+    return {"root": "bench-corpus/x/projects", "how": how, "size_mb": size_mb, "files": 3, "sessions": 2, "bytes": int(mb * 1e6) - 1, "lines": 1000,
+            "largest_session_bytes": int(largest_mb * 1e6), "added_session": None}
+
+
+def _fake_result(mb: float = 300, largest_mb: float = 95, sessions: int = 20_000) -> dict:
+    linear = {"replay": None, "source": "p/s.jsonl", "copies": 2, "repeat": 3, "exact": True, "spread": 0.05, "other_load": 0.0,
+              "sizes": [{"scale": s, "events": 10 * s, "time_s": t, "calls": 100 * s} for s, t in ((1, 1.0), (2, 1.9), (4, 4.75))],
+              "ratios": [1.9, 2.5], "ratio": 2.5, "call_ratios": [1.99, 2.01], "call_ratio": 2.01}
     return {
-        "interval": 0.05,
-        "corpus": {"files": 3, "sessions": 2, "bytes": int(mb * 1e6), "lines": 1000, "events": 900, "largest_session_bytes": int(largest_mb * 1e6)},
-        "floor_1p": {"procs": 1, "wall_s": 4.0, "runs": [4.0, 4.1]},
-        "floor_np": {"procs": 2, "wall_s": 2.0, "runs": [2.0]},
-        "cold": run,
-        "warm": {**run, "wall_s": 1.0},
-        "cold_1": {**run, "wall_s": 18.0},
-        "jobs": 2,
-        "stages": {
-            "floor_cpu_s": 4.0,
-            "total_cpu_s": 16.0,
-            "cpu_s": {"read": 5.0, "collectors": 1.0, "prefilter": 3.0, "prompt": 3.0, "metrics": 2.0, "tables": 1.0, "other": 1.0},
-            "over_floor": {"read": 1.25, "collectors": 0.25, "prefilter": 0.75, "prompt": 0.75, "metrics": 0.5, "tables": 0.25,
-                           "other": 0.25},
-            "total_over_floor": 4.0,
+        "jobs": 2, "interval": 0.05,
+        "cold": {
+            "mixed": {"corpus": _corpus(mb, size_mb=mb), "floor": _run(1.0), "cold_1": _run(4.9)},  # 4.9x: PASS
+            "bench": {"corpus": _corpus(mb, largest_mb, size_mb=mb), "floor": _run(4.0), "cold_1": _run(21.0),  # 5.25x: FAIL
+                      "floor_np": _run(2.5), "cold": _run(11.0), "warm": _run(1.0),
+                      "memory": {"cold_jobs2": _run(11.0), "cold_jobs1": _run(21.0, tree=150 * MIB)}},
+            "real": {"corpus": _corpus(29, how="git"), "floor": _run(0.06, cpu=0.05), "cold_1": _run(0.5, cpu=0.45),
+                     "in_process_cpu_s": 0.2},  # 4x: FAIL
         },
-        "real": {"root": "fixtures/real", "floor_cpu_s": 0.1, "total_cpu_s": 0.35, "cli_wall_s": 0.6, "startup_s": 0.2},
-        "linear": {
-            "source": "p/s.jsonl",
-            "copies": 2,
-            "sizes": [{"scale": 1, "events": 10, "time_s": 1.0}, {"scale": 2, "events": 20, "time_s": 1.9}, {"scale": 4, "events": 40, "time_s": 4.75}],
-            "ratios": [1.9, 2.5],
-            "ratio": 2.5,
-            "exact": True,
-            "call_ratios": [1.99, 2.01],
-            "call_ratio": 2.01,
-        },
-        "linear_replay": {
-            "replay": "turn_end",
-            "source": "p/s.jsonl",
-            "copies": 2,
-            "sizes": [{"scale": 1, "events": 10, "time_s": 1.0}, {"scale": 2, "events": 20, "time_s": 2.1}],
-            "ratios": [2.1],
-            "ratio": 2.1,
-            "exact": True,
-            "call_ratios": [2.4],
-            "call_ratio": 2.4,
-        },
+        "linear": linear,
+        "linear_replay": linear | {"replay": "turn_end", "ratios": [2.1], "ratio": 2.1, "call_ratios": [2.4], "call_ratio": 2.4},
+        "replay": {"default": {"plain": _run(1.0), "replay": _run(1.25)}, "s840": {"plain": _run(2.0), "replay": _run(6.5)}},
+        "scale": {"sessions": sessions, "files": 28_000, "bytes": 26e6, "wall_s": 61.0, "cpu_s": 70.0, "tree_rss_bytes": 450 * MIB,
+                  "tree_pss_bytes": 300 * MIB, "maxrss_bytes": 400 * MIB, "procs": 4, "other_load": 0.1},
     }
 
 
-def test_csv_has_the_expected_columns_and_verdicts(tmp_path):
+def test_rows_give_each_corpus_its_own_floor_ratio_and_every_verdict(tmp_path):
     rows = results.build_rows(_fake_result())
     path = tmp_path / "bench" / "bench.csv"
     results.write_csv(rows, path)
     with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        assert tuple(reader.fieldnames) == results.CSV_COLUMNS
-        got = list(reader)
-    assert len(got) == len(rows)
-    targets = {r["name"]: r for r in got if r["section"] == "target"}
-    assert set(targets) == {"cold_jobs1_over_floor", "speedup_jobs", "real_over_floor", "warm_over_cold", "warm_wall",
-                            "peak_memory", "linearity", "linearity_calls", "linearity_replay", "linearity_replay_calls"}
-    assert targets["cold_jobs1_over_floor"]["status"] == "PASS"  # 18 s / 4 s = 4.5x <= 5
-    assert targets["speedup_jobs"]["status"] == "PASS"  # 18 / 10 = 1.8 >= 1.8
-    assert targets["real_over_floor"]["status"] == "FAIL"  # 3.5x > 3
-    assert targets["warm_over_cold"]["status"] == "PASS"  # 0.1
-    assert targets["warm_wall"]["status"] == "PASS"  # 1 s
-    assert targets["peak_memory"]["status"] == "PASS"  # 250 MiB tree
-    stages = {r["name"] for r in got if r["section"] == "stages"}
-    assert {"read_over_floor", "collectors_over_floor", "prefilter_over_floor", "prompt_over_floor", "metrics_over_floor",
-            "tables_over_floor"} <= stages
-    assert targets["linearity"]["status"] == "FAIL"  # the worst doubling: 2.5 > 2.2
-    assert targets["linearity_calls"]["status"] == "PASS"  # 2.01 <= 2.05
-    assert targets["linearity_replay"]["status"] == "PASS"  # 2.1 <= 2.2
-    assert targets["linearity_replay_calls"]["status"] == "FAIL"  # 2.4: events x moments
-    names = {r["name"] for r in got if r["section"] == "linear"}
-    assert {"events_N", "events_2N", "events_4N", "time_N", "time_2N", "time_4N"} <= names
-    info = {r["name"]: r for r in got if r["section"] == "info"}
-    assert float(info["cold_over_floor"]["value"]) == 5.0  # 10 s / 2 s floor: informational
-    assert float(info["floor_speedup"]["value"]) == 2.0  # 4 s / 2 s: the machine's own ceiling, beside the target
-    assert "the floor's own speed-up: 2.00x" in targets["speedup_jobs"]["note"]
-    assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", path.read_text())  # no timestamps
-    assert results.render(rows).count("\n") >= len(rows)
+        got = list(csv.DictReader(f))
+    assert tuple(got[0]) == results.CSV_COLUMNS and len(got) == len(rows)
+    status = {r["name"]: r["status"] for r in got if r["section"] == "target"}
+    assert status == {
+        "cold_jobs1_over_floor_mixed": "PASS", "cold_jobs1_over_floor_bench": "FAIL", "in_process_over_floor_real": "FAIL",
+        "speedup_jobs": "PASS",  # 21 / 11 = 1.91 >= 1.8
+        "warm_over_cold": "PASS", "warm_wall": "PASS", "peak_memory": "PASS",
+        "linearity_calls": "PASS", "linearity": "FAIL", "linearity_replay_calls": "FAIL", "linearity_replay": "PASS",
+        "replay_over_plain_default": "PASS", "replay_over_plain_s840": "FAIL", "report_20k_wall": "FAIL", "report_20k_peak": "PASS",
+    }
+    value = {r["name"]: float(r["value"]) for r in got if r["value"]}
+    assert value["cold_jobs1_over_floor_mixed"] == 4.9 and value["cold_jobs1_over_floor_bench"] == 5.25
+    assert value["cold_jobs1_over_floor_real"] == pytest.approx(0.5 / 0.06, rel=1e-3)  # the CLI's ratio, beside the in-process target
+    assert value["in_process_over_floor_real"] == 4.0  # against the floor's CPU, not its wall
+    assert value["floor_speedup"] == 1.6 and value["peak_memory"] == 250
+    assert [r["section"] for r in got][-len(status):] == ["target"] * len(status)  # the verdicts come last
+    assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", path.read_text())  # no timestamps in the table
+    summary = results.summary(rows)
+    assert "FAIL     cold_jobs1_over_floor_bench" in summary and "WARNING" not in summary
 
 
-def test_targets_untested_when_the_corpus_is_too_small():
-    rows = results.build_rows(_fake_result(mb=5, largest_mb=1))
-    status = {r["name"]: r["status"] for r in rows if r["section"] == "target"}
-    assert status["cold_jobs1_over_floor"] == "UNTESTED"
-    assert status["speedup_jobs"] == "UNTESTED"
-    assert status["peak_memory"] == "UNTESTED"
+def test_targets_untested_when_the_inputs_are_too_small():
+    rows = results.build_rows(_fake_result(mb=5, largest_mb=1, sessions=50))
+    status = {r.name: r.status for r in rows if r.section == "target"}
+    for name in ("cold_jobs1_over_floor_mixed", "cold_jobs1_over_floor_bench", "speedup_jobs", "peak_memory", "report_20k_wall", "report_20k_peak"):
+        assert status[name] == "UNTESTED", name
+    assert status["warm_wall"] == "PASS"
 
 
-def test_run_events_reads_the_fold_rows(tmp_path):
-    with open(tmp_path / "sessions.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["session_path", "strategy", "raw_events"])
-        w.writerows([["a", "fold", 5], ["a", "link", 3], ["b", "fold", 7]])
-    assert timing.run_events(tmp_path) == (2, 12)
+def test_a_peak_is_the_largest_process_when_the_samples_missed_it():
+    res = _fake_result()
+    res["scale"]["maxrss_bytes"] = 536 * MIB  # one process, exactly, above the sampled sum of the tree (450 MiB)
+    peak = next(r for r in results.build_rows(res) if r.name == "report_20k_peak")
+    assert (peak.value, peak.status) == (536, "FAIL")
 
 
-def test_timed_run_sees_the_grandchildren(tmp_path):
-    # A pool worker (a grandchild of the benchmark) touches 64 MiB: wait4's ru_maxrss must see it.
-    code = (
-        "from concurrent.futures import ProcessPoolExecutor\n"
-        "def f(n):\n"
-        "    b = bytearray(n << 20)\n"
-        "    for i in range(0, len(b), 4096): b[i] = 1\n"
-        "    return len(b)\n"
-        "if __name__ == '__main__':\n"
-        "    with ProcessPoolExecutor(1) as p: print(list(p.map(f, [64])))\n"
-    )
-    r = timing.timed_run([sys.executable, "-c", code], interval=0.01)
-    assert r.returncode == 0
-    assert r.maxrss_bytes >= 64 * bench_corpus.MIB
-    assert r.samples >= 1
+def test_summary_warns_when_other_processes_were_busy():
+    res = _fake_result()
+    res["cold"]["mixed"]["floor"]["other_load"] = 0.9
+    assert "WARNING: other processes used CPU during mixed floor_other_load (0.9 cores)" in results.summary(results.build_rows(res))
+
+
+def test_numbers_are_printed_by_the_one_rounding_rule():
+    assert [results.fmt(v) for v in (1.0625, -1.0625, 0.009551, 250.0, 12345.5, 0.0, 7, None)] == [
+        "1.063", "-1.063", "0.009551", "250", "12346", "0", "7", ""]  # half away from zero, not to even
+
+
+def test_a_ratio_over_a_zero_time_is_untested():
+    res = _fake_result()
+    res["cold"]["real"]["floor"]["cpu_s"] = 0.0
+    assert next(r for r in results.build_rows(res) if r.name == "in_process_over_floor_real").status == "UNTESTED"
+
+
+_ALLOCATE = """
+import sys, time
+from concurrent.futures import ProcessPoolExecutor
+def hold(mib):
+    b = bytearray(mib << 20)
+    for i in range(0, len(b), 4096): b[i] = 1
+    time.sleep(float(sys.argv[1]))
+    return len(b)
+if __name__ == '__main__':
+    mine = bytearray(32 << 20)
+    for i in range(0, len(mine), 4096): mine[i] = 1
+    with ProcessPoolExecutor(1) as p: print(list(p.map(hold, [64])))
+"""
+
+
+def test_timed_run_sees_the_grandchildren_and_sums_the_tree():
+    # A pool worker (a grandchild of the bench) holds 64 MiB while its parent holds 32 MiB.
+    r = timing.timed_run([sys.executable, "-c", _ALLOCATE, "0.5"], interval=0.02)
+    assert r.returncode == 0 and r.stderr == ""
+    assert r.maxrss_bytes >= 64 * MIB  # wait4: the largest single process, reaped grandchild included
+    assert r.tree_rss_bytes >= 96 * MIB  # sampled: both at once
+    assert r.tree_pss_bytes >= 90 * MIB  # their private pages count whole
+    assert r.procs >= 2 and r.cpu_s > 0
+    unsampled = timing.timed_run([sys.executable, "-c", _ALLOCATE, "0"], interval=None)
+    assert unsampled.maxrss_bytes >= 64 * MIB and unsampled.tree_rss_bytes == unsampled.procs == 0
+
+
+_NEST = "import subprocess, sys; n = int(sys.argv[1]); subprocess.run([sys.executable, '-c', sys.argv[2], str(n - 1), sys.argv[2]]) if n else __import__('time').sleep(5)"
+
+
+def test_tree_pids_lists_every_descendant():
+    child = subprocess.Popen([sys.executable, "-c", _NEST, "2", _NEST])  # a child, its child and their grandchild
+    try:
+        deadline = time.time() + 10
+        while len(pids := timing.tree_pids(child.pid)) < 3 and time.time() < deadline:
+            time.sleep(0.05)
+        assert pids[0] == child.pid and len(pids) == 3
+    finally:
+        for pid in reversed(timing.tree_pids(child.pid)):
+            subprocess.run(["kill", str(pid)])
+        child.wait()
+    assert timing.tree_pids(child.pid) == []
+
+
+_SPIN = "import sys, time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\nprint('done', flush=True)\n"
+
+
+def test_stopwatch_counts_an_unreaped_busy_process_as_other_and_a_reaped_one_as_own():
+    # A child that spins for 0.5 s of CPU and is not reaped inside the block is another process's load.
+    busy = subprocess.Popen([sys.executable, "-c", _SPIN.format(s=0.5) + "sys.stdin.read()"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        with timing.Stopwatch() as load:
+            assert busy.stdout.readline() == "done\n"
+    finally:
+        busy.communicate("")
+    assert load.other_cpu_s >= 0.4
+    assert load.own_cpu_s < 0.3
+    # The same child reaped inside the block is the block's own CPU.
+    with timing.Stopwatch() as load:
+        subprocess.run([sys.executable, "-c", _SPIN.format(s=0.5)], check=True, capture_output=True)
+    assert load.own_cpu_s >= 0.5
+    assert load.wall_s >= 0.5
 
 
 def test_ensure_corpus_generates_once_and_reuses(tmp_path, monkeypatch):
     calls = []
 
-    def generate(out_dir, seed, sessions=None, size_mb=None, shape=None):
+    def generate(out_dir, seed, size_mb=None, shape=None):
         calls.append((seed, size_mb, shape))
         assert not Path(out_dir).exists() or not any(Path(out_dir).iterdir())
-        _write(Path(out_dir) / "-p" / "s.jsonl", b'{"a":1}\n')
+        shutil.copytree(PARITY / "-home-dev-fold-small", Path(out_dir) / "-home-dev-fold-small")
 
-    fake = types.SimpleNamespace(generate=generate, __file__=str(tmp_path / "synth.py"))
-    (tmp_path / "synth.py").write_text("# stand-in\n")
+    fake = types.SimpleNamespace(generate=generate)
     monkeypatch.setitem(sys.modules, "measure.synth", fake)
-    # `from measure import synth` reads the package attribute once the real module was imported
-    monkeypatch.setattr(measure, "synth", fake, raising=False)
-    corpus = tmp_path / "bench-corpus"
-    root = bench_corpus.ensure_corpus(corpus, 3, 7, log=lambda m: None)
-    assert root == corpus / "projects"
-    assert calls == [(7, 3, "bench")]
-    assert (corpus / bench_corpus.MARKER).exists()
-    assert (root / "-p" / "s.jsonl").exists()
-    assert not (corpus / "projects.partial").exists()
-    assert bench_corpus.ensure_corpus(corpus, 3, 7, log=lambda m: None) == root
+    monkeypatch.setattr(measure, "synth", fake, raising=False)  # `from measure import synth` reads the attribute
+    corpora = tmp_path / "bench-corpus"
+    root, marker = bench_corpus.ensure_corpus(corpora, "mixed", 3, 7, log=lambda m: None)
+    assert root == corpora / "mixed" / "projects" and (root / "-home-dev-fold-small").is_dir()
+    assert calls == [(7, 3, "mixed")] and marker["added_session"] is None
+    assert not (corpora / "mixed" / "projects.partial").exists()
+    assert bench_corpus.ensure_corpus(corpora, "mixed", 3, 7, log=lambda m: None) == (root, marker)
     assert len(calls) == 1
-    bench_corpus.ensure_corpus(corpus, 3, 7, regenerate=True, log=lambda m: None)
-    assert len(calls) == 2
-    bench_corpus.ensure_corpus(corpus, 3, 8, log=lambda m: None)  # another seed: rebuilt
-    assert calls[-1] == (8, 3, "bench")
+    bench_corpus.ensure_corpus(corpora, "mixed", 3, 8, log=lambda m: None)  # another seed: rebuilt
+    monkeypatch.setattr(bench_corpus, "_synth_digest", lambda: "another generator")
+    bench_corpus.ensure_corpus(corpora, "mixed", 3, 8, log=lambda m: None)  # rebuilt again
+    assert calls[1:] == [(8, 3, "mixed"), (8, 3, "mixed")]
+    # Asked for a bigger session than any: one is added to the generated root, and the marker says so.
+    biggest = max(s for _, s in bench_corpus.session_sizes(root))
+    root, marker = bench_corpus.ensure_corpus(corpora, "bench", 3, 7, big_session_mb=2.5 * biggest / 1e6, log=lambda m: None)
+    added = marker["added_session"]
+    assert added["bytes"] >= 2.5 * biggest and added["copies"] >= 3
+    assert max(s for _, s in bench_corpus.session_sizes(root)) == added["bytes"]
+    assert added["events"] == added["copies"] * bench_corpus.folded_events(str(root / added["source"]), str(root))
 
 
-def test_ensure_corpus_uses_a_foreign_corpus_as_is(corpus, monkeypatch):
+def test_ensure_corpus_never_writes_into_a_folder_it_did_not_generate(corpus, monkeypatch):
     monkeypatch.setitem(sys.modules, "measure.synth", None)  # importing it would fail
-    assert bench_corpus.ensure_corpus(corpus, 500, 0, regenerate=True, log=lambda m: None) == corpus
-    assert any(corpus.rglob("*.jsonl"))  # never removed: no marker
+    shutil.move(corpus, corpus.parent / "mixed")
+    with pytest.raises(SystemExit, match="not generated by the bench"):
+        bench_corpus.ensure_corpus(corpus.parent, "mixed", 3, 7, log=lambda m: None)
+    assert any((corpus.parent / "mixed").rglob("*.jsonl"))
 
 
-def test_time_sessions_returns_every_repeat(corpus):
-    parents = [str(corpus / FOLD_SMALL), str(corpus / FOLD_LAYOUTS)]
-    times = timing.time_sessions(str(corpus), parents, repeat=2)
-    assert [len(t) for t in times] == [2, 2]
-    import gc
-
-    assert [len(t) for t in timing.time_sessions(str(corpus), parents, repeat=1, collect=False)] == [1, 1]
-    assert gc.isenabled()
-
-
-def test_augment_root_adds_one_big_session_by_hard_links(corpus, tmp_path):
-    sizes = dict(bench_corpus.session_sizes(corpus))
-    biggest = max(sizes.values())
-    want_mb = 2.5 * biggest / 1e6
-    root, added = bench_corpus.augment_root(corpus, tmp_path / "work", want_mb, log=lambda m: None)
-    assert root == tmp_path / "work" / "root"
-    assert added["bytes"] >= want_mb * 1e6
-    new_sizes = dict(bench_corpus.session_sizes(root))
-    assert len(new_sizes) == len(sizes) + 1
-    assert max(new_sizes.values()) == added["bytes"]
-    some = next(iter(sizes))
-    mirrored = root / Path(some).relative_to(corpus)
-    assert mirrored.stat().st_ino == Path(some).stat().st_ino  # a hard link, not a copy
-    # Nothing to add when the corpus already holds a session that big.
-    assert bench_corpus.augment_root(corpus, tmp_path / "w2", biggest / 1e6, log=lambda m: None) == (corpus, None)
-
-
-def test_other_load_is_measured():
-    with timing.OtherLoad() as load:
-        sum(range(10_000))
-    assert load.cores is None or load.cores >= 0
+def test_add_big_session_leaves_a_root_that_has_one(corpus):
+    biggest = max(s for _, s in bench_corpus.session_sizes(corpus))
+    assert bench_corpus.add_big_session(corpus, biggest / 1e6) is None
+    assert not (corpus / "-bench-big-session").exists()
 
 
 def test_linearity_builds_exact_doublings(corpus, tmp_path):
     src = str(corpus / FOLD_SMALL)
     base = bench_corpus.folded_events(src, str(corpus))
-    lin = timing.linearity(str(corpus), tmp_path, 2 * base, repeat=1, steps=3, source=src)
-    assert [z["events"] for z in lin["sizes"]] == [2 * base, 4 * base, 8 * base]
-    assert lin["exact"] and len(lin["ratios"]) == 2
-    assert len(lin["call_ratios"]) == 2 and all(z["calls"] > 0 for z in lin["sizes"])
-
-
-def test_superlinear_names_functions_whose_calls_more_than_double():
-    small = {"a": 10, "b": 10, "c": 0}
-    big = {"a": 20, "b": 40, "c": 1, "d": 9}
-    assert timing.superlinear(small, big) == [("b", 10, 40), ("d", 0, 9)]
+    lin = growth.linearity(str(corpus), tmp_path, 2 * base, repeat=1, steps=3, source=src)
+    assert [z["events"] for z in lin["sizes"]] == [2 * base, 4 * base, 8 * base] and lin["exact"]
+    assert len(lin["ratios"]) == len(lin["call_ratios"]) == 2
+    assert all(z["calls"] > 0 and z["time_s"] > 0 for z in lin["sizes"])
+    assert 1.5 < lin["call_ratio"] < 2.5  # the work of a session grows with its events
 
 
 def test_clear_caches_empties_measure_caches():
@@ -318,57 +337,32 @@ def test_clear_caches_empties_measure_caches():
     jscompat.to_iso(0.0)
     jscompat.date_parse("2026-01-01T00:00:00Z")
     assert jscompat._DATES and jscompat._MINUTES
-    timing.clear_caches()
+    growth.clear_caches()
     assert not jscompat._DATES and not jscompat._MINUTES
 
 
-@pytest.mark.parametrize("repeat", [1, 2])
-def test_stage_split_accounts_for_the_whole_run(corpus, repeat):
-    # With repeat, the split kept is one run's, whole: its stages still add up to its total.
-    from measure.bench import stages
-
-    split = stages.stage_split(corpus, repeat=repeat)
-    assert set(split["cpu_s"]) == set(stages.STAGES)
-    assert all(v >= 0 for v in split["cpu_s"].values())
-    assert split["cpu_s"]["read"] > 0 and split["cpu_s"]["prompt"] > 0 and split["cpu_s"]["tables"] > 0
-    assert abs(sum(split["cpu_s"].values()) - split["total_cpu_s"]) < 0.05 + 0.1 * split["total_cpu_s"]
-    assert "read" in stages.render_split(split)
-    # the timers are removed afterwards
-    from measure.runner import job
-
-    assert job.read_session.__name__ == "read_session"
-
-
-def test_replay_target_is_reported_when_measured():
-    rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 1.25, "rounds": 2}})
-    target = next(r for r in rows if r["name"] == "replay_over_plain")
-    assert (target["value"], target["threshold"], target["status"]) == (1.25, results.REPLAY_OVER_PLAIN_MAX, "PASS")
-    rows = results.build_rows({**_fake_result(), "replay": {"plain_s": 1.0, "replay_s": 3.5, "rounds": 1}})
-    assert next(r for r in rows if r["name"] == "replay_over_plain")["status"] == "FAIL"
+def test_machine_info_has_the_provenance():
+    info = results.machine_info()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", info["date"])
+    assert info["cpu_count"] >= 1 and info["memory_bytes"] > 2**28 and info["packages"]["psutil"] == "7.2.2"
+    if (REPO / ".git").exists() and shutil.which("git"):
+        assert re.fullmatch(r"[0-9a-f]{40}", info["git_commit"])
 
 
 def test_make_bench_writes_no_tracked_file():
-    """`make bench` (and `python -m measure.bench`) write under build/, which git ignores; the committed
-    results under reports/bench/ change only with BENCH_OUT=reports/bench."""
-    import shutil
-    import subprocess
-
-    from measure.bench.results import DEFAULT_OUT
-
-    repo = Path(__file__).parent.parent
-    assert DEFAULT_OUT == repo / "build" / "bench"
-    makefile = (repo / "Makefile").read_text(encoding="utf-8")
+    """`make bench` writes under build/, which git ignores; reports/bench/ changes only with BENCH_OUT=reports/bench."""
+    assert results.DEFAULT_OUT == REPO / "build" / "bench"
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     assert "BENCH_OUT ?= build/bench" in makefile and '-m measure.bench --out "$(BENCH_OUT)"' in makefile
-    if shutil.which("git") is None or not (repo / ".git").exists():
+    if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("not a git checkout")
     for name in ("bench.csv", "machine.json"):
-        rel = (DEFAULT_OUT / name).relative_to(repo).as_posix()
-        assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=repo).returncode == 0, rel
-        assert subprocess.run(["git", "ls-files", "--error-unmatch", rel], cwd=repo, capture_output=True).returncode != 0
+        rel = (results.DEFAULT_OUT / name).relative_to(REPO).as_posix()
+        assert subprocess.run(["git", "check-ignore", "-q", rel], cwd=REPO).returncode == 0, rel
+        assert subprocess.run(["git", "ls-files", "--error-unmatch", rel], cwd=REPO, capture_output=True).returncode != 0
 
 
 def test_scale_root_is_small_sessions_all_measured_and_the_same_every_time(tmp_path):
-    from measure.bench import scale
     from measure.runner.job import RunParams
     from measure.runner.run import run_measurement
 
@@ -381,18 +375,27 @@ def test_scale_root_is_small_sessions_all_measured_and_the_same_every_time(tmp_p
     assert (summary.measured, summary.errors) == (50, 0)
     subagents = (tmp_path / "out" / "subagents.csv").read_text().splitlines()
     assert len(subagents) == 1 + 10  # every 5th session delegates to one background subagent
-    cmd = scale.report_cmd(tmp_path / "a", tmp_path / "r", tmp_path / "c")
-    assert cmd[1:4] == ["-m", "measure", "report"] and scale.SCALE_BUDGETS in cmd
 
 
-def test_scale_rows_and_their_two_targets():
-    run = {"sessions": 20_000, "files": 28_000, "bytes": 26e6, "wall_s": 45.0, "tree_rss_bytes": 450 * 2**20,
-           "tree_pss_bytes": 300 * 2**20, "maxrss_bytes": 400 * 2**20, "procs": 4, "cpu_s": 70.0, "other_load": 0.1}
-    rows = {r["name"]: r for r in results.scale_rows(run)}
-    assert rows["report_20k_wall"]["status"] == "PASS" and rows["report_20k_wall"]["threshold"] == 60.0
-    assert rows["report_20k_peak"]["status"] == "PASS" and rows["report_20k_peak"]["threshold"] == 500.0
-    rows = {r["name"]: r for r in results.scale_rows({**run, "wall_s": 61.0, "tree_rss_bytes": 501 * 2**20})}
-    assert rows["report_20k_wall"]["status"] == rows["report_20k_peak"]["status"] == "FAIL"
-    rows = {r["name"]: r for r in results.scale_rows({**run, "sessions": 50})}
-    assert rows["report_20k_wall"]["status"] == "UNTESTED"
-    assert results.scale_rows(None) == []
+@pytest.mark.slow
+def test_the_whole_bench_on_tiny_corpora(tmp_path, monkeypatch, capsys):
+    from measure.bench import __main__ as bench_main
+
+    monkeypatch.setattr(bench_main, "REPLAY_ROOTS", ("default",))
+    argv = ["--corpus", str(tmp_path / "corpora"), "--size-mb", "1", "--rounds", "1", "--skip-scale", "--linear-events", "200",
+            "--linear-repeat", "1", "--big-session-mb", "1.5", "--out", str(tmp_path / "out")]
+    assert bench_main.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"cold measure run --jobs 1 over its own 1-process floor: mixed [\d.]+x, bench [\d.]+x, real [\d.]+x", printed)
+    with open(tmp_path / "out" / "bench.csv", newline="") as f:
+        rows = {(r["section"], r["name"]): r for r in csv.DictReader(f)}
+    for name in ("mixed", "bench", "real"):
+        assert float(rows[name, "floor_wall"]["value"]) > 0 and float(rows[name, "cold_jobs1_wall"]["value"]) > 0
+    assert rows["mixed", "files"]["note"].endswith("measure synth --seed 5 --size-mb 1")
+    assert float(rows["bench", "largest_session_bytes"]["value"]) >= 1.5e6  # the big session was added
+    assert rows["target", "cold_jobs1_over_floor_mixed"]["status"] == "UNTESTED"  # 1 MB, not 300
+    assert rows["target", "in_process_over_floor_real"]["status"] in ("PASS", "FAIL")
+    assert rows["target", "replay_over_plain_default"]["status"] in ("PASS", "FAIL")
+    info = json.loads((tmp_path / "out" / "machine.json").read_text())
+    assert set(info["results"]["cold"]) == {"mixed", "bench", "real"} and info["git_commit"] and info["date"]
+    assert info["results"]["cold"]["bench"]["corpus"]["added_session"]["bytes"] >= 1.5e6

@@ -1,321 +1,202 @@
-"""Bench results: thresholds, the machine, rows for bench.csv and the printed table."""
+"""Bench results: the targets, the machine, the rows of bench.csv and the printed table."""
 
 from __future__ import annotations
 
 import csv
+import datetime
+import math
 import os
 import platform
+import shutil
 import subprocess
+from dataclasses import astuple, dataclass, fields
+from importlib.metadata import version
 from pathlib import Path
 
+import psutil
+
 from measure.bench.corpus import MIB, REPO
+from measure.numbers import rounded
 
 DEFAULT_OUT = REPO / "build" / "bench"  # untracked; the committed copy under reports/bench/ is updated on purpose
 
-
-# The Performance targets (issue #15); never asserted in tests, only reported.
-COLD1_OVER_FLOOR_MAX = 5.0  # `measure run --jobs 1` wall vs the 1-process floor's wall, bench corpus
-
-
-REAL_OVER_FLOOR_MAX = 3.0  # --jobs 1 vs the 1-process floor, fixtures/real (in-process CPU)
-
-
-SPEEDUP_MIN = 1.8  # --jobs 2 over --jobs 1
-
-
+# The Performance targets; reported, never asserted in tests.
+COLD1_OVER_FLOOR_MAX = 5.0  # `measure run --jobs 1` wall vs the 1-process floor's wall, each 300 MB corpus
+REAL_OVER_FLOOR_MAX = 3.0  # fixtures/real: an in-process --jobs 1 run's CPU vs the floor's
+CORPUS_MB_MIN = 300.0  # the cold and parallel targets are stated for corpora of `measure synth --size-mb 300`
+SPEEDUP_MIN = 1.8  # --jobs 2 over --jobs 1, bench corpus
 WARM_OVER_COLD_MAX = 0.1
-
-
 WARM_MAX_S = 1.0
-
-
-PEAK_MIB_MAX = 250.0
-
-
-PEAK_SESSION_MB = 90.0  # the memory target is stated for a corpus holding a session this big
-
-
-CORPUS_MB_MIN = 300.0  # the speed targets are stated for the 300 MB bench corpus (synth --seed 5 --size-mb 300)
-
-
-# Growth: a doubling of a session's events at most doubles the work. Python-level calls
-# (cProfile) are exact and immune to load, so they carry the verdict at 2x plus 2.5% (a
-# per-session constant, e.g. a fixed number of rows, makes the ratio slightly under 2, never
-# over); CPU time, noisy on a shared 2-core machine, is held to 2x plus 10%.
+PEAK_MIB_MAX = 250.0  # the cold run's whole process tree, with a session of PEAK_SESSION_MB in the root
+PEAK_SESSION_MB = 90.0
+# Growth per doubling of a session's events. Python-level calls (cProfile) are exact and immune
+# to load, so they are held to 2x plus 2.5% (a per-session constant makes the ratio slightly
+# under 2, never over); CPU time, noisy on a shared 2-core machine, to 2x plus 10%.
 LINEAR_CALLS_MAX = 2.05
-
-
 LINEAR_MAX = 2.2
-
-
-REPLAY_OVER_PLAIN_MAX = 3.0  # issue #11: --replay over fixtures/default within 3x a plain run
-
-
-REPORT_20K_WALL_MAX_S = 60.0  # issue #17: measure report over 20,000 small sessions, 2 cores
-
-
-REPORT_20K_PEAK_MIB_MAX = 500.0  # issue #17: its whole process tree (summed RSS), six budgets
-
+REPLAY_OVER_PLAIN_MAX = 3.0  # `measure run --replay` over a plain run, same root
+REPORT_20K_WALL_MAX_S = 60.0  # measure report over 20,000 small sessions, 2 cores
+REPORT_20K_PEAK_MIB_MAX = 500.0  # its whole process tree (summed RSS), six budgets
 
 LOAD_NOTE = "CPU used by other processes meanwhile (0 = quiet machine)"
 
 
-# The per-stage split of a one-core run (measure.bench.stages), in the order it is printed.
-STAGES = ("read", "collectors", "prefilter", "prompt", "metrics", "tables", "other")
-STAGE_NOTES = {
-    "read": "akm's folding readSession: open, split lines, orjson, records to events (the parse is in here)",
-    "collectors": "the raw-line collectors the tables register (measurements/lines.py), seen in the same read",
-    "prefilter": "preFilterSession for every strategy and budget (verdicts shared through the memo) and the dedupe post-pass",
-    "prompt": "buildExtractPrompt for every strategy and budget (transcript lines shared)",
-    "metrics": "the rest of each session: strategies' own work, pairs, content hash, every table's rows",
-    "tables": "typed frames, sorting, CSV + Parquet writing",
-    "other": "listing, stat index, fingerprint, run.json",
-}
+@dataclass(frozen=True)
+class Row:
+    """One number of bench.csv; target rows carry a threshold and a verdict."""
+
+    section: str
+    name: str
+    value: float | int | None
+    unit: str
+    threshold: float | None = None
+    status: str | None = None
+    note: str | None = None
 
 
-
-CSV_COLUMNS = ("section", "name", "value", "unit", "threshold", "status", "note")
+CSV_COLUMNS = tuple(f.name for f in fields(Row))
 
 
 def machine_info() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    cpu = None
-    try:
+    """The machine, interpreter, packages, commit and date the results were measured with."""
+    git = lambda *a: subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True).stdout.strip()  # noqa: E731
+    commit = (git("rev-parse", "HEAD") or None) if shutil.which("git") else None
+    try:  # psutil has no CPU model name
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
     except OSError:
-        pass
-    mem = None
-    try:
-        with open("/proc/meminfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    mem = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    packages = {}
-    for dist in ("measure", "orjson", "polars", "matplotlib"):
-        try:
-            packages[dist] = version(dist)
-        except PackageNotFoundError:
-            packages[dist] = None
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain"], cwd=REPO, capture_output=True, text=True).stdout.strip())
-    except (OSError, subprocess.CalledProcessError):
-        commit, dirty = None, None
-    return {
-        "cpu_model": cpu,
-        "cpu_count": os.cpu_count(),
-        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "memory_bytes": mem,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "python_implementation": platform.python_implementation(),
-        "packages": packages,
-        "git_commit": commit,
-        "git_dirty": dirty,
-    }
+        cpu = platform.processor() or None
+    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "cpu_model": cpu,
+            "cpu_count": psutil.cpu_count(), "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else psutil.cpu_count(),
+            "memory_bytes": psutil.virtual_memory().total, "platform": platform.platform(), "python": platform.python_version(),
+            "packages": {d: version(d) for d in ("measure", "orjson", "polars", "psutil")},  # all installed with measure
+            "git_commit": commit, "git_dirty": bool(git("status", "--porcelain")) if commit else None}
 
 
-def status(value: float, threshold: float, tested: bool = True, at_least: bool = False) -> str:
+def verdict(value: float | None, threshold: float, tested: bool = True, at_least: bool = False) -> str:
     if not tested or value is None:
         return "UNTESTED"
     return "PASS" if (value >= threshold if at_least else value <= threshold) else "FAIL"
 
 
-def write_csv(rows: list[dict], path: Path) -> None:
+def ratio(a: float | None, b: float | None) -> float | None:
+    """a / b, or None where b is not a positive number (too short to be timed)."""
+    return a / b if a is not None and b else None
+
+
+def fmt(v) -> str:
+    """A number as printed: a float to 4 significant digits (whole numbers from 10,000) by the one rounding rule."""
+    if not isinstance(v, float) or not math.isfinite(v):
+        return "" if v is None else str(v)
+    digits = max(0, 3 - math.floor(math.log10(abs(v)))) if v else 0
+    return f"{rounded(v, digits):.{digits}f}".rstrip("0").rstrip(".") if digits else f"{rounded(v, 0):.0f}"
+
+
+def write_csv(rows: list[Row], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: _fmt(r.get(k)) for k in CSV_COLUMNS})
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(CSV_COLUMNS)
+        w.writerows([fmt(v) for v in astuple(r)] for r in rows)
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
-    return str(v)
+def tree_peak(t: dict) -> float:
+    """MiB: the larger of two lower bounds of a tree's peak RSS, the sampled sum and its largest process (exact)."""
+    return max(t["tree_rss_bytes"], t["maxrss_bytes"]) / MIB  # a sample can miss a process's short peak
 
 
-def build_rows(res: dict) -> list[dict]:
-    """The CSV rows (one number each) and the target verdicts, from a finished benchmark."""
-    c, fl1, fl2, cold, warm, lin = (res[k] for k in ("corpus", "floor_1p", "floor_np", "cold", "warm", "linear"))
-    mb = c["bytes"] / 1e6
-    np_ = fl2["procs"]
-    rows: list[dict] = []
+def build_rows(res: dict) -> list[Row]:
+    """The rows (one number each) and the target verdicts of a finished bench."""
+    rows: list[Row] = []
+    add = lambda *a, **k: rows.append(Row(*a, **k))  # noqa: E731
 
-    def add(section, name, value, unit, threshold=None, st=None, note=None):
-        rows.append({"section": section, "name": name, "value": value, "unit": unit, "threshold": threshold, "status": st, "note": note})
+    def target(name, value, unit, threshold, tested=True, note=None, at_least=False):
+        add("target", name, value, unit, threshold, verdict(value, threshold, tested, at_least), note)
 
-    add("corpus", "jsonl_files", c["files"], "files")
-    add("corpus", "sessions", c["sessions"], "sessions")
-    add("corpus", "bytes", c["bytes"], "B")
-    add("corpus", "lines", c["lines"], "lines")
-    add("corpus", "events", c["events"], "events", note="folded events (sessions table, fold raw_events)")
-    add("corpus", "largest_session_bytes", c["largest_session_bytes"], "B", note="parent plus its subagents/")
-    if c.get("added_session"):
-        a = c["added_session"]
-        add("corpus", "added_session_bytes", a["bytes"], "B",
-            note=f"benchmarked: the corpus plus {a['copies']} copies of {a['source']} (no session of {PEAK_SESSION_MB:g} MB in it)")
-    for key, fl in (("floor_1p", fl1), (f"floor_{np_}p", fl2)):
-        add(key, "wall", fl["wall_s"], "s", note=f"best of {len(fl['runs'])} rounds; orjson.loads over every line, {fl['procs']} process(es)")
-        add(key, "cpu", fl.get("cpu_s"), "s", note="CPU time of that run, all processes")
-        add(key, "throughput", mb / fl["wall_s"], "MB/s")
-        add(key, "lines_per_s", c["lines"] / fl["wall_s"], "lines/s")
-        add(key, "other_load", fl.get("other_load"), "cores", note=LOAD_NOTE)
-    cold1 = res.get("cold_1")
-    runs = [("run_cold", cold), ("run_warm", warm)] + ([("run_cold_1", cold1)] if cold1 else [])
-    for key, r in runs:
-        add(key, "wall", r["wall_s"], "s", note=f"best of {len(r.get('runs', [0]))} rounds; "
-            + ("same cache dir, unchanged inputs" if key == "run_warm" else "empty cache dir")
-            + (f", --jobs {res.get('jobs')}" if key != "run_cold_1" else ", --jobs 1"))
-        add(key, "cpu", r.get("cpu_s"), "s", note="CPU time of that run, all processes")
-        add(key, "throughput", mb / r["wall_s"], "MB/s")
-        add(key, "events_per_s", c["events"] / r["wall_s"], "events/s")
-        add(key, "lines_per_s", c["lines"] / r["wall_s"], "lines/s")
-        add(key, "peak_rss_process", r["maxrss_bytes"] / MIB, "MiB", note="largest single process (wait4 ru_maxrss, exact); max over rounds")
-        add(key, "peak_rss_tree", r["tree_rss_bytes"] / MIB, "MiB", note=f"sum over the live process tree, sampled every {res['interval']:g} s in a run of its own (the timed runs are not sampled)")
-        add(key, "peak_pss_tree", r["tree_pss_bytes"] / MIB, "MiB", note="sampled; shared pages split between processes")
-        add(key, "other_load", r.get("other_load"), "cores", note=LOAD_NOTE)
-    for z in lin["sizes"]:
-        k = f"{z['scale']}N" if z["scale"] > 1 else "N"
-        first = z["scale"] == 1
-        add("linear", f"events_{k}", z["events"], "events",
-            note=(f"{lin['copies']} copies of {lin['source']}" if first else ("exact" if lin.get("exact") else "NOT an exact multiple")))
-        add("linear", f"time_{k}", z["time_s"], "s",
-            note=f"measure_session in-process, CPU time, best of {lin.get('repeat', 3)} (sizes interleaved)" if first else None)
-    add("linear", "other_load", lin.get("other_load"), "cores", note=LOAD_NOTE)
-    if lin.get("call_ratio") is not None:
-        grew = [g for step in lin.get("superlinear_calls", []) for g in step]
-        note = "Python calls per doubling (cProfile, deterministic): " + ", ".join(f"{r:.3f}" for r in lin["call_ratios"])
-        if grew:
-            note += "; more than doubled: " + "; ".join(f"{name} {a}->{b}" for name, a, b in grew[:4])
-        add("info", "linearity_calls", lin["call_ratio"], "x", note=note)
-    if lin.get("ratios_nogc"):
-        add("info", "linearity_gc_off", max(lin["ratios_nogc"]), "x",
-            note="the same doublings with the cyclic GC disabled (diagnosis of the failure): "
-            + ", ".join(f"{r:.3f}" for r in lin["ratios_nogc"]))
+    def run_rows(section, key, r, note):
+        add(section, f"{key}_wall", r["wall_s"], "s", note=f"best of {len(r['runs'])}; {note}")
+        add(section, f"{key}_cpu", r["cpu_s"], "s", note="CPU time of that run, all its processes")
+        add(section, f"{key}_other_load", r["other_load"], "cores", note=LOAD_NOTE)
 
-    stages = res.get("stages")
-    if stages:
-        for k in STAGES:
-            add("stages", f"{k}_cpu", stages["cpu_s"][k], "s", note=STAGE_NOTES[k])
-            add("stages", f"{k}_over_floor", stages["over_floor"][k], "x",
-                note="stage CPU / the 1-process floor's CPU (in-process --jobs 1 run, no cache, no interpreter start-up)"
-                if k == STAGES[0] else None)
-        add("stages", "total_over_floor", stages["total_over_floor"], "x", note=f"floor {stages['floor_cpu_s']:.3f} s CPU")
-    real = res.get("real")
-    if real:
-        add("real", "floor_cpu", real["floor_cpu_s"], "s", note=f"{real['root']}: orjson over every line, 1 process")
-        add("real", "run_cpu_in_process", real["total_cpu_s"], "s", note="run_measurement --jobs 1 in-process (no start-up)")
-        add("real", "run_wall_cli", real.get("cli_wall_s"), "s", note="measure run --jobs 1 --no-cache, interpreter and imports included")
+    def memory_rows(section, key, t):
+        add(section, f"{key}_peak_rss_process", t["maxrss_bytes"] / MIB, "MiB", note="largest single process (wait4, exact)")
+        add(section, f"{key}_peak_rss_tree", t["tree_rss_bytes"] / MIB, "MiB",
+            note=f"summed over the live process tree, sampled every {res['interval']:g} s in a run of its own")
+        add(section, f"{key}_peak_pss_tree", t["tree_pss_bytes"] / MIB, "MiB", note="the same, shared pages split between sharers")
 
-    big_enough = mb >= CORPUS_MB_MIN
-    small = f"; corpus {mb:.0f} MB < {CORPUS_MB_MIN:.0f} MB" if not big_enough else ""
-    add("info", "cold_over_floor", cold["wall_s"] / fl2["wall_s"], "x",
-        note=f"--jobs {res.get('jobs')} wall vs the {np_}-process floor (same parallelism)")
-    add("info", "cold_over_floor_1p", cold["wall_s"] / fl1["wall_s"], "x", note=f"--jobs {res.get('jobs')} wall vs the single-process floor")
-    floor_sp = fl1["wall_s"] / fl2["wall_s"] if fl2.get("wall_s") else None
-    if floor_sp is not None and np_ > 1:
-        add("info", "floor_speedup", floor_sp, "x",
-            note=f"the parse floor's own speed-up with {np_} processes: what this machine gives work that splits perfectly "
-                 "(cores that share caches or are SMT siblings give less than the number of processes)")
-    if cold.get("cpu_s") and fl1.get("cpu_s"):
-        add("info", "cold_over_floor_cpu", cold["cpu_s"] / fl1["cpu_s"], "x",
-            note="CPU time vs the 1-process floor's: the work ratio, little affected by other load")
-    if cold1:
-        r1 = cold1["wall_s"] / fl1["wall_s"]
-        add("target", "cold_jobs1_over_floor", r1, "x", COLD1_OVER_FLOOR_MAX, status(r1, COLD1_OVER_FLOOR_MAX, big_enough),
-            "measure run --jobs 1 wall (interpreter start-up included) vs the 1-process floor (CPU ratio: "
-            + (f"{cold1['cpu_s'] / fl1['cpu_s']:.2f}x" if cold1.get("cpu_s") and fl1.get("cpu_s") else "n/a") + ")" + small)
-        sp = cold1["wall_s"] / cold["wall_s"]
-        add("target", "speedup_jobs", sp, "x", SPEEDUP_MIN, status(sp, SPEEDUP_MIN, res.get("jobs", 1) >= 2 and big_enough, at_least=True),
-            f"--jobs 1 wall / --jobs {res.get('jobs')} wall (at least)"
-            + (f"; the floor's own speed-up: {floor_sp:.2f}x" if floor_sp is not None and np_ > 1 else "") + small)
-    if real:
-        rr = real["total_cpu_s"] / real["floor_cpu_s"] if real["floor_cpu_s"] else None
-        add("target", "real_over_floor", rr, "x", REAL_OVER_FLOOR_MAX, status(rr, REAL_OVER_FLOOR_MAX),
-            f"{real['root']}, in-process CPU (start-up excluded; the CLI's own start-up is {real.get('startup_s') or 0:.2f} s)")
-    w = warm["wall_s"] / cold["wall_s"]
-    add("target", "warm_over_cold", w, "x", WARM_OVER_COLD_MAX, status(w, WARM_OVER_COLD_MAX))
-    add("target", "warm_wall", warm["wall_s"], "s", WARM_MAX_S, status(warm["wall_s"], WARM_MAX_S),
-        "re-run over the unchanged root, whole command")
-    big_session = c["largest_session_bytes"] / 1e6 >= PEAK_SESSION_MB
-    peak = cold["tree_rss_bytes"] / MIB
-    note = "cold run, summed RSS of the process tree"
-    if not big_session:
-        note += f"; largest session {c['largest_session_bytes'] / 1e6:.0f} MB < {PEAK_SESSION_MB:.0f} MB"
-    add("target", "peak_memory", peak, "MiB", PEAK_MIB_MAX, status(peak, PEAK_MIB_MAX, big_session), note)
-    for key, lin_ in (("linearity", lin), ("linearity_replay", res.get("linear_replay"))):
-        if not lin_:
-            continue
-        what = " with --replay-at " + lin_["replay"] if lin_.get("replay") else ""
-        if lin_.get("call_ratio") is not None:
-            add("target", f"{key}_calls", lin_["call_ratio"], "x", LINEAR_CALLS_MAX, status(lin_["call_ratio"], LINEAR_CALLS_MAX),
-                f"worst doubling of Python-level calls{what} (exact, load-proof): " + ", ".join(f"{r:.3f}" for r in lin_["call_ratios"]))
-        note = f"worst doubling of CPU time{what}, best-of: " + ", ".join(f"{r:.3f}" for r in lin_["ratios"])
-        if lin_.get("ratios_median"):
-            note += " (medians: " + ", ".join(f"{r:.3f}" for r in lin_["ratios_median"]) + ")"
-        if "spread" in lin_:
-            note += f"; repeats vary by up to {lin_['spread'] * 100:.0f}%"
-        add("target", key, lin_["ratio"], "x", LINEAR_MAX, status(lin_["ratio"], LINEAR_MAX), note)
-    rp = res.get("replay")
-    if rp:
-        ratio = rp["replay_s"] / rp["plain_s"]
-        add("replay", "plain_wall", rp["plain_s"], "s", note=f"measure run on fixtures/default, --no-cache --jobs 1, best of {rp['rounds']}")
-        add("replay", "replay_wall", rp["replay_s"], "s", note="the same with --replay (turn_end)")
-        add("target", "replay_over_plain", ratio, "x", REPLAY_OVER_PLAIN_MAX, status(ratio, REPLAY_OVER_PLAIN_MAX))
-    rows += scale_rows(res.get("scale"))
-    return rows
+    for name, c in res["cold"].items():
+        s, fl, cold = c["corpus"], c["floor"], c["cold_1"]
+        for k in ("files", "sessions", "bytes", "lines", "largest_session_bytes"):
+            add(name, k, s[k], "B" if k.endswith("bytes") else k, note=f"{s['root']}: {s['how']}" if k == "files" else None)
+        run_rows(name, "floor", fl, "orjson.loads over every line, 1 process")
+        run_rows(name, "cold_jobs1", cold, "measure run --jobs 1, empty cache dir, interpreter start-up included")
+        wall_ratio, big = ratio(cold["wall_s"], fl["wall_s"]), (s.get("size_mb") or 0) >= CORPUS_MB_MIN
+        cpu_note = f"CPU ratio {fmt(ratio(cold['cpu_s'], fl['cpu_s']))}x"
+        if "in_process_cpu_s" in c:
+            add(name, "in_process_cpu", c["in_process_cpu_s"], "s", note="run_measurement --jobs 1 in this process, best of rounds")
+            add("info", f"cold_jobs1_over_floor_{name}", wall_ratio, "x", note=f"wall, start-up included; {cpu_note}")
+            target(f"in_process_over_floor_{name}", ratio(c["in_process_cpu_s"], fl["cpu_s"]), "x", REAL_OVER_FLOOR_MAX,
+                   note="in-process CPU vs the floor's CPU (no interpreter start-up)")
+        else:
+            target(f"cold_jobs1_over_floor_{name}", wall_ratio, "x", COLD1_OVER_FLOOR_MAX, big,
+                   f"wall vs this corpus's own 1-process floor; {cpu_note}" + ("" if big else f"; not a {CORPUS_MB_MIN:g} MB corpus"))
+
+    b, jobs = res["cold"]["bench"], res["jobs"]
+    big = (b["corpus"].get("size_mb") or 0) >= CORPUS_MB_MIN
+    run_rows("bench", f"floor_{jobs}p", b["floor_np"], f"orjson.loads over every line, {jobs} processes")
+    run_rows("bench", f"cold_jobs{jobs}", b["cold"], f"measure run --jobs {jobs}, empty cache dir")
+    run_rows("bench", "warm", b["warm"], "the same again, same cache dir, unchanged inputs")
+    for key, t in b["memory"].items():
+        memory_rows("bench", key, t)
+    floor_sp = ratio(b["floor"]["wall_s"], b["floor_np"]["wall_s"])
+    add("info", "floor_speedup", floor_sp, "x", note=f"the parse floor's own speed-up with {jobs} processes: "
+        "what this machine gives work that splits perfectly")
+    target("speedup_jobs", ratio(b["cold_1"]["wall_s"], b["cold"]["wall_s"]), "x", SPEEDUP_MIN, jobs >= 2 and big,
+           f"--jobs 1 wall / --jobs {jobs} wall, bench corpus; the floor's own: {fmt(floor_sp)}x", at_least=True)
+    target("warm_over_cold", ratio(b["warm"]["wall_s"], b["cold"]["wall_s"]), "x", WARM_OVER_COLD_MAX)
+    target("warm_wall", b["warm"]["wall_s"], "s", WARM_MAX_S, note="re-run over the unchanged root, whole command")
+    largest = b["corpus"]["largest_session_bytes"] / 1e6
+    target("peak_memory", tree_peak(b["memory"][f"cold_jobs{jobs}"]), "MiB", PEAK_MIB_MAX, largest >= PEAK_SESSION_MB,
+           f"--jobs {jobs} cold run, the process tree's peak RSS; largest session {fmt(largest)} MB")
+
+    for key, lin in (("linearity", res["linear"]), ("linearity_replay", res["linear_replay"])):
+        what = f" with --replay-at {lin['replay']}" if lin["replay"] else ""
+        for z in lin["sizes"]:
+            n = f"{z['scale']}N" if z["scale"] > 1 else "N"
+            add(key, f"events_{n}", z["events"], "events", note=f"{lin['copies'] * z['scale']} copies of {lin['source']}")
+            add(key, f"time_{n}", z["time_s"], "s", note=f"CPU, in-process, best of {lin['repeat']} (sizes interleaved)")
+            add(key, f"calls_{n}", z["calls"], "calls", note="Python-level calls (cProfile)")
+        add(key, "other_load", lin["other_load"], "cores", note=LOAD_NOTE)
+        target(f"{key}_calls", lin["call_ratio"], "x", LINEAR_CALLS_MAX, lin["exact"], f"worst doubling of calls{what}: "
+               + ", ".join(map(fmt, lin["call_ratios"])))
+        target(key, lin["ratio"], "x", LINEAR_MAX, lin["exact"], f"worst doubling of CPU time{what}: "
+               + ", ".join(map(fmt, lin["ratios"])) + f"; repeats vary by up to {fmt(rounded(lin['spread'] * 100, 0))}%")
+
+    for name, rp in res["replay"].items():
+        add("replay", f"{name}_plain_wall", rp["plain"]["wall_s"], "s",
+            note=f"measure run on fixtures/{name}, --no-cache --jobs 1, best of {len(rp['plain']['runs'])}")
+        add("replay", f"{name}_replay_wall", rp["replay"]["wall_s"], "s", note="the same with --replay (turn_end)")
+        cpu = ratio(rp["replay"]["cpu_s"], rp["plain"]["cpu_s"])
+        target(f"replay_over_plain_{name}", ratio(rp["replay"]["wall_s"], rp["plain"]["wall_s"]), "x", REPLAY_OVER_PLAIN_MAX,
+               note=f"wall; CPU ratio {fmt(cpu)}x")
+
+    scale = res.get("scale")
+    if scale:
+        n, peak = scale["sessions"], tree_peak(scale)
+        add("report_20k", "sessions", n, "sessions", note=f"{scale['files']} files, {fmt(scale['bytes'] / 1e6)} MB (measure.bench.scale)")
+        run_rows("report_20k", "report", scale | {"runs": [scale["wall_s"]]}, "measure report, cold, six budgets, every notebook")
+        memory_rows("report_20k", "report", scale)
+        note = None if n >= 20_000 else f"only {n} sessions: the target is stated for 20,000"
+        target("report_20k_wall", scale["wall_s"], "s", REPORT_20K_WALL_MAX_S, n >= 20_000, note)
+        target("report_20k_peak", peak, "MiB", REPORT_20K_PEAK_MIB_MAX, n >= 20_000, note or "whole process tree")
+    return sorted(rows, key=lambda r: ("info", "target").index(r.section) + 1 if r.section in ("info", "target") else 0)
 
 
-def scale_rows(scale: dict | None) -> list[dict]:
-    """The `report_20k` section (measure.bench.scale) and its two targets; none when it did not run."""
-    if not scale:
-        return []
-    n, peak = scale["sessions"], scale["tree_rss_bytes"] / MIB
-    rows: list[dict] = []
-
-    def add(section, name, value, unit, threshold=None, st=None, note=None):
-        rows.append({"section": section, "name": name, "value": value, "unit": unit, "threshold": threshold, "status": st, "note": note})
-
-    add("report_20k", "sessions", n, "sessions", note=f"{scale['files']} files, {scale['bytes'] / 1e6:.1f} MB (measure.bench.scale)")
-    add("report_20k", "wall", scale["wall_s"], "s", note="measure report, cold, six budgets, every notebook")
-    add("report_20k", "cpu", scale["cpu_s"], "s", note="the report's process tree")
-    add("report_20k", "peak_tree_rss", peak, "MiB", note=f"summed RSS of the process tree, at most {scale['procs']} processes")
-    add("report_20k", "peak_tree_pss", scale["tree_pss_bytes"] / MIB, "MiB", note="the same, shared pages counted once")
-    add("report_20k", "peak_process_rss", scale["maxrss_bytes"] / MIB, "MiB", note="largest single process")
-    add("report_20k", "other_load", scale["other_load"], "cores", note=LOAD_NOTE)
-    tested = n >= 20_000
-    note = "" if tested else f"only {n} sessions: the target is stated for 20,000"
-    add("target", "report_20k_wall", scale["wall_s"], "s", REPORT_20K_WALL_MAX_S,
-        status(scale["wall_s"], REPORT_20K_WALL_MAX_S, tested), note or "measure report over 20,000 small sessions")
-    add("target", "report_20k_peak", peak, "MiB", REPORT_20K_PEAK_MIB_MAX, status(peak, REPORT_20K_PEAK_MIB_MAX, tested),
-        note or "whole process tree, six budgets")
-    return rows
-
-
-def render(rows: list[dict]) -> str:
-    """A plain-text table of the rows, grouped by section."""
-    out = []
-    widths = (16, 24, 14, 9, 9, 9)
-    head = ("section", "name", "value", "unit", "threshold", "status")
-    out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)) + "  note")
-    out.append("-" * 120)
-    last = None
-    for r in rows:
-        if last is not None and r["section"] != last:
-            out.append("")
-        last = r["section"]
-        cells = [_fmt(r.get(k)) for k in head]
-        out.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)) + "  " + (r.get("note") or ""))
+def summary(rows: list[Row], cpus: int | None = psutil.cpu_count()) -> str:
+    """The verdicts, and a warning where other processes used the machine during a timed step."""
+    busy = [r for r in rows if r.name.endswith("other_load") and (r.value or 0) > 0.25]
+    out = [f"WARNING: other processes used CPU during {', '.join(f'{r.section} {r.name} ({fmt(r.value)} cores)' for r in busy)} "
+           f"of {cpus}: those timings are pessimistic\n"] if busy else []
+    out += [f"{r.status:8} {r.name}: {fmt(r.value)} {r.unit} (threshold {fmt(r.threshold)}){'; ' + r.note if r.note else ''}"
+            for r in rows if r.section == "target"]
     return "\n".join(out)
