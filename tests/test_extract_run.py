@@ -10,7 +10,7 @@ import polars as pl
 
 from measure.cli import main
 from measure.extract.run import ExtractParams, plan, rebuild
-from measure.report.views.common import FIXTURE_FILE_TIME_MS
+from measure.paths import FIXTURE_FILE_TIME_MS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_llm import FakeLLM  # noqa: E402
