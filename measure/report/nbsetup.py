@@ -9,10 +9,8 @@ import matplotlib as mpl
 import matplotlib.style
 import polars as pl
 
-from measure.report.plots import STYLE
+from measure.report.style import STYLE
 from measure.report.views.common import HTML_FLOAT_DIGITS, HTML_TABLE_ROWS, frame_html
-
-__all__ = ["configure", "POLARS_DISPLAY", "frame_html"]
 
 POLARS_DISPLAY: dict[str, object] = {
     "tbl_rows": HTML_TABLE_ROWS,

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from measure.report.views.common import ordered_strategies
+from measure.numbers import percent, rounded
+from measure.report.style import ordered_strategies
 from measure.runner.tables import read_tables
 from measure.schema import TABLES
 
@@ -41,7 +42,7 @@ def _evicted_pct(tables: dict[str, pl.DataFrame], strategy: str) -> float | None
     df = tables["eviction"].filter(pl.col("strategy") == strategy)
     if df.height == 0:
         return None
-    return round(100.0 * df["evicted_chars"].sum() / max(1, df["alone_parent_kept_chars"].sum()), 1)
+    return percent(df["evicted_chars"].sum(), df["alone_parent_kept_chars"].sum())
 
 
 def _sessions_evicting(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
@@ -106,15 +107,15 @@ def diff_tables(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame], metrics:
             va, vb = fn(a, strategy), fn(b, strategy)
             if va is None and vb is None:
                 continue
-            delta = None if va is None or vb is None else round(float(vb) - float(va), 1)
-            pct = round(100.0 * delta / abs(float(va)), 1) if delta is not None and va else None
+            delta = None if va is None or vb is None else rounded(float(vb) - float(va), 1)
+            pct = rounded(100.0 * delta / abs(float(va)), 1) if delta is not None and va else None
             rows.append({"strategy": strategy, "metric": name, "a": _num(va), "b": _num(vb), "delta": delta, "delta_pct": pct})
     schema = {"strategy": pl.String, "metric": pl.String, "a": pl.Float64, "b": pl.Float64, "delta": pl.Float64, "delta_pct": pl.Float64}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def _num(v) -> float | None:
-    return None if v is None else round(float(v), 1)
+    return None if v is None else rounded(float(v), 1)
 
 
 def parameter_changes(run_a: dict, run_b: dict) -> list[str]:
