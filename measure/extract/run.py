@@ -1,4 +1,4 @@
-"""The experiment: select sessions, build each strategy's prompts, send or reuse, parse, compare, write."""
+"""The experiment: select sessions, build prompts, send or reuse, parse, compare, write the tables."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from measure.extract.clients import (
     DEFAULT_MODELS,
     CallFailed,
     Client,
-    ClientUnavailable,
     make_client,
     timed,
 )
@@ -35,6 +34,7 @@ from measure.extract.parse import (
 from measure.extract.select import SELECT_RULE, select_sessions
 from measure.extract.store import ReplyStore, reply_key, write_atomic
 from measure.measurements.pairs import word_set
+from measure.numbers import percent, rounded
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
 from measure.runner import progress
 from measure.runner.job import RunParams
@@ -252,7 +252,7 @@ def execute(
 def _unmatched_pct(a: list[dict], b: list[dict]) -> float:
     m = compare.match([candidate_text(x) for x in a], [candidate_text(x) for x in b])
     total = len(a) + len(b)
-    return round(100 * (len(m.unique_a) + len(m.unique_b)) / total, 1) if total else 0.0
+    return percent(len(m.unique_a) + len(m.unique_b), total)
 
 
 def _noise(samples: list[list[dict] | None]) -> float | None:
@@ -260,7 +260,7 @@ def _noise(samples: list[list[dict] | None]) -> float | None:
     pairs = list(itertools.combinations(done, 2))
     if not pairs:
         return None
-    return round(sum(_unmatched_pct(a, b) for a, b in pairs) / len(pairs), 1)
+    return rounded(sum(_unmatched_pct(a, b) for a, b in pairs) / len(pairs), 1)
 
 
 def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
@@ -287,7 +287,7 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
                     for x, y in ((cands.get((path, sa, s)), cands.get((path, sb, s))) for s in range(p.samples))
                     if x is not None and y is not None
                 ]
-                row["unmatched_pct"] = round(sum(ab) / len(ab), 1)
+                row["unmatched_pct"] = rounded(sum(ab) / len(ab), 1)
             row["noise_a_unmatched_pct"] = _noise([cands.get((path, sa, s)) for s in range(p.samples)])
             row["noise_b_unmatched_pct"] = _noise([cands.get((path, sb, s)) for s in range(p.samples)])
             rows.append(row)
@@ -377,5 +377,3 @@ def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None 
     write_outputs(out, os.fspath(root), p, planned, calls, ab_rows(planned, p, cands), contract)
     return out
 
-
-__all__ = ["ClientUnavailable", "ExtractParams", "ExtractSummary", "rebuild", "run_extract"]

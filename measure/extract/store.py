@@ -50,6 +50,3 @@ class ReplyStore:
 
     def put(self, key: str, record: dict) -> None:
         write_atomic(self._path(key), json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
-
-    def exists(self) -> bool:
-        return self.dir.is_dir()
