@@ -255,8 +255,8 @@ def test_normalize_strips_volatile_fields_and_keeps_outputs():
 
 def test_build_is_stable_and_carries_no_pairing_metadata(tmp_path):
     source = notebooks.notebook_sources()[0]
-    a, _ = notebooks.build_notebook(source, tmp_path / "a")
-    b, _ = notebooks.build_notebook(source, tmp_path / "b")
+    a = notebooks.build_notebook(source, tmp_path / "a")
+    b = notebooks.build_notebook(source, tmp_path / "b")
     assert a.read_bytes() == b.read_bytes()
     nb = nbformat.read(a, as_version=4)
     assert set(nb.metadata) == {"kernelspec"} and nb.metadata.kernelspec.name == "python3"
