@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -34,8 +35,8 @@ from measure.extract.parse import (
 from measure.extract.select import SELECT_RULE, select_sessions
 from measure.extract.store import ReplyStore, reply_key, write_atomic
 from measure.measurements.pairs import word_set
-from measure.numbers import percent, rounded
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.numbers import percent, rounded
 from measure.runner import progress
 from measure.runner.job import RunParams
 from measure.runner.redact import _redact_rows, redact, redact_path
@@ -173,7 +174,7 @@ def dry_run_text(planned: Plan, p: ExtractParams) -> str:
     tokens = total_chars // CHARS_PER_TOKEN
     lines.append(
         f"{len(planned.sessions)} session(s), {calls} call(s), {total_chars} prompt chars, ~{tokens} input tokens "
-        f"(chars/{CHARS_PER_TOKEN}), ~${tokens * p.price_per_mtok / 1e6:.2f} input at ${p.price_per_mtok:g}/Mtok; "
+        f"(chars/{CHARS_PER_TOKEN}), ~${rounded(tokens * p.price_per_mtok / 1e6, 2):.2f} input at ${p.price_per_mtok:g}/Mtok; "
         "nothing sent (--dry-run)"
     )
     return "\n".join(lines) + "\n"
@@ -295,19 +296,10 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
 
 
 def _write_frame(df: pl.DataFrame, out: Path, name: str) -> None:
-    for ext in ("csv", "parquet"):
-        target = out / f"{name}.{ext}"
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=f".{ext}.tmp")
-        os.close(fd)
-        try:
-            if ext == "csv":
-                df.write_csv(tmp, float_precision=None)
-            else:
-                df.write_parquet(tmp, compression="zstd", statistics=False)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+    parquet = io.BytesIO()
+    df.write_parquet(parquet, compression="zstd", statistics=False)
+    write_atomic(out / f"{name}.csv", df.write_csv(float_precision=None))
+    write_atomic(out / f"{name}.parquet", parquet.getvalue())
 
 
 def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:

@@ -24,7 +24,15 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from matplotlib.transforms import blended_transform_factory
 
 from measure.numbers import rounded
-from measure.report.shaping import all_tokens, breakdown_ordered, fold_zero_budget, sources_table, sweep_curve
+from measure.report.shaping import (
+    all_tokens,
+    breakdown_ordered,
+    deliveries,
+    fold_zero_budget,
+    replay_totals,
+    sources_table,
+    sweep_curve,
+)
 from measure.report.style import (
     BOTH_COLOR,
     BREAKDOWN_DIMENSIONS,
@@ -40,8 +48,6 @@ from measure.report.style import (
     STYLE,
     ordered_strategies,
     short_ids,
-    UNKNOWN,
-    task_group_key,
 )
 from measure.report.style import color as _color
 from measure.report.style import label as _label
@@ -162,7 +168,7 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
     if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
         _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
         return fig
-    drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{y:.1f}" if y else "0")
+    drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{rounded(y, 1):.1f}" if y else "0")
     ax.set_xlabel(_session_axis_label(drawn, len(_sessions(eviction)), "eviction"))
     ax.set_ylabel("parent chars evicted (% of parent alone)")
     top = max(1.0, float(eviction["budget_evicted_pct"].max() or 0.0))
@@ -193,14 +199,8 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     styles = ("-", "--", ":", "-.")
     for k, s in enumerate(ordered_strategies(curve["strategy"].unique().to_list())):
         part = curve.filter(pl.col("strategy") == s).sort("budget")
-        ax.plot(
-            part["budget"].to_list(),
-            part["evicted_pct"].to_list(),
-            marker=markers[k % len(markers)],
-            linestyle=styles[k % len(styles)],
-            color=_color(s),
-            label=_label(s),
-        )
+        ax.plot(part["budget"].to_list(), part["evicted_pct"].to_list(), marker=markers[k % len(markers)],
+                linestyle=styles[k % len(styles)], color=_color(s), label=_label(s))
     budgets = sorted(set(curve["budget"].unique().to_list()))
     ax.set_xscale("log")
     ax.set_xticks(budgets)
@@ -213,27 +213,11 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
         # Along the line, at the top: data there is at or near 0 (fold evicts nothing from here),
         # and the legend sits outside the axes, so the note covers neither.
-        ax.text(
-            zero,
-            0.97,
-            f"fold evicts nothing from {_thousands(zero)}",
-            rotation=90,
-            ha="right",
-            va="top",
-            transform=blended_transform_factory(ax.transData, ax.transAxes),
-            color="black",
-            fontsize=9,
-        )
+        ax.text(zero, 0.97, f"fold evicts nothing from {_thousands(zero)}", rotation=90, ha="right", va="top",
+                transform=blended_transform_factory(ax.transData, ax.transAxes), color="black", fontsize=9)
     elif "fold" in set(curve["strategy"].to_list()):
-        ax.text(
-            0.99,
-            0.97,
-            f"fold still evicts at {_thousands(budgets[-1])}",
-            ha="right",
-            va="top",
-            transform=ax.transAxes,
-            fontsize=9,
-        )
+        ax.text(0.99, 0.97, f"fold still evicts at {_thousands(budgets[-1])}", ha="right", va="top", transform=ax.transAxes,
+                fontsize=9)
     ymax = float(curve["evicted_pct"].max() or 0.0)
     ymin = float(curve["evicted_pct"].min() or 0.0)
     ax.set_ylim(min(0.0, ymin) - 1, max(5.0, ymax * 1.15))
@@ -379,7 +363,7 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
             values = [r[column] or 0.0 for r in rows]
             bars = ax.barh([y + (offset - 0.5) * height for y in ys], values, height=height, color=_color(strategy),
                            label=f"{_label(strategy)} evicted %")
-            ax.bar_label(bars, labels=[f"{v:.1f}%" if v else "" for v in values], fontsize=7, padding=2)
+            ax.bar_label(bars, labels=[f"{rounded(v, 1):.1f}%" if v else "" for v in values], fontsize=7, padding=2)
         ax.set_yticks(ys, [f"{_short(r['value'])} ({r['sessions']})" for r in rows], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlim(0, peak * 1.25)
@@ -437,13 +421,12 @@ def deliveries_bars(background: pl.DataFrame) -> Figure:
     if background.height == 0:
         _empty(ax, "no background rows")
         return fig
-    bg = background.with_columns(pl.col("cc_version").fill_null(UNKNOWN))
-    groups = sorted({(k, v) for k, v in bg.select("kind", "cc_version").iter_rows()}, key=lambda kv: task_group_key(*kv))
-    counts = {(k, v, d): n for k, v, d, n in bg.group_by("kind", "cc_version", "delivery").len().iter_rows()}
+    table = deliveries(background)
+    groups = list(zip(table["kind"].to_list(), table["Claude Code"].to_list(), strict=True))
     xs = list(range(len(groups)))
     bottom = [0] * len(groups)
     for d, color in DELIVERY_COLORS.items():
-        ys = [counts.get((k, v, d), 0) for k, v in groups]
+        ys = table[d].to_list()
         bars = ax.bar(xs, ys, bottom=bottom, width=0.6, color=color, label=d, edgecolor="white", linewidth=0.5)
         ax.bar_label(bars, labels=[str(y) if y else "" for y in ys], label_type="center", fontsize=8, color="white")
         bottom = [b + y for b, y in zip(bottom, ys)]
@@ -466,12 +449,9 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
         return fig
     schedules = ", ".join(sorted(set(replay["schedule"].to_list())))
     ax.set_title(f"Re-extractions while sessions are written (replayed at {schedules})")
-    strategies = ordered_strategies(replay["strategy"].to_list())
-    sums = {s: (part["re_extractions"].sum(), part["wasted_extractions"].sum())
-            for s in strategies for part in [replay.filter(pl.col("strategy") == s)]}
+    totals = replay_totals(replay)
+    strategies, re, wasted = (totals[c].to_list() for c in ("strategy", "re-extractions", "wasted"))
     xs = list(range(len(strategies)))
-    re = [sums[s][0] for s in strategies]
-    wasted = [sums[s][1] for s in strategies]
     bars = ax.bar([x - 0.2 for x in xs], re, width=0.4, color=[_color(s) for s in strategies], label="re-extractions")
     ax.bar_label(bars, labels=[str(v) for v in re], fontsize=8, padding=1)
     bars = ax.bar([x + 0.2 for x in xs], wasted, width=0.4, color="white", edgecolor=[_color(s) for s in strategies],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from measure.numbers import ROUND_MODE
-from measure.report.style import SOURCE_LABELS, UNKNOWN, strategy_rank, version_key
+from measure.report.style import DELIVERY_COLORS, SOURCE_LABELS, UNKNOWN, strategy_rank, task_group_key, version_key
 
 TOKEN_COLUMNS = ("input_tokens", "cache_creation_tokens", "cache_read_tokens", "output_tokens")
 """The four usage fields of the tokens table whose sum is a call's tokens."""
@@ -89,3 +89,34 @@ def sources_table(ab: pl.DataFrame) -> pl.DataFrame:
     schema = {"arms": pl.String, "unique to": pl.String, "unique": pl.Int64} | dict.fromkeys(SOURCE_LABELS.values(), pl.Int64)
     return pl.DataFrame(rows, schema=schema, orient="row")
 
+
+
+def deliveries(background: pl.DataFrame) -> pl.DataFrame:
+    """Background tasks by kind and Claude Code version, one column per delivery (turn, removed, never)."""
+    bg = background.with_columns(pl.col("cc_version").fill_null(UNKNOWN))
+    rows = []
+    for (kind, version), part in sorted(bg.group_by("kind", "cc_version"), key=lambda kv: task_group_key(*kv[0])):
+        counts = dict(zip(*part.group_by("delivery").len().to_dict(as_series=False).values(), strict=True))
+        rows.append({"kind": kind, "Claude Code": version, **{d: counts.get(d, 0) for d in DELIVERY_COLORS}, "tasks": part.height})
+    schema = {"kind": pl.String, "Claude Code": pl.String, **dict.fromkeys(DELIVERY_COLORS, pl.Int64), "tasks": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def replay_totals(replay: pl.DataFrame) -> pl.DataFrame:
+    """Per strategy: sessions replayed, moments, extractions, re-extractions, wasted ones and the LLM calls they imply."""
+    return (
+        replay.group_by("strategy")
+        .agg(
+            pl.len().alias("sessions"),
+            pl.col("extraction_points").sum().alias("moments"),
+            pl.col("extractions").sum(),
+            pl.col("re_extractions").sum().alias("re-extractions"),
+            (pl.col("re_extractions") > 0).sum().alias("sessions re-extracted"),
+            pl.col("wasted_extractions").sum().alias("wasted"),
+            (pl.col("wasted_extractions") > 0).sum().alias("sessions with waste"),
+            pl.col("late_extractions").sum().alias("after the parent's last event"),
+            pl.col("llm_calls").sum().alias("LLM calls"),
+            pl.col("wasted_llm_calls").sum().alias("wasted LLM calls"),
+        )
+        .sort(strategy_rank(replay["strategy"]))
+    )

@@ -5,11 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from measure.numbers import ROUND_MODE, rounded
-from measure.report.style import DELIVERY_COLORS, UNKNOWN, strategy_rank, task_group_key
+from measure.report.shaping import deliveries, replay_totals
 from measure.report.views.common import Report, fmt_int, markdown, per_session
-
-DELIVERIES = tuple(DELIVERY_COLORS)
-"""How a background task's result reached the parent: as a user turn, removed from the queue, or not at all."""
 
 
 def _fmt_s(x: float | None) -> str:
@@ -67,13 +64,7 @@ def stub_table(r: Report) -> pl.DataFrame:
 
 def deliveries_table(r: Report) -> pl.DataFrame:
     """Tasks by kind and Claude Code version, one column per delivery (turn, removed, never)."""
-    bg = r.tables["background"].with_columns(pl.col("cc_version").fill_null(UNKNOWN))
-    rows = []
-    for (kind, version), part in sorted(bg.group_by("kind", "cc_version"), key=lambda kv: task_group_key(*kv[0])):
-        counts = dict(zip(*part.group_by("delivery").len().to_dict(as_series=False).values(), strict=True))
-        rows.append({"kind": kind, "Claude Code": version, **{d: counts.get(d, 0) for d in DELIVERIES}, "tasks": part.height})
-    schema = {"kind": pl.String, "Claude Code": pl.String, **dict.fromkeys(DELIVERIES, pl.Int64), "tasks": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return deliveries(r.tables["background"])
 
 
 def undelivered_table(r: Report) -> pl.DataFrame:
@@ -145,24 +136,8 @@ def delivery_summary(r: Report):
 
 
 def replay_table(r: Report) -> pl.DataFrame:
-    """Per strategy: sessions replayed, moments, extractions, re-extractions, wasted ones and the LLM calls they imply."""
-    rp = r.tables["replay"]
-    return (
-        rp.group_by("strategy")
-        .agg(
-            pl.len().alias("sessions"),
-            pl.col("extraction_points").sum().alias("moments"),
-            pl.col("extractions").sum(),
-            pl.col("re_extractions").sum().alias("re-extractions"),
-            (pl.col("re_extractions") > 0).sum().alias("sessions re-extracted"),
-            pl.col("wasted_extractions").sum().alias("wasted"),
-            (pl.col("wasted_extractions") > 0).sum().alias("sessions with waste"),
-            pl.col("late_extractions").sum().alias("after the parent's last event"),
-            pl.col("llm_calls").sum().alias("LLM calls"),
-            pl.col("wasted_llm_calls").sum().alias("wasted LLM calls"),
-        )
-        .sort(strategy_rank(rp["strategy"]))
-    )
+    """Per strategy: sessions replayed, moments, extractions, re-extractions, wasted ones and their LLM calls."""
+    return replay_totals(r.tables["replay"])
 
 
 def replay_summary(r: Report):

@@ -352,11 +352,9 @@ def fmt_x(x: float | None) -> str:
 
 
 def markdown(text: str):
-    """Wrap Markdown text for display (IPython when available, else the plain string)."""
-    try:
-        from IPython.display import Markdown  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - the report extra installs IPython
-        return text
+    """Markdown text, for display in a notebook (its `.data` is the text)."""
+    from IPython.display import Markdown  # noqa: PLC0415
+
     return Markdown(text)
 
 

@@ -105,12 +105,14 @@ def _short(x: Extraction) -> dict[str, str]:
     return short_ids(x.ab["session_id"].to_list())
 
 
+def _session(x: Extraction) -> pl.Expr:
+    return pl.col("session_id").replace_strict(_short(x), default=pl.col("session_id")).alias("session")
+
+
 def ab_table(x: Extraction) -> pl.DataFrame:
     """One row per session and strategy pair: candidates, matched, unique per arm (and their sources), noise."""
-    short = _short(x)
-    df = x.ab.sort("session_path", "strategy_a", "strategy_b")
-    return df.select(
-        pl.col("session_id").replace_strict(short, default=pl.col("session_id")).alias("session"),
+    return x.ab.sort("session_path", "strategy_a", "strategy_b").select(
+        _session(x),
         pl.format("{} vs {}", "strategy_a", "strategy_b").alias("arms"),
         pl.col("candidates_a").alias("cand. a"),
         pl.col("candidates_b").alias("cand. b"),
@@ -153,14 +155,7 @@ def calls_table(x: Extraction) -> pl.DataFrame:
 
 def errors_table(x: Extraction) -> pl.DataFrame:
     """Calls that gave no candidates, with the reason."""
-    short = _short(x)
-    return (
-        x.calls.filter(pl.col("status") != "ok")
-        .select(
-            pl.col("session_id").replace_strict(short, default=pl.col("session_id")).alias("session"),
-            "strategy", "call_index", "sample", "status", "error",
-        )
-    )
+    return x.calls.filter(pl.col("status") != "ok").select(_session(x), "strategy", "call_index", "sample", "status", "error")
 
 
 def errors(x: Extraction):

@@ -135,7 +135,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
                 f" The parents did launch {fmt_int(bg.height)} background task(s) ({fmt_int(turns)} result(s) reached "
                 "them as a turn, see 04-background); those results are parent events, the same for every strategy."
             )
-        if prompt.height and all(c in prompt.columns for c in ("link", "fold", "hybrid")):
+        if prompt.height:
             head += (
                 f" The single-call strategies send {fmt_int(prompt['link'].sum())} (link), "
                 f"{fmt_int(prompt['fold'].sum())} (fold) and {fmt_int(prompt['hybrid'].sum())} (hybrid) prompt chars in all."
@@ -187,7 +187,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             cells.append(cell)
         lines.append(f"- **{label}** ({better} is better): " + "; ".join(cells) + ".")
     ev = r.tables["eviction"]
-    if ev.height and "stub_saved_chars" in ev.columns:
+    if ev.height:
         saved = ev.group_by("strategy").agg(pl.col("stub_saved_chars").sum()).filter(pl.col("stub_saved_chars") > 0)
         if saved.height:
             lines.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from measure.numbers import rounded
 from measure.report.views.common import Report, markdown, session_column
 from measure.report.views.duplication import pair_summary
 from measure.report.views.llm_calls import chunking_table
@@ -175,7 +176,7 @@ def published_note(r: Report, which: str = "headline"):
     known = [v for v in values if v is not None]
     exact = sum(1 for v in known if v == 0)
     worst = max((abs(v) for v in known), default=0)
-    worst_text = f"{worst:,.0f}" if float(worst).is_integer() else f"{worst:,.1f}"
+    worst_text = f"{worst:,.0f}" if float(worst).is_integer() else f"{rounded(worst, 1):,.1f}"
     text = (
         f"{exact} of {len(known)} comparable figures equal the published ones exactly"
         + (f"; the largest difference is {worst_text}." if worst else ".")
