@@ -51,6 +51,7 @@ def test_table_headers_are_human_labels():
     assert not any("_" in h for h in heads[:3])
 
 
+@pytest.mark.slow
 def test_configure_never_loads_pandas_but_sets_its_options_once_loaded():
     # Importing pandas in every kernel only to set display options cost 0.2 s and 50 MiB a kernel
     # (a 20,000-session report's peak past its 500 MiB target) in a venv with the lab extra.
@@ -71,6 +72,7 @@ def test_configure_never_loads_pandas_but_sets_its_options_once_loaded():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", notebooks.UNUSED_OPTIONAL_IMPORTS)
 def test_papermill_is_loaded_without_its_unused_optional_imports(name):
     # papermill's imports load pyarrow (HDFS) and rfc3987_syntax (IRI checks) when installed:

@@ -65,6 +65,7 @@ def _files(directory: Path) -> dict[str, bytes]:
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
     out = tmp_path / "reports" / "projects"
     build = tmp_path / "build"
@@ -149,6 +150,7 @@ print(x * 2)
 """
 
 
+@pytest.mark.slow
 def test_a_failing_cell_is_named_and_the_other_notebooks_still_run(tmp_path):
     sources = [_notebook(tmp_path / "nb", "a-broken", BROKEN), _notebook(tmp_path / "nb", "b-ok", OK)]
     out = tmp_path / "out"
@@ -181,6 +183,7 @@ def test_kernels_fall_back_to_tcp_when_the_socket_path_is_too_long(tmp_path, mon
     assert notebooks._kernel_config().KernelManager.transport == "tcp"
 
 
+@pytest.mark.slow
 def test_a_cell_timeout_is_named(tmp_path):
     source = _notebook(
         tmp_path / "nb",
@@ -201,6 +204,7 @@ def test_a_cell_timeout_is_named(tmp_path):
     assert "slow.py" in str(info.value) and "cell 1" in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_dead_kernel_is_named(tmp_path):
     source = _notebook(
         tmp_path / "nb",
@@ -456,7 +460,6 @@ SESSION = "ba23a864-03d9-4a85-a1b4-3f4608d2bbda"
 """A session of fixtures/default."""
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("value", [SESSION[:6], f"-Users-dana-src-ridgeback/{SESSION}.jsonl"])
 def test_sessions_of_a_run_made_for_all_are_measured_again_with_their_run_level_tables(default_run, value):
     r = common.load("fixtures/default", default_run, sessions=[value])
@@ -495,35 +498,3 @@ def test_a_run_made_with_the_sessions_asked_for_is_read_as_it_is(tmp_path):
     # A run restricted with the same values (e.g. under --redact, where ids are hashed) is not filtered again.
     (run_dir / "run.json").write_text(json.dumps({"parameters": {"sessions": ["sha-of-nothing"]}}))
     assert common.load("fixtures/default", run_dir, sessions=["sha-of-nothing"])["sessions"].height == tables["sessions"].height
-
-
-def test_short_ids_are_the_shortest_unique_prefixes():
-    ids = ["aaaaaaaa1", "aaaaaaaa2", "abcdefgh99", "abcdefgh", "b", "aaaaaaaa1"]
-    assert style.short_ids(ids) == {
-        "aaaaaaaa1": "aaaaaaaa1", "aaaaaaaa2": "aaaaaaaa2", "abcdefgh": "abcdefgh", "abcdefgh99": "abcdefgh9", "b": "b",
-    }
-    many = [f"{i:032x}" for i in range(20_000)]  # linear: 20,000 ids are instant
-    assert len(set(style.short_ids(many).values())) == 20_000
-
-
-def test_zero_eviction_budget_is_the_start_of_the_evict_nothing_suffix():
-    import random
-
-    r = random.Random(17)
-    for _ in range(200):
-        rows, want = [], {}
-        for sid in ("s1", "s2"):
-            for strat in ("fold", "hybrid"):
-                budgets = sorted(r.sample([10, 20, 30, 40], r.randint(1, 4)))
-                evicted = [r.choice([None, 0, -5, 3, 0]) for _ in budgets]
-                rows += [{"session_id": sid, "strategy": strat, "budget": b, "budget_evicted_chars": e} for b, e in zip(budgets, evicted)]
-                answer = None
-                for b, e in reversed(list(zip(budgets, evicted))):
-                    if e is None or e > 0:
-                        break
-                    answer = b
-                want[(sid, strat)] = answer
-        r.shuffle(rows)
-        schema = {"session_id": pl.String, "strategy": pl.String, "budget": pl.Int64, "budget_evicted_chars": pl.Int64}
-        got = {(a, b): z for a, b, z in shaping.zero_budgets(pl.DataFrame(rows, schema=schema)).iter_rows()}
-        assert got == want

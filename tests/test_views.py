@@ -159,6 +159,7 @@ def s840():
     return common.load("fixtures/s840")
 
 
+@pytest.mark.slow
 def test_defect4_840_comparison_is_like_for_like(s840):
     from measure.report.views import published
 
@@ -250,3 +251,14 @@ def test_the_tie_breaks_of_relevance_order_are_linear_and_stable():
     df = pl.DataFrame({"session_id": sessions, "session_path": sessions, "v": [i % 3 for i in range(20_000)]})
     top = plots._top_sessions(df, "v", limit=5)
     assert top == ["s00002", "s00005", "s00008", "s00011", "s00014"]  # largest first, ties in table order
+
+
+def test_printed_percentages_round_half_away_from_zero():
+    """measure.numbers' rule, not half to even: 100 x 0.4325 = 43.25 is 43.3, and 0.25% is 0.3%."""
+    from measure.report.views import cost
+
+    t = small_tables()
+    t["cost_sessions"] = t["cost_sessions"].with_columns(
+        pl.when(pl.col("session_id") == S1[0]).then(0.4325).otherwise(pl.col("repeat_fraction")).alias("repeat_fraction"))
+    assert cost.repeat_table(common.Report(tables=t))["% repeated"].to_list() == [43.3]
+    assert (common.fmt_pct(0.25), common.fmt_x(0.25)) == ("0.3%", "0.3×")
