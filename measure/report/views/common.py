@@ -19,10 +19,9 @@ import polars as pl
 
 from measure import paths
 from measure.numbers import rounded
+from measure.report.style import STRATEGY_ORDER, ordered_strategies, short_ids
 from measure.runner.tables import read_table
 from measure.schema import TABLES
-
-from ..style import STRATEGY_ORDER, ordered_strategies, short_ids
 
 
 @dataclass(frozen=True)
@@ -377,25 +376,13 @@ def run_summary(r: Report):
         f"- **Strategies:** {', '.join(f'`{x}`' for x in strategies) or 'none'}",
     ]
     if r.run:
-        template = _find(r.run, "template_path") or "the bundled template"
-        digest = _find(r.run, "template_sha256")
+        template = (r.run.get("parameters") or {}).get("template_path") or "the bundled template"
+        digest = r.run.get("template_sha256")
         lines.append(f"- **Prompt template:** {template}" + (f" (sha256 `{digest[:12]}…`)" if digest else ""))
-        fingerprint = _find(r.run, "fingerprint")
+        fingerprint = (r.run.get("input") or {}).get("fingerprint")
         if fingerprint:
             lines.append(f"- **Input fingerprint:** `{str(fingerprint)[:16]}…` (paths, sizes and contents of the files read)")
-        version = _find(r.run, "measure")
+        version = (r.run.get("versions") or {}).get("measure")
         if version:
             lines.append(f"- **measure version:** {version}")
     return markdown("\n".join(lines))
-
-
-def _find(d: Any, key: str) -> Any:
-    """Return the first value stored under `key` anywhere in a nested dict (depth-first, sorted)."""
-    if isinstance(d, dict):
-        if key in d:
-            return d[key]
-        for k in sorted(d):
-            found = _find(d[k], key)
-            if found is not None:
-                return found
-    return None

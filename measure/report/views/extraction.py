@@ -199,13 +199,13 @@ def verdict(x: Extraction | None):
     return markdown(verdict_text(x) or "No extraction results to compare.")
 
 
-def verdict_section(r, out_dir: str | os.PathLike | None = None, extraction_dir: str | os.PathLike | None = None) -> str:
+def verdict_section(r, out_dir: str | os.PathLike | None = None) -> str:
     """Markdown for the overview's verdict when extraction results exist for the report, else ''.
 
     `r` is the overview's `common.Report`; pass the notebook's `out_dir` too, so results that
     `measure report --extraction` copied into the run directory are found (see find_results).
     """
-    x = load(r.sessions_root, extraction_dir, out_dir=out_dir)
+    x = load(r.sessions_root, out_dir=out_dir)
     body = verdict_text(x)
     if not body:
         return ""
