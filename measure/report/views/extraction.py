@@ -26,6 +26,7 @@ from measure.schema import EXTRACTION_TABLES
 RECORDED_DIR = "tests/extraction"
 """Recorded extraction runs (repo-relative), one folder per sessions root name (e.g. `default`)."""
 
+
 @dataclass(frozen=True)
 class Extraction:
     """The tables of one extraction run, its extract.json, and where they came from."""
