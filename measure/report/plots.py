@@ -109,7 +109,7 @@ def _top_sessions(df: pl.DataFrame, value: str, limit: int = MAX_SESSIONS) -> li
     if len(sessions) <= limit:
         return sessions
     peak = {sid: v for sid, v in df.group_by("session_id").agg(pl.col(value).max()).iter_rows()}
-    # sorted() is stable: ties keep table order (no `sessions.index`, which made this quadratic)
+    # sorted() is stable: ties keep table order
     return sorted(sessions, key=lambda sid: -(peak.get(sid) or 0))[:limit]
 
 
