@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["root", "resolve", "portable", "report_name", "is_fixture"]
+__all__ = ["root", "resolve", "portable", "report_name", "is_fixture", "file_time_for", "FIXTURE_FILE_TIME_MS"]
 
 
 def _is_root(directory: Path) -> bool:
@@ -70,3 +70,17 @@ def is_fixture(path: str | os.PathLike) -> bool:
     except ValueError:
         return False
     return True
+
+
+FIXTURE_FILE_TIME_MS = 1_780_000_000_000
+"""File time (epoch ms) that stands in for every mtime/ctime when measuring the bundled fixtures.
+
+Git keeps no file times, and akm falls back to them (events without a timestamp, session order),
+so roots under `fixtures/` are measured with `--pin-file-times` this value: the same numbers in
+every clone. Other roots are measured with their real file times.
+"""
+
+
+def file_time_for(sessions_root: str | os.PathLike) -> int | None:
+    """The `--pin-file-times` value for a root: FIXTURE_FILE_TIME_MS for bundled fixtures, else None."""
+    return FIXTURE_FILE_TIME_MS if is_fixture(sessions_root) else None

@@ -7,10 +7,11 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from measure.cli import main
 from measure.extract.run import ExtractParams, plan, rebuild
-from measure.report.views.common import FIXTURE_FILE_TIME_MS
+from measure.paths import FIXTURE_FILE_TIME_MS
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_llm import FakeLLM  # noqa: E402
@@ -37,6 +38,7 @@ def test_dry_run_lists_ten_sessions_and_sends_nothing(tmp_path, capsys, monkeypa
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_anthropic_sdk_writes_tables_and_store_and_reruns_send_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     out = tmp_path / "o"
@@ -70,6 +72,7 @@ def test_anthropic_sdk_writes_tables_and_store_and_reruns_send_nothing(tmp_path,
     assert _files(out) == tables
 
 
+@pytest.mark.slow
 def test_openai_sdk_against_a_compatible_server(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "o"
@@ -85,6 +88,7 @@ def test_openai_sdk_against_a_compatible_server(tmp_path, monkeypatch):
     assert pl.read_parquet(out / "extraction_calls.parquet")["model"].unique().to_list() == ["local"]
 
 
+@pytest.mark.slow
 def test_failed_and_invalid_calls_are_error_rows_and_the_rest_go_on(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     p = ExtractParams(max_sessions=2, file_time_ms=FIXTURE_FILE_TIME_MS)
@@ -127,6 +131,7 @@ def test_unreachable_server_is_one_line_and_nonzero(tmp_path, capsys, monkeypatc
     assert len(err) == 1 and err[0].startswith("measure extract: cannot reach the Anthropic API")
 
 
+@pytest.mark.slow
 def test_command_client_and_chunked_calls(tmp_path):
     cmd = f"{sys.executable} {Path(__file__).parent / 'fake_llm.py'}"
     out = tmp_path / "o"

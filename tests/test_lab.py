@@ -38,6 +38,7 @@ def _get(url: str):
         return response.status, response.read()
 
 
+@pytest.mark.slow
 def test_make_lab_serves_the_notebooks(tmp_path):
     port, token = _free_port(), secrets.token_hex(16)
     # IPC socket paths must fit in 107 bytes: pytest's tmp_path can be longer than that.

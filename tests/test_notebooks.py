@@ -10,7 +10,7 @@ import polars as pl
 
 from measure.report import nbsetup, notebooks
 
-PAGES = [("00-overview", "Overview"), ("01-eviction", "Eviction")]
+PAGES = [("00-overview", "Overview"), ("01-eviction", "Eviction: a title")]
 
 
 def _nb():
@@ -23,7 +23,7 @@ def _nb():
 
 
 def test_pages_load_nothing_from_the_network(tmp_path):
-    page = notebooks.render_html(_nb(), tmp_path / "01-eviction.html", "01-eviction", PAGES).read_text(encoding="utf-8")
+    page = notebooks.render_html(_nb(), tmp_path / "01-eviction.html", PAGES).read_text(encoding="utf-8")
     assert not re.search(r"<script[^>]*src=", page)
     for cdn in ("require.js", "mathjax", "mermaid", "cdnjs", "https://", "http://"):
         assert cdn not in page.lower(), cdn
@@ -32,7 +32,7 @@ def test_pages_load_nothing_from_the_network(tmp_path):
 
 
 def test_every_page_links_the_index_and_the_other_pages(tmp_path):
-    page = notebooks.render_html(_nb(), tmp_path / "01-eviction.html", "01-eviction", PAGES).read_text(encoding="utf-8")
+    page = notebooks.render_html(_nb(), tmp_path / "01-eviction.html", PAGES).read_text(encoding="utf-8")
     assert '<a href="index.html">Report index</a>' in page
     assert 'href="00-overview.html"' in page and 'href="01-eviction.html" class="current"' in page
     (tmp_path / "tables").mkdir()
@@ -51,6 +51,7 @@ def test_table_headers_are_human_labels():
     assert not any("_" in h for h in heads[:3])
 
 
+@pytest.mark.slow
 def test_configure_never_loads_pandas_but_sets_its_options_once_loaded():
     # Importing pandas in every kernel only to set display options cost 0.2 s and 50 MiB a kernel
     # (a 20,000-session report's peak past its 500 MiB target) in a venv with the lab extra.
@@ -71,6 +72,7 @@ def test_configure_never_loads_pandas_but_sets_its_options_once_loaded():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", notebooks.UNUSED_OPTIONAL_IMPORTS)
 def test_papermill_is_loaded_without_its_unused_optional_imports(name):
     # papermill's imports load pyarrow (HDFS) and rfc3987_syntax (IRI checks) when installed:

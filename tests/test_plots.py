@@ -6,8 +6,7 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from measure.report import plots
-from measure.report.views import common, eviction
+from measure.report import plots, shaping, style
 from measure.runner.tables import frame
 from measure.schema import TABLES
 
@@ -44,6 +43,7 @@ def small_tables() -> dict:
                 rows["eviction"].append(
                     dict(session_id=sid, session_path=sp, strategy=st, budget=80_000, alone_parent_kept_chars=80_000,
                          parent_kept_chars=80_000 - ev, evicted_chars=ev, evicted_chars_pct=round(100 * ev / 80_000, 1),
+                         stub_saved_chars=0, budget_evicted_chars=ev, budget_evicted_pct=round(100 * ev / 80_000, 1),
                          alone_parent_kept_events=80, parent_kept_events=80 - (10 if ev else 0),
                          evicted_events=10 if ev else 0, evicted_events_pct=12.5 if ev else 0.0)
                 )
@@ -52,7 +52,7 @@ def small_tables() -> dict:
                 rows["budget_sweep"].append(
                     dict(session_id=sid, session_path=sp, strategy=st, budget=b, alone_parent_kept_chars=b,
                          parent_kept_chars=b - e, evicted_chars=e, evicted_chars_pct=round(100 * e / b, 1),
-                         kept_chars=b, prompt_chars=b + 10_000, llm_calls=n)
+                         stub_saved_chars=0, budget_evicted_chars=e, budget_evicted_pct=round(100 * e / b, 1), kept_chars=b, prompt_chars=b + 10_000, llm_calls=n)
                 )
     for i, (ov, both, pairing) in enumerate(
         [(0.92, False, "sidecar_tool_use_id"), (0.88, True, "sidecar_tool_use_id"), (0.31, False, "agent_id")]
@@ -71,7 +71,15 @@ def small_tables() -> dict:
                  calls_per_run_max=n, cap_multiplier=n / 25)
         )
     _cost_rows(rows)
-    return {name: frame(TABLES[name], rows[name]) for name in TABLES}
+    return with_verdict({name: frame(TABLES[name], rows[name]) for name in TABLES})
+
+
+def with_verdict(t: dict) -> dict:
+    """`t` with the verdict table `measure run` derives from its sessions, eviction and run_cost tables."""
+    from measure.measurements.verdict import verdict_rows
+
+    rows = verdict_rows(t["sessions"].to_dicts(), t["eviction"].to_dicts(), t["run_cost"].to_dicts())
+    return {**t, "verdict": frame(TABLES["verdict"], rows)}
 
 
 def _cost_rows(rows: dict[str, list[dict]]) -> None:
@@ -115,8 +123,8 @@ def test_registry_names_schema_tables():
 
 
 def test_every_strategy_has_a_color():
-    assert set(common.STRATEGY_ORDER) <= set(plots.COLORS)
-    assert len(set(plots.COLORS.values())) == len(plots.COLORS)
+    assert set(style.STRATEGY_ORDER) <= set(style.COLORS)
+    assert len(set(style.COLORS.values())) == len(style.COLORS)
 
 
 def test_eviction_bars(tables):
@@ -142,7 +150,7 @@ def test_budget_sweep_marks_the_budget_where_fold_evicts_nothing(tables):
     vlines = [line for line in ax.get_lines() if list(line.get_xdata()) == [160_000, 160_000]]
     assert len(vlines) == 1
     assert any("fold evicts nothing from 160k" in t.get_text() for t in ax.texts)
-    assert eviction.fold_zero_budget(tables["budget_sweep"]) == 160_000
+    assert shaping.fold_zero_budget(tables["budget_sweep"]) == 160_000
 
 
 def test_overlap_histogram_one_panel_per_pairing(tables):
@@ -154,7 +162,7 @@ def test_overlap_histogram_one_panel_per_pairing(tables):
     assert fig.axes[0].get_ylabel() == "pairs"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["at most one copy in the prompt", "both copies in the fold prompt"]
     highlighted = [p for p in fig.axes[1].patches if p.get_facecolor()[:3] == pytest.approx(
-        tuple(int(plots.BOTH_COLOR[i:i + 2], 16) / 255 for i in (1, 3, 5)))]
+        tuple(int(style.BOTH_COLOR[i:i + 2], 16) / 255 for i in (1, 3, 5)))]
     assert sum(p.get_height() for p in highlighted) == 1
 
 
@@ -163,7 +171,7 @@ def test_llm_calls_bars_log_scale(tables):
     (ax,) = fig.axes
     assert ax.get_yscale() == "log"
     assert ax.get_ylabel() == "calls (log scale)"
-    assert _legend(ax) == [common.STRATEGY_LABELS[s] for s in STRATEGIES]
+    assert _legend(ax) == [style.STRATEGY_LABELS[s] for s in STRATEGIES]
     assert max(p.get_height() for p in ax.patches) == 12
 
 
@@ -171,7 +179,7 @@ def test_run_cost_bars_show_the_cap(tables):
     fig = plots.run_cost_bars(tables["run_cost"])
     (ax,) = fig.axes
     assert "25 sessions per run" in ax.get_title()
-    assert [t.get_text() for t in ax.get_xticklabels()] == [common.STRATEGY_LABELS[s] for s in STRATEGIES]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [style.STRATEGY_LABELS[s] for s in STRATEGIES]
     assert any(list(line.get_ydata()) == [25, 25] for line in ax.get_lines())
     assert [p.get_height() for p in ax.patches] == [2, 2, 2, 2, 2, 15]
 
@@ -210,7 +218,7 @@ def test_many_sessions_are_capped(tables):
     ev = tables["eviction"]
     many = pl.concat(
         [ev.with_columns(pl.lit(f"{i:08d}-x").alias("session_id"), pl.lit(f"p/{i:08d}-x.jsonl").alias("session_path"),
-                         (pl.col("evicted_chars_pct") + i).alias("evicted_chars_pct")) for i in range(30)]
+                         (pl.col("budget_evicted_pct") + i).alias("budget_evicted_pct")) for i in range(30)]
     )
     ax = plots.eviction_bars(many).axes[0]
     assert len(ax.get_xticklabels()) == plots.MAX_SESSIONS
@@ -279,7 +287,7 @@ def test_run_cost_bar_labels_overlap_no_other_text(tables):
 
 
 def test_no_eviction_says_so_instead_of_drawing_zeros(tables):
-    ev = tables["eviction"].with_columns(pl.lit(0).alias("evicted_chars"), pl.lit(0.0).alias("evicted_chars_pct"))
+    ev = tables["eviction"].with_columns(pl.lit(0).alias("budget_evicted_chars"), pl.lit(0.0).alias("budget_evicted_pct"))
     fig = plots.eviction_bars(ev)
     assert any("no strategy evicts parent content" in t.get_text() for t in fig.axes[0].texts)
 def test_tokens_by_origin_stacks_origins_per_session(tables):

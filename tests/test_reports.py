@@ -19,7 +19,7 @@ import yaml
 
 from measure import paths
 from measure.report import build as report_build
-from measure.report import notebooks
+from measure.report import notebooks, shaping, style
 from measure.report.views import (
     common,
     cost,
@@ -32,9 +32,9 @@ from measure.report.views import (
 from measure.runner.tables import write_tables
 
 try:
-    from test_plots import small_tables
+    from test_plots import small_tables, with_verdict
 except ImportError:  # collected as a package
-    from tests.test_plots import small_tables
+    from tests.test_plots import small_tables, with_verdict
 
 HEADER = textwrap.dedent(
     """\
@@ -65,6 +65,7 @@ def _files(directory: Path) -> dict[str, bytes]:
 # ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_two_reports_on_the_same_root_are_byte_identical(parity_root, tmp_path):
     out = tmp_path / "reports" / "projects"
     build = tmp_path / "build"
@@ -149,6 +150,7 @@ print(x * 2)
 """
 
 
+@pytest.mark.slow
 def test_a_failing_cell_is_named_and_the_other_notebooks_still_run(tmp_path):
     sources = [_notebook(tmp_path / "nb", "a-broken", BROKEN), _notebook(tmp_path / "nb", "b-ok", OK)]
     out = tmp_path / "out"
@@ -181,6 +183,7 @@ def test_kernels_fall_back_to_tcp_when_the_socket_path_is_too_long(tmp_path, mon
     assert notebooks._kernel_config().KernelManager.transport == "tcp"
 
 
+@pytest.mark.slow
 def test_a_cell_timeout_is_named(tmp_path):
     source = _notebook(
         tmp_path / "nb",
@@ -201,6 +204,7 @@ def test_a_cell_timeout_is_named(tmp_path):
     assert "slow.py" in str(info.value) and "cell 1" in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_dead_kernel_is_named(tmp_path):
     source = _notebook(
         tmp_path / "nb",
@@ -255,8 +259,8 @@ def test_normalize_strips_volatile_fields_and_keeps_outputs():
 
 def test_build_is_stable_and_carries_no_pairing_metadata(tmp_path):
     source = notebooks.notebook_sources()[0]
-    a, _ = notebooks.build_notebook(source, tmp_path / "a")
-    b, _ = notebooks.build_notebook(source, tmp_path / "b")
+    a = notebooks.build_notebook(source, tmp_path / "a")
+    b = notebooks.build_notebook(source, tmp_path / "b")
     assert a.read_bytes() == b.read_bytes()
     nb = nbformat.read(a, as_version=4)
     assert set(nb.metadata) == {"kernelspec"} and nb.metadata.kernelspec.name == "python3"
@@ -280,7 +284,9 @@ def test_report_parameters_are_plain_and_repo_relative():
 
 
 def test_nbclient_options_are_real_traits():
-    notebooks._check_nbclient_options()
+    from nbclient import NotebookClient
+
+    assert set(notebooks.NBCLIENT_OPTIONS) <= set(NotebookClient.class_trait_names())  # nbclient ignores a misspelt one
 
 
 # ------------------------------------------------------------------------------------------------
@@ -316,14 +322,14 @@ def _with_delegation(r: common.Report, **by_strategy) -> common.Report:
         pl.col("strategy").replace_strict(results, default=0, return_dtype=pl.Int64).alias("delegated_results_in_prompt"),
         pl.col("strategy").replace_strict(unique, default=0, return_dtype=pl.Int64).alias("subagent_unique_chars_in_prompt"),
     )
-    return common.Report(tables={**r.tables, "sessions": s}, sessions_root=r.sessions_root)
+    return common.Report(tables=with_verdict({**r.tables, "sessions": s}), sessions_root=r.sessions_root)
 
 
 def test_verdict_is_computed_from_the_tables(small_report):
     text = overview.verdict(small_report).data  # the small tables hold no delegated work
     assert text.startswith("**No delegated work under this root** (2 session(s))")
     r = _with_delegation(small_report, fold=(2, 5_000), hybrid=(1, 0), link=(1, 0), chunked=(2, 5_000))
-    v = overview.verdict_table(r)
+    v = r["verdict"]
     assert v.filter(pl.col("criterion") == "decision")["decision"].to_list() == ["trade_off"]
     text = overview.verdict(r).data
     assert text.startswith("**No strategy dominates on this root: the data shows a trade-off**")
@@ -345,14 +351,14 @@ def test_the_decision_changes_with_the_data(small_report):
     s = r.tables["sessions"].with_columns(
         pl.when(pl.col("strategy") == "link").then(pl.lit(90_000)).otherwise(pl.col("prompt_chars")).alias("prompt_chars")
     )
-    r = common.Report(tables={**r.tables, "sessions": s})
+    r = common.Report(tables=with_verdict({**r.tables, "sessions": s}))
     assert overview.verdict(r).data.startswith("**The data supports hybrid (C3)**")
     # the decision printed is the verdict table's, whatever it says
-    v = overview.verdict_table(r).with_columns(
+    v = r["verdict"].with_columns(
         pl.when(pl.col("criterion") == "decision").then(pl.lit("fold")).otherwise(pl.col("decision")).alias("decision")
     )
     assert overview.verdict(common.Report(tables={**r.tables, "verdict": v})).data.startswith("**The data supports fold (C1)**")
-    empty = {k: df.clear() for k, df in r.tables.items()}
+    empty = with_verdict({k: df.clear() for k, df in r.tables.items()})
     assert overview.verdict(common.Report(tables=empty, sessions_root="x")).data.startswith("**No sessions were measured")
 
 
@@ -383,7 +389,7 @@ def test_eviction_views(small_report):
     z = eviction.zero_eviction_budgets(small_report)
     assert z.columns == ["session", "fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid"]
     assert z.row(0) == ("11111111", 160_000, 160_000, 160_000, 20_000)
-    curve = eviction.sweep_curve(small_report["budget_sweep"])
+    curve = shaping.sweep_curve(small_report["budget_sweep"])
     fold = curve.filter(pl.col("strategy") == "fold").sort("budget")
     assert fold["evicted_pct"].to_list() == [22.5, 15.0, 12.5, 0.0]  # pooled over both sessions
     assert "fold evicts nothing in any session from maxTotalChars = 160,000" in eviction.eviction_summary(small_report).data
@@ -398,7 +404,7 @@ def test_duplication_and_call_views(small_report):
     assert "description" in duplication.top_pairs(shown).columns
     chunk = llm_calls.chunking_table(small_report)
     assert chunk["recovered ×"].to_list() == [3.8, 3.8]  # 300,000 across chunks vs 80,000 in one call
-    assert llm_calls.run_cost_table(small_report)["strategy"].to_list() == list(common.STRATEGY_ORDER)
+    assert llm_calls.run_cost_table(small_report)["strategy"].to_list() == list(style.STRATEGY_ORDER)
 
 
 def test_cost_views(small_report):
@@ -439,16 +445,30 @@ def test_pandas_view_of_every_table(small_report):
         small_report.pandas("nope")
 
 
-def test_sessions_filter_keeps_prefix_matches(tmp_path):
-    run_dir = tmp_path / "run"
-    write_tables(small_tables(), run_dir)
-    (run_dir / "run.json").write_text("{}\n")
-    r = common.load("fixtures/default", run_dir, sessions=["2222"])
-    assert set(r["sessions"]["session_id"].to_list()) == {"22222222-bbbb-4000-8000-000000000002"}
-    assert r["run_cost"].height == 6  # run-level tables are kept as measured
-    assert r["verdict"].height == 0  # ... except the verdict, which depends on the sessions shown
-    decision = overview.verdict_table(r).filter(pl.col("criterion") == "decision")
-    assert decision["decision"].to_list() == ["no_delegated_work"]
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    """fixtures/default measured by `measure run` (no --session), as a report's run directory."""
+    from measure.runner.job import RunParams
+    from measure.runner.run import run_measurement
+
+    run_dir = tmp_path_factory.mktemp("default") / "run"
+    run_measurement("fixtures/default", run_dir, RunParams(file_time_ms=paths.FIXTURE_FILE_TIME_MS), jobs=1)
+    return run_dir
+
+
+SESSION = "ba23a864-03d9-4a85-a1b4-3f4608d2bbda"
+"""A session of fixtures/default."""
+
+
+@pytest.mark.parametrize("value", [SESSION[:6], f"-Users-dana-src-ridgeback/{SESSION}.jsonl"])
+def test_sessions_of_a_run_made_for_all_are_measured_again_with_their_run_level_tables(default_run, value):
+    r = common.load("fixtures/default", default_run, sessions=[value])
+    assert set(r["sessions"]["session_id"].to_list()) == {SESSION}  # by id prefix or by path
+    assert r.run["parameters"]["sessions"] == [value]
+    assert r["run_cost"]["sessions"].to_list() == [1] * 6  # computed by measure run over that session alone
+    assert r["verdict"].equals(with_verdict(dict(r.tables))["verdict"])  # over the sessions shown
+    assert r["breakdown"].filter(pl.col("dimension") == "month")["sessions"].sum() == 1
+    assert common.load("fixtures/default", default_run)["run_cost"]["sessions"].to_list() == [28] * 6
 
 
 def test_readme_documents_every_table_notebook_figure_and_report_option():
@@ -471,49 +491,10 @@ def test_readme_documents_every_table_notebook_figure_and_report_option():
     assert "## Performance" in readme
 
 
-def test_sessions_filter_takes_paths_and_trusts_a_run_made_with_them(tmp_path):
+def test_a_run_made_with_the_sessions_asked_for_is_read_as_it_is(tmp_path):
     run_dir = tmp_path / "run"
     tables = small_tables()
     write_tables(tables, run_dir)
-    (run_dir / "run.json").write_text("{}\n")
-    path = tables["sessions"].filter(pl.col("session_id").str.starts_with("2222"))["session_path"][0]
-    r = common.load("fixtures/default", run_dir, sessions=[path])
-    assert set(r["sessions"]["session_id"].to_list()) == {"22222222-bbbb-4000-8000-000000000002"}
     # A run restricted with the same values (e.g. under --redact, where ids are hashed) is not filtered again.
     (run_dir / "run.json").write_text(json.dumps({"parameters": {"sessions": ["sha-of-nothing"]}}))
     assert common.load("fixtures/default", run_dir, sessions=["sha-of-nothing"])["sessions"].height == tables["sessions"].height
-
-
-def test_short_ids_are_the_shortest_unique_prefixes():
-    ids = ["aaaaaaaa1", "aaaaaaaa2", "abcdefgh99", "abcdefgh", "b", "aaaaaaaa1"]
-    assert common.short_ids(ids) == {
-        "aaaaaaaa1": "aaaaaaaa1", "aaaaaaaa2": "aaaaaaaa2", "abcdefgh": "abcdefgh", "abcdefgh99": "abcdefgh9", "b": "b",
-    }
-    many = [f"{i:032x}" for i in range(20_000)]  # linear: 20,000 ids are instant
-    assert len(set(common.short_ids(many).values())) == 20_000
-
-
-def test_zero_eviction_budget_is_the_start_of_the_evict_nothing_suffix():
-    import random
-
-    from measure.report.views.eviction import _zero_budget_expr
-
-    r = random.Random(17)
-    for _ in range(200):
-        rows, want = [], {}
-        for sid in ("s1", "s2"):
-            for strat in ("fold", "hybrid"):
-                budgets = sorted(r.sample([10, 20, 30, 40], r.randint(1, 4)))
-                evicted = [r.choice([None, 0, -5, 3, 0]) for _ in budgets]
-                rows += [{"session_id": sid, "strategy": strat, "budget": b, "evicted_chars": e} for b, e in zip(budgets, evicted)]
-                answer = None
-                for b, e in reversed(list(zip(budgets, evicted))):
-                    if e is None or e > 0:
-                        break
-                    answer = b
-                want[(sid, strat)] = answer
-        r.shuffle(rows)
-        df = pl.DataFrame(rows, schema={"session_id": pl.String, "strategy": pl.String, "budget": pl.Int64, "evicted_chars": pl.Int64})
-        df = df.with_columns(pl.lit(None, pl.Float64).alias("evicted_pct"))  # the budget_sweep column _budget_evicted reads
-        got = {(a, b): z for a, b, z in _zero_budget_expr(df).iter_rows()}
-        assert got == want

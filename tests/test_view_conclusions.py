@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from measure.report import plots
+from measure.report import plots, shaping, style
 from measure.report.views import common, cost, eviction, llm_calls, overview
 from measure.runner.tables import frame
 from measure.schema import TABLES
-from tests.test_plots import S1, S2, _boxes, _overlap, small_tables
+from tests.test_plots import S1, S2, _boxes, _overlap, small_tables, with_verdict
 
 
 def _report(t: dict | None = None, **kw) -> common.Report:
-    return common.Report(tables=t if t is not None else small_tables(), sessions_root="fixtures/default", **kw)
+    """A report of `t` (default small_tables) with the verdict `measure run` would derive from it."""
+    return common.Report(tables=with_verdict(t if t is not None else small_tables()), sessions_root="fixtures/default", **kw)
 
 
 def _s1_last_by_path() -> dict:
@@ -33,7 +34,7 @@ def _empty_tables() -> dict:
 def _no_subagents() -> dict:
     """small_tables as a root without subagent transcripts: fold reads the parent alone, nothing evicted."""
     t = small_tables()
-    zero = dict(evicted_chars=0, evicted_chars_pct=0.0)
+    zero = dict(evicted_chars=0, evicted_chars_pct=0.0, budget_evicted_chars=0, budget_evicted_pct=0.0)
     t["eviction"] = t["eviction"].with_columns(pl.lit(80_000).alias("parent_kept_chars"), **{k: pl.lit(v) for k, v in zero.items()})
     t["budget_sweep"] = t["budget_sweep"].with_columns(pl.col("budget").alias("parent_kept_chars"), **{k: pl.lit(v) for k, v in zero.items()})
     t["sessions"] = t["sessions"].with_columns(pl.lit(0).alias("subagent_files"))
@@ -54,8 +55,8 @@ def test_hybrid_eviction_would_be_a_finding_if_it_ever_happened():
     t = small_tables()
     hyb = (pl.col("strategy") == "hybrid") & (pl.col("session_id") == S1[0])
     t["eviction"] = t["eviction"].with_columns(
-        pl.when(hyb).then(500).otherwise(pl.col("evicted_chars")).alias("evicted_chars"),
-        pl.when(hyb).then(0.6).otherwise(pl.col("evicted_chars_pct")).alias("evicted_chars_pct"),
+        *(pl.when(hyb).then(500).otherwise(pl.col(c)).alias(c) for c in ("evicted_chars", "budget_evicted_chars")),
+        *(pl.when(hyb).then(0.6).otherwise(pl.col(c)).alias(c) for c in ("evicted_chars_pct", "budget_evicted_pct")),
     )
     text = eviction.eviction_summary(_report(t)).data
     assert "`hybrid` evicts parent content in 1/2 sessions (up to 0.6%)" in text and "Identity" not in text
@@ -123,7 +124,7 @@ def test_skipped_sessions_are_in_the_order_their_caption_states():
     t = _s1_last_by_path()
     t["sessions"] = t["sessions"].with_columns(pl.lit("min_content_chars").alias("skipped"))
     r = _report(t)
-    short = common.short_ids([S1[0], S2[0]])
+    short = style.short_ids([S1[0], S2[0]])
     # S1 evicts, so it leads, as the caption ("ordered by most parent content evicted, ...") says
     assert llm_calls.skipped_sessions(r)["session"].to_list() == [short[S1[0]], short[S2[0]]]
 
@@ -137,7 +138,7 @@ def test_overcount_cause_is_stated_only_when_there_is_an_overcount():
     t = small_tables()
     t["tokens"] = t["tokens"].with_columns(
         pl.col("api_calls").alias("naive_lines"),
-        *(pl.col(c).alias("naive_" + c) for c in cost.TOKEN_COLUMNS),
+        *(pl.col(c).alias("naive_" + c) for c in shaping.TOKEN_COLUMNS),
     )
     text = cost.overcount_summary(_report(t)).data
     assert "gives the same" in text and "every response was written as a single line" in text
@@ -154,7 +155,7 @@ def test_placeholder_output_sentence_follows_the_data():
 
 def test_tokens_table_puts_the_sessions_that_matter_first():
     r = _report(_s1_last_by_path())
-    short = common.short_ids([S1[0], S2[0]])
+    short = style.short_ids([S1[0], S2[0]])
     assert cost.tokens_table(r)["session"].to_list()[0] == short[S1[0]]
 
 
@@ -201,14 +202,9 @@ def test_subagent_share_of_tokens_only_when_subagents_made_calls():
 
 
 def test_no_delegated_work_does_not_deny_background_results_the_parent_received():
-    from measure.measurements.verdict import verdict_rows
-    from measure.schema import VERDICT
-
     t = _no_subagents()
     t["sessions"] = t["sessions"].with_columns(
         pl.lit(0).alias("delegated_results"), pl.lit(0).alias("delegated_results_in_prompt"), pl.lit(0).alias("subagent_unique_chars_in_prompt"))
-    rows = verdict_rows(t["sessions"].to_dicts(), t["eviction"].to_dicts(), t["run_cost"].to_dicts())
-    t["verdict"] = pl.DataFrame(rows, schema=VERDICT.polars_schema, orient="row")
     text = overview.verdict(_report(t)).data
     assert text.startswith("**No delegated work under this root**") and "background task" not in text
     t["background"] = frame(TABLES["background"], [
@@ -244,17 +240,12 @@ def test_wakeups_name_the_tasks_when_a_task_woke_its_parent_twice():
 
 
 def _verdict_report(hybrid_results: int = 1, hybrid_unique: int = 0) -> common.Report:
-    from measure.measurements.verdict import verdict_rows
-    from measure.schema import VERDICT
-
     t = small_tables()
     by = {"link": (1, 0), "hybrid": (hybrid_results, hybrid_unique)}
     t["sessions"] = t["sessions"].with_columns(
         pl.col("strategy").replace_strict({k: v[0] for k, v in by.items()}, default=2, return_dtype=pl.Int64).alias("delegated_results_in_prompt"),
         pl.col("strategy").replace_strict({k: v[1] for k, v in by.items()}, default=500, return_dtype=pl.Int64).alias("subagent_unique_chars_in_prompt"),
     )
-    rows = verdict_rows(t["sessions"].to_dicts(), t["eviction"].to_dicts(), t["run_cost"].to_dicts())
-    t["verdict"] = pl.DataFrame(rows, schema=VERDICT.polars_schema, orient="row")
     return _report(t)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from measure.report import shaping
 from measure.report.views import common, duplication, eviction
 from tests.test_plots import S1, S2, small_tables
 
@@ -41,7 +42,7 @@ def test_defect1_stubs_are_not_eviction_anywhere():
     table = eviction.eviction_table(r)
     assert table["fold_dedupe_scoped evicted (chars)"].to_list()[0] == 0
     assert table["fold_dedupe_scoped stub-shortened (chars)"].to_list()[0] == 3_000
-    curve = eviction.sweep_curve(r["budget_sweep"])
+    curve = shaping.sweep_curve(r["budget_sweep"])
     dedupe = curve.filter(pl.col("strategy") == "fold_dedupe_scoped")
     assert dedupe["evicted_chars"].to_list() == [0, 0, 0, 0]  # the curve reaches zero
     zero = eviction.zero_eviction_budgets(r)
@@ -63,14 +64,15 @@ def test_defect1_budget_sweep_rows_split_stubs_from_eviction():
     assert (dedupe["evicted_chars"], dedupe["stub_saved_chars"], dedupe["budget_evicted_chars"]) == (300, 300, 0)
 
 
-def test_defect6_run_cost_follows_the_sessions_filter_and_compares_with_single_call_runs():
+def test_defect6_calls_per_run_are_compared_with_single_call_runs_when_fewer_sessions_than_the_cap():
+    from measure.measurements.llm_calls import run_cost_rows
     from measure.report.views import llm_calls
+    from measure.runner.tables import frame
+    from measure.schema import TABLES
 
-    t = small_tables()
-    t["llm_calls"] = t["llm_calls"].with_columns(
-        pl.when(pl.col("session_id") == S1[0]).then(0).otherwise(1).alias("run_order")
-    )
-    r = common.Report(tables=common._filter_sessions(t, ["2222"]), sessions_root="fixtures/default")
+    t = {k: v.filter(pl.col("session_id") == S2[0]) if "session_id" in v.columns else v for k, v in small_tables().items()}
+    t["run_cost"] = frame(TABLES["run_cost"], run_cost_rows(t["llm_calls"].to_dicts(), [S2[1]], 25))  # as measure run --session 2222
+    r = common.Report(tables=t, sessions_root="fixtures/default")
     cost = {row["strategy"]: row for row in r["run_cost"].iter_rows(named=True)}
     assert cost["chunked"]["llm_calls"] == 3 and cost["chunked"]["sessions"] == 1  # S2 only
     assert cost["link"]["llm_calls"] == 1
@@ -157,6 +159,7 @@ def s840():
     return common.load("fixtures/s840")
 
 
+@pytest.mark.slow
 def test_defect4_840_comparison_is_like_for_like(s840):
     from measure.report.views import published
 
@@ -212,7 +215,7 @@ def test_defect7_bar_charts_of_the_top_sessions_are_ordered_by_their_value():
     from measure.report import plots
 
     r = _many_sessions(30)
-    ev = eviction._budget_evicted(r["eviction"]).with_columns(
+    ev = r["eviction"].with_columns(
         pl.when(pl.col("session_id").str.starts_with("0000000a")).then(50.0).otherwise(pl.col("budget_evicted_pct")).alias("budget_evicted_pct")
     )
     picked = plots._top_sessions(ev, "budget_evicted_pct", limit=20)
@@ -248,3 +251,14 @@ def test_the_tie_breaks_of_relevance_order_are_linear_and_stable():
     df = pl.DataFrame({"session_id": sessions, "session_path": sessions, "v": [i % 3 for i in range(20_000)]})
     top = plots._top_sessions(df, "v", limit=5)
     assert top == ["s00002", "s00005", "s00008", "s00011", "s00014"]  # largest first, ties in table order
+
+
+def test_printed_percentages_round_half_away_from_zero():
+    """measure.numbers' rule, not half to even: 100 x 0.4325 = 43.25 is 43.3, and 0.25% is 0.3%."""
+    from measure.report.views import cost
+
+    t = small_tables()
+    t["cost_sessions"] = t["cost_sessions"].with_columns(
+        pl.when(pl.col("session_id") == S1[0]).then(0.4325).otherwise(pl.col("repeat_fraction")).alias("repeat_fraction"))
+    assert cost.repeat_table(common.Report(tables=t))["% repeated"].to_list() == [43.3]
+    assert (common.fmt_pct(0.25), common.fmt_x(0.25)) == ("0.3%", "0.3×")

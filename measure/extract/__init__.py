@@ -1,1 +1,1 @@
-"""`measure extract`: send the strategies' prompts to a real model and compare what it extracts (#13)."""
+"""`measure extract`: send the strategies' prompts to a real model and compare what it extracts."""

@@ -1,10 +1,12 @@
-"""The model clients behind one interface: Anthropic's SDK, OpenAI's SDK (any compatible server), a shell command."""
+"""The model clients behind one interface: Anthropic's and OpenAI's SDKs, or a shell command."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -47,17 +49,12 @@ class AnthropicClient:
         key = os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise ClientUnavailable("ANTHROPIC_API_KEY is not set (the anthropic client needs an API key)")
-        try:
-            import anthropic  # noqa: PLC0415
-        except ImportError:
-            raise ClientUnavailable("the anthropic SDK is not installed: pip install -e '.[extract]'") from None
-        self._sdk = anthropic
+        self._sdk = _import_sdk("anthropic")
         self.model = model
-        self._client = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
+        self._client = self._sdk.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
-        sdk = self._sdk
-        try:
+        with _sdk_errors(self._sdk, self.name, "the Anthropic API"):
             msg = self._client.messages.create(
                 model=self.model,
                 max_tokens=max_tokens,
@@ -65,12 +62,6 @@ class AnthropicClient:
                 # This SDK's create() has no temperature argument: sent in the body only when asked for.
                 extra_body=None if temperature is None else {"temperature": temperature},
             )
-        except sdk.APIConnectionError as exc:  # includes timeouts, after the SDK's retries
-            raise ClientUnavailable(f"cannot reach the Anthropic API: {exc}") from None
-        except sdk.AuthenticationError as exc:
-            raise ClientUnavailable(f"the Anthropic API refused the key: {_status(exc)}") from None
-        except sdk.APIError as exc:
-            raise CallFailed(f"anthropic: {_status(exc)}") from None
         text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", None) == "text")
         usage = getattr(msg, "usage", None)
         return Reply(text, getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None))
@@ -89,29 +80,18 @@ class OpenAIClient:
         key = os.environ.get("OPENAI_API_KEY")
         if not key and not base_url:
             raise ClientUnavailable("OPENAI_API_KEY is not set (give --base-url for a local server that needs none)")
-        try:
-            import openai  # noqa: PLC0415
-        except ImportError:
-            raise ClientUnavailable("the openai SDK is not installed: pip install -e '.[extract]'") from None
-        self._sdk = openai
+        self._sdk = _import_sdk("openai")
         self.model = model
-        self._client = openai.OpenAI(api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout)
+        self._client = self._sdk.OpenAI(api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout)
 
     def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
-        sdk = self._sdk
-        try:
+        with _sdk_errors(self._sdk, self.name, "the server"):
             resp = self._client.chat.completions.create(
                 model=self.model,
                 max_tokens=max_tokens,
                 messages=[{"role": "user", "content": prompt}],
                 **({} if temperature is None else {"temperature": temperature}),
             )
-        except sdk.APIConnectionError as exc:
-            raise ClientUnavailable(f"cannot reach the server: {exc}") from None
-        except sdk.AuthenticationError as exc:
-            raise ClientUnavailable(f"the server refused the key: {_status(exc)}") from None
-        except sdk.APIError as exc:
-            raise CallFailed(f"openai: {_status(exc)}") from None
         if not resp.choices:
             raise CallFailed("openai: reply has no choices")
         text = resp.choices[0].message.content or ""
@@ -145,6 +125,26 @@ class CommandClient:
             tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
             raise CallFailed(f"command exited {done.returncode}: {tail[0][:200]}")
         return Reply(done.stdout.decode(errors="replace"))
+
+
+def _import_sdk(name: str):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise ClientUnavailable(f"the {name} SDK is not installed: pip install -e '.[extract]'") from None
+
+
+@contextmanager
+def _sdk_errors(sdk, client: str, server: str):
+    """An SDK's errors as this module's: no connection or a refused key stops the run, others fail one call."""
+    try:
+        yield
+    except sdk.APIConnectionError as exc:  # includes timeouts, after the SDK's retries
+        raise ClientUnavailable(f"cannot reach {server}: {exc}") from None
+    except sdk.AuthenticationError as exc:
+        raise ClientUnavailable(f"{server} refused the key: {_status(exc)}") from None
+    except sdk.APIError as exc:
+        raise CallFailed(f"{client}: {_status(exc)}") from None
 
 
 def _status(exc) -> str:

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from measure import paths  # noqa: PLC0415
     from measure.akm.read import resolve_root  # noqa: PLC0415
     from measure.extract.run import ExtractParams, run_extract  # noqa: PLC0415
-    from measure.report.views.common import file_time_for  # noqa: PLC0415
+    from measure.paths import file_time_for  # noqa: PLC0415
 
     try:
         root = resolve_root(args.root)

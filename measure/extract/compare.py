@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from measure.measurements.pairs import word_set
+from measure.measurements.pairs import set_jaccard, word_set
 
 MATCH_THRESHOLD = 0.5
 """Two candidates match when the word-set Jaccard of their title+body is at least this."""
@@ -14,13 +14,6 @@ RESTATES_THRESHOLD = 0.6
 
 SOURCES = ("inline_ref", "notification", "subagent_only", "parent", "none")
 """Where an unmatched candidate's words come from, checked in this order (see `classify`)."""
-
-
-def jaccard_sets(a: set[str], b: set[str]) -> float:
-    if not a or not b:
-        return 0.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
 
 
 @dataclass(frozen=True)
@@ -40,9 +33,7 @@ def match(texts_a: list[str], texts_b: list[str], threshold: float = MATCH_THRES
     """
     wa = [word_set(t) for t in texts_a]
     wb = [word_set(t) for t in texts_b]
-    scored = sorted(
-        ((-jaccard_sets(x, y), i, j) for i, x in enumerate(wa) for j, y in enumerate(wb)),
-    )
+    scored = sorted((-set_jaccard(x, y), i, j) for i, x in enumerate(wa) for j, y in enumerate(wb))
     used_a: set[int] = set()
     used_b: set[int] = set()
     pairs = []

@@ -1,7 +1,8 @@
-"""The experiment: select sessions, build each strategy's prompts, send or reuse, parse, compare, write."""
+"""The experiment: select sessions, build prompts, send or reuse, parse, compare, write the tables."""
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -21,7 +22,6 @@ from measure.extract.clients import (
     DEFAULT_MODELS,
     CallFailed,
     Client,
-    ClientUnavailable,
     make_client,
     timed,
 )
@@ -36,6 +36,7 @@ from measure.extract.select import SELECT_RULE, select_sessions
 from measure.extract.store import ReplyStore, reply_key, write_atomic
 from measure.measurements.pairs import word_set
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.numbers import percent, rounded
 from measure.runner import progress
 from measure.runner.job import RunParams
 from measure.runner.redact import _redact_rows, redact, redact_path
@@ -173,7 +174,7 @@ def dry_run_text(planned: Plan, p: ExtractParams) -> str:
     tokens = total_chars // CHARS_PER_TOKEN
     lines.append(
         f"{len(planned.sessions)} session(s), {calls} call(s), {total_chars} prompt chars, ~{tokens} input tokens "
-        f"(chars/{CHARS_PER_TOKEN}), ~${tokens * p.price_per_mtok / 1e6:.2f} input at ${p.price_per_mtok:g}/Mtok; "
+        f"(chars/{CHARS_PER_TOKEN}), ~${rounded(tokens * p.price_per_mtok / 1e6, 2):.2f} input at ${p.price_per_mtok:g}/Mtok; "
         "nothing sent (--dry-run)"
     )
     return "\n".join(lines) + "\n"
@@ -252,7 +253,7 @@ def execute(
 def _unmatched_pct(a: list[dict], b: list[dict]) -> float:
     m = compare.match([candidate_text(x) for x in a], [candidate_text(x) for x in b])
     total = len(a) + len(b)
-    return round(100 * (len(m.unique_a) + len(m.unique_b)) / total, 1) if total else 0.0
+    return percent(len(m.unique_a) + len(m.unique_b), total)
 
 
 def _noise(samples: list[list[dict] | None]) -> float | None:
@@ -260,7 +261,7 @@ def _noise(samples: list[list[dict] | None]) -> float | None:
     pairs = list(itertools.combinations(done, 2))
     if not pairs:
         return None
-    return round(sum(_unmatched_pct(a, b) for a, b in pairs) / len(pairs), 1)
+    return rounded(sum(_unmatched_pct(a, b) for a, b in pairs) / len(pairs), 1)
 
 
 def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
@@ -287,7 +288,7 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
                     for x, y in ((cands.get((path, sa, s)), cands.get((path, sb, s))) for s in range(p.samples))
                     if x is not None and y is not None
                 ]
-                row["unmatched_pct"] = round(sum(ab) / len(ab), 1)
+                row["unmatched_pct"] = rounded(sum(ab) / len(ab), 1)
             row["noise_a_unmatched_pct"] = _noise([cands.get((path, sa, s)) for s in range(p.samples)])
             row["noise_b_unmatched_pct"] = _noise([cands.get((path, sb, s)) for s in range(p.samples)])
             rows.append(row)
@@ -295,19 +296,10 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
 
 
 def _write_frame(df: pl.DataFrame, out: Path, name: str) -> None:
-    for ext in ("csv", "parquet"):
-        target = out / f"{name}.{ext}"
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=f".{ext}.tmp")
-        os.close(fd)
-        try:
-            if ext == "csv":
-                df.write_csv(tmp, float_precision=None)
-            else:
-                df.write_parquet(tmp, compression="zstd", statistics=False)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+    parquet = io.BytesIO()
+    df.write_parquet(parquet, compression="zstd", statistics=False)
+    write_atomic(out / f"{name}.csv", df.write_csv(float_precision=None))
+    write_atomic(out / f"{name}.parquet", parquet.getvalue())
 
 
 def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
@@ -377,5 +369,3 @@ def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None 
     write_outputs(out, os.fspath(root), p, planned, calls, ab_rows(planned, p, cands), contract)
     return out
 
-
-__all__ = ["ClientUnavailable", "ExtractParams", "ExtractSummary", "rebuild", "run_extract"]

@@ -15,13 +15,13 @@ def reply_key(client: str, model: str, params: dict, prompt_sha256: str, sample:
     return hashlib.sha256(json.dumps(ident, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file in the same folder and a rename."""
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write `data` (text as UTF-8) to `path` through a temp file in the same folder and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -50,6 +50,3 @@ class ReplyStore:
 
     def put(self, key: str, record: dict) -> None:
         write_atomic(self._path(key), json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False) + "\n")
-
-    def exists(self) -> bool:
-        return self.dir.is_dir()

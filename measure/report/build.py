@@ -1,4 +1,4 @@
-"""Run every notebook with papermill into a report: executed notebooks, HTML, figures, tables, parameters.
+"""Run every notebook with papermill into a report: notebooks, HTML, figures, tables, parameters.
 
 `measure report --root DIR` (measure/cli.py parses the options) measures the root once with
 `measure run`, then executes `notebooks/*.py` (jupytext py:percent) one after the other in this
@@ -20,9 +20,12 @@ give byte-identical files.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +41,17 @@ from measure.report.notebooks import (
     run_notebooks,
 )
 from measure.runner import progress
-from measure.runner.outputs import StagedDir, adopt, check_out_dir, read_manifest
+from measure.runner.job import RunParams
+from measure.runner.outputs import StagedDir, check_out_dir
 
 FIXTURE_ROOT = "fixtures/default"
 """The bundled sessions root (repo-relative): `make report`'s default and the goldens' input."""
 
-
 GOLDEN_DIR = "tests/golden"
 """Where `--golden` writes the normalized executed notebooks (repo-relative)."""
 
-
 S840_ROOT = "fixtures/s840"
 """The #840-shaped fixture: the four sessions of the #840 study, for the published comparison."""
-
 
 GOLDEN_SETS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     ".": (FIXTURE_ROOT, None),
@@ -102,6 +103,19 @@ def report_parameters(
     }
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """The `measure run` of a report: `root` measured into `run_dir` with `params` (and how)."""
+
+    root: Path
+    run_dir: Path
+    params: RunParams
+    jobs: int | None = None
+    cache_dir: str | os.PathLike | None = None
+    executor: str = "local"
+    scheduler: str | None = None
+
+
 def report(
     sessions_root: str | os.PathLike = FIXTURE_ROOT,
     out: str | os.PathLike | None = None,
@@ -118,7 +132,6 @@ def report(
     show_excerpts: bool = False,
     replay_at: str = "turn_end",
     extraction_dir: str | os.PathLike | None = None,
-    notebooks_dir: str | os.PathLike | None = None,
     build_dir: str | os.PathLike | None = None,
     timeout: int = EXECUTION_TIMEOUT,
     log=print,
@@ -134,39 +147,50 @@ def report(
         (budgets default to DEFAULT_BUDGETS).
     cache : False passes `--no-cache` to `measure run`.
     file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
-        (report_views.FIXTURE_FILE_TIME_MS), real file times otherwise.
+        (paths.FIXTURE_FILE_TIME_MS), real file times otherwise.
     walk_order : `--walk-order` for `measure run` ("name" or "fs").
     show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
     replay_at : the replay schedule of `measure run --replay` (a report always replays).
     extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
-    notebooks_dir, build_dir : sources and scratch space (defaults `notebooks/`, `build/`).
+    build_dir : scratch space (default `build/`).
     timeout : seconds per cell.
-    run_options : further keyword arguments of `views.common.run_measure` (since_ms, session_cap, ...).
+    run_options : `measure run`'s since_ms, session_cap, max_event_chars, cache_dir, executor, scheduler.
 
-    Returns the report directory. Raises ReportError naming each failed notebook and cell.
+    Returns the report directory. Raises ReportError naming each failed notebook and cell, and
+    RuntimeError when the measurement fails (no such root).
     """
-    root_path = paths.resolve(sessions_root)
-    name = paths.report_name(root_path)
+    from measure.runner.cache import default_cache_dir  # noqa: PLC0415
+
+    options = run_options or {}
+    root = paths.resolve(sessions_root)
+    name = paths.report_name(root)
     out_path = paths.resolve(out) if out else paths.root() / "reports" / name
     build = paths.resolve(build_dir) if build_dir else paths.root() / BUILD_DIR
-    run_dir = build / "runs" / name
-    max_chars = DEFAULT_MAX_TOTAL_CHARS if max_total_chars is None else int(max_total_chars)
-    budgets = sorted(set(budgets)) if budgets else list(DEFAULT_BUDGETS)
-    sources = notebook_sources(notebooks_dir)
+    shown = dict(  # what the run measures is also what the notebooks are told it measured
+        max_total_chars=DEFAULT_MAX_TOTAL_CHARS if max_total_chars is None else int(max_total_chars),
+        budgets=sorted(set(budgets)) if budgets else list(DEFAULT_BUDGETS),
+        template_path=template_path, sessions=sessions, show_excerpts=show_excerpts,
+    )
+    params = RunParams.from_options(
+        max_total_chars=shown["max_total_chars"], budgets=shown["budgets"], sessions=sessions, redact=redact,
+        template=paths.resolve(template_path) if template_path else None, show_excerpts=show_excerpts,
+        file_time_ms=file_time_ms if file_time_ms is not None else paths.file_time_for(root), walk_order=walk_order,
+        replay=replay_at, since_ms=options.get("since_ms"), session_cap=options.get("session_cap") or None,
+        max_event_chars=options.get("max_event_chars") or None,
+    )
+    cache_dir = (options.get("cache_dir") or default_cache_dir()) if cache else None
+    run = Measurement(root, build / "runs" / name, params, jobs, cache_dir, options.get("executor", "local"),
+                      options.get("scheduler"))
 
     # Before any work: --out outside the root, empty or an earlier report's, writable. The
-    # report is written beside it and renamed into place when complete (issue #17).
-    check_out_dir(run_dir, root_path, option="build dir")
-    check_out_dir(out_path, root_path)
-    if out_path.is_dir() and read_manifest(out_path) is None:  # the list imports matplotlib: only when needed
-        adopt(out_path, "report", _legacy_report_files(sources))
-    staged = StagedDir(out_path, "report", root_path)
+    # report is written beside it and renamed into place when complete.
+    check_out_dir(run.run_dir, root, option="build dir")
+    check_out_dir(out_path, root)
+    staged = StagedDir(out_path, "report", root)
     try:
         if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
             extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
-        _write_report(staged.path, root_path, run_dir, build, sources, max_chars, budgets, template_path,
-                      sessions, jobs, redact, cache, file_time_ms, show_excerpts, timeout, log,
-                      walk_order=walk_order, replay_at=replay_at, extraction_dir=extraction_dir, run_options=run_options)
+        _write_report(staged.path, run, report_parameters(root, run.run_dir, **shown), extraction_dir, build, timeout, log)
     except BaseException:
         staged.abort()
         raise
@@ -174,157 +198,70 @@ def report(
     return out_path
 
 
-def _legacy_report_files(sources: list[Path]) -> set[str]:
-    """Exactly the files a report written before manifests could hold (nothing else is adopted)."""
-    from measure.report import plots  # noqa: PLC0415
-    from measure.schema import TABLES  # noqa: PLC0415
-
-    files = {"run.json"}
-    for src in sources:
-        files |= {f"{src.stem}.ipynb", f"{src.stem}.html", f"params/{src.stem}.yaml"}
-    files |= {f"tables/{name}.csv" for name in TABLES}
-    files |= {f"figures/{name}.png" for name in plots.FIGURES}
-    return files
-
-
-def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budgets, template_path,
-                  sessions, jobs, redact, cache, file_time_ms, show_excerpts, timeout, log, *,
-                  walk_order, replay_at, extraction_dir, run_options) -> None:
-    shutil.rmtree(run_dir, ignore_errors=True)  # measure's own scratch under build/
-
-    log(f"measure run --root {paths.portable(root_path)} --out {paths.portable(run_dir)}")
-    # What the run measures is also what the notebooks are told it measured.
-    measured = dict(max_total_chars=max_chars, budgets=budgets, template_path=template_path, sessions=sessions,
-                    show_excerpts=show_excerpts)
-    # Measured (and the figures drawn) in a child process: what the run held is given back
-    # when it ends, so the notebooks' kernels do not run beside it (issue #17's 500 MB).
-    counted = in_child(_measure_and_draw, out_path, root_path, run_dir, measured, jobs, redact, cache, file_time_ms,
-                       walk_order, replay_at, run_options)
+def _write_report(out_path: Path, run: Measurement, notebook_params: dict, extraction_dir, build: Path, timeout: int,
+                  log) -> None:
+    shutil.rmtree(run.run_dir, ignore_errors=True)  # measure's own scratch under build/
+    log(f"measure run --root {paths.portable(run.root)} --out {paths.portable(run.run_dir)}")
+    # In a child process: what the run held is given back when it ends, before the kernels start.
+    counted = in_child(_measure_and_draw, run, out_path)
     vars(progress.current()).update(counted)  # the summary line counts what the child measured
-
     if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
         if not (paths.resolve(extraction_dir) / "extract.json").is_file():
             raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
-        shutil.copytree(paths.resolve(extraction_dir), run_dir / "extraction")
-    params = report_parameters(root_path, run_dir, **measured)
-    run_notebooks(
-        sources,
-        params,
-        out_path,
-        build_dir=build,
-        html=True,
-        params_dir=out_path / "params",
-        timeout=timeout,
-        log=log,
-    )
+        shutil.copytree(paths.resolve(extraction_dir), run.run_dir / "extraction")
+    run_notebooks(notebook_sources(), notebook_params, out_path, build_dir=build, html=True,
+                  params_dir=out_path / "params", timeout=timeout, log=log)
 
 
-def _measure_and_draw(out_path, root_path, run_dir, measured: dict, jobs, redact, cache, file_time_ms, walk_order,
-                      replay_at, run_options) -> dict:
-    """`measure run` into `run_dir`, then its tables, run.json and every figure into the report;
+def _measure_and_draw(run: Measurement, out_path: Path) -> dict:
+    """`measure run` into `run.run_dir`, then its tables, run.json and every figure into the report;
     returns what the progress counted (the summary line is printed by the parent)."""
-    from measure.report.views import common as report_views  # noqa: PLC0415
+    from measure.runner.run import run_measurement  # noqa: PLC0415
 
-    report_views.run_measure(
-        root_path,
-        run_dir,
-        **measured,
-        jobs=jobs,
-        redact=redact,
-        cache=cache,
-        file_time_ms=file_time_ms if file_time_ms is not None else report_views.file_time_for(root_path),
-        walk_order=walk_order,
-        replay=replay_at,
-        **(run_options or {}),
-    )
-
-    tables_dir = out_path / "tables"
-    tables_dir.mkdir(parents=True, exist_ok=True)
-    for csv in sorted(run_dir.glob("*.csv")):
-        shutil.copyfile(csv, tables_dir / csv.name)
-    if (run_dir / "run.json").is_file():
-        shutil.copyfile(run_dir / "run.json", out_path / "run.json")
+    try:
+        run_measurement(run.root, run.run_dir, run.params, jobs=run.jobs, cache_dir=run.cache_dir,
+                        executor=run.executor, scheduler=run.scheduler)
+    except FileNotFoundError as exc:
+        raise RuntimeError(f"measure run failed: {exc}") from exc
+    (out_path / "tables").mkdir(parents=True, exist_ok=True)
+    for csv in sorted(run.run_dir.glob("*.csv")):
+        shutil.copyfile(csv, out_path / "tables" / csv.name)
+    if (run.run_dir / "run.json").is_file():
+        shutil.copyfile(run.run_dir / "run.json", out_path / "run.json")
 
     from measure.report import plots  # noqa: PLC0415 - matplotlib: after the run's workers are forked
     from measure.runner.tables import read_table  # noqa: PLC0415
 
     for fig_name, (table, fn) in plots.FIGURES.items():  # one table in memory at a time
-        plots.save(fn(read_table(run_dir, table)), out_path / "figures" / f"{fig_name}.png")
+        plots.save(fn(read_table(run.run_dir, table)), out_path / "figures" / f"{fig_name}.png")
     bar = progress.current()
     return {k: getattr(bar, k) for k in ("total", "total_bytes", "done", "done_bytes", "_seconds")}
 
 
 def in_child(fn, *args):
-    """`fn(*args)` in a forked child process, its exception raised here. The child ends with this
+    """`fn(*args)` in a forked child process, its exception raised here; the child ends with this
     process, even a SIGKILLed one. In this process instead off Linux, and in a process that has
     loaded polars (a test, a notebook): a fork can deadlock in polars' thread pool."""
     if not sys.platform.startswith("linux") or "polars" in sys.modules:
         return fn(*args)
-    import multiprocessing  # noqa: PLC0415
+    from measure.runner.executor import _worker_init  # noqa: PLC0415 - ends the child with this process
 
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child_main, args=(send, os.getpid(), fn, args), name="measure-report-run")
-    child.start()
-    send.close()
-    try:
-        try:
-            kind, value = receive.recv()
-        except EOFError:
-            kind, value = "died", None
-        child.join()
-    except BaseException:
-        child.kill()
-        child.join()
-        raise
-    finally:
-        receive.close()
-    if kind == "error":
-        cls, args, state = value
-        exc = cls.__new__(cls)  # not cls(*args): an exception's __init__ may take other arguments
-        exc.args = args
-        exc.__dict__.update(state)
-        raise exc
-    if kind == "died":
-        raise RuntimeError(f"the measurement process ended without a result (exit code {child.exitcode})")
-    return value
+    fork = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=1, mp_context=fork, initializer=_worker_init, initargs=(os.getpid(),)) as pool:
+        return pool.submit(fn, *args).result()
 
 
-def _child_main(send, parent_pid: int, fn, args) -> None:
-    from measure.runner.executor import _worker_init  # noqa: PLC0415 - end with the parent
-
-    _worker_init(parent_pid)
-    try:
-        result = ("ok", fn(*args))
-    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
-        result = ("error", (type(exc), exc.args, dict(vars(exc))))
-    try:
-        send.send(result)
-    except Exception:  # noqa: BLE001 - an exception whose state does not pickle
-        exc = result[1]
-        send.send(("error", (RuntimeError, (f"{exc[0].__name__}: {', '.join(map(str, exc[1]))}",), {})))
-    finally:
-        send.close()
-
-
-def golden_plan(notebooks_dir: str | os.PathLike | None = None) -> list[tuple[Path, str, list[Path]]]:
+def golden_plan() -> list[tuple[Path, str, list[Path]]]:
     """The golden notebooks to make: (output folder, sessions root, sources) per GOLDEN_SETS entry."""
     base = paths.root() / GOLDEN_DIR
-    sources = notebook_sources(notebooks_dir)
-    plan = []
-    for sub, (root_dir, stems) in GOLDEN_SETS.items():
-        chosen = [s for s in sources if stems is None or s.stem in stems]
-        plan.append((base / sub if sub != "." else base, root_dir, chosen))
-    return plan
+    sources = notebook_sources()
+    return [
+        (base / sub if sub != "." else base, root_dir, [s for s in sources if stems is None or s.stem in stems])
+        for sub, (root_dir, stems) in GOLDEN_SETS.items()
+    ]
 
 
-def golden(
-    *,
-    notebooks_dir: str | os.PathLike | None = None,
-    build_dir: str | os.PathLike | None = None,
-    timeout: int = EXECUTION_TIMEOUT,
-    log=print,
-) -> list[Path]:
+def golden(*, build_dir: str | os.PathLike | None = None, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
     """Execute the notebooks of GOLDEN_SETS with `golden_parameters(root)` into tests/golden (normalized).
 
     Goldens whose source no longer exists are removed. Review the diff, then commit.
@@ -332,7 +269,7 @@ def golden(
     build = paths.resolve(build_dir) if build_dir else paths.root() / BUILD_DIR / "golden"
     written: list[Path] = []
     failures: list[NotebookFailure] = []
-    for out_path, root_dir, sources in golden_plan(notebooks_dir):
+    for out_path, root_dir, sources in golden_plan():
         stems = {s.stem for s in sources}
         out_path.mkdir(parents=True, exist_ok=True)
         for stale in out_path.glob("*.ipynb"):

@@ -9,10 +9,8 @@ import matplotlib as mpl
 import matplotlib.style
 import polars as pl
 
-from measure.report.plots import STYLE
+from measure.report.style import STYLE
 from measure.report.views.common import HTML_FLOAT_DIGITS, HTML_TABLE_ROWS, frame_html
-
-__all__ = ["configure", "POLARS_DISPLAY", "frame_html"]
 
 POLARS_DISPLAY: dict[str, object] = {
     "tbl_rows": HTML_TABLE_ROWS,
@@ -37,9 +35,17 @@ def configure() -> None:
     - Clears any `POLARS_FMT_*` settings inherited from the environment, then applies
       `POLARS_DISPLAY` (rows, columns, string lengths, float precision, separators).
     - Applies `measure/report.mplstyle` (DejaVu Sans, fixed dpi, `svg.hashsalt`).
-    - Registers PNG as the only inline figure format, without the `Software` metadata.
-    - Sets pandas display options too, once something has loaded pandas (see `_configure_pandas`).
+    - In a kernel: registers PNG as the only inline figure format, without the `Software`
+      metadata, and shows DataFrames through `frame_html`.
+    - Sets PANDAS_DISPLAY once something has loaded pandas: now if it is, else before the first
+      cell run after it is. Importing pandas only to set them cost every kernel 0.2 s and 50 MiB
+      once the lab extra had installed it (a 20,000-session report's peak went from 450 to 560
+      MiB), though no report notebook uses it.
     """
+    from IPython import get_ipython  # noqa: PLC0415
+    from matplotlib_inline.backend_inline import set_matplotlib_formats  # noqa: PLC0415
+    from matplotlib_inline.config import InlineBackend  # noqa: PLC0415
+
     for key in [k for k in os.environ if k.startswith("POLARS_FMT_") or k.startswith("POLARS_TABLE_")]:
         del os.environ[key]
     pl.Config.restore_defaults()
@@ -48,37 +54,24 @@ def configure() -> None:
     mpl.rcdefaults()
     mpl.style.use(STYLE)
 
-    _configure_inline()
-    _configure_tables()
-    _configure_pandas()
-
-
-def _configure_inline() -> None:
-    """Make the inline backend emit PNG only, without Software metadata (no-op outside IPython)."""
-    try:
-        from IPython import get_ipython  # noqa: PLC0415
-    except ImportError:  # pragma: no cover - the report extra installs IPython
+    ip = get_ipython()
+    if ip is None:  # not in a kernel: no display to configure
+        _set_pandas_options()
         return
-    if get_ipython() is None:
-        return
-    from matplotlib_inline.backend_inline import set_matplotlib_formats  # noqa: PLC0415
-    from matplotlib_inline.config import InlineBackend  # noqa: PLC0415
-
     cfg = InlineBackend.instance()
     cfg.print_figure_kwargs = dict(PNG_KWARGS)  # kept if pyplot later re-registers the formatters
     cfg.figure_formats = {"png"}
     set_matplotlib_formats("png", **PNG_KWARGS)
+    ip.display_formatter.formatters["text/html"].for_type(pl.DataFrame, frame_html)
+    if not _set_pandas_options():
+        done = False
 
+        def before_cell(*_) -> None:
+            nonlocal done
+            if not done:
+                done = _set_pandas_options()
 
-def _configure_tables() -> None:
-    """Show DataFrames through `frame_html` in notebooks (no-op outside IPython)."""
-    try:
-        from IPython import get_ipython  # noqa: PLC0415
-    except ImportError:  # pragma: no cover
-        return
-    ip = get_ipython()
-    if ip is not None:
-        ip.display_formatter.formatters["text/html"].for_type(pl.DataFrame, frame_html)
+        ip.events.register("pre_run_cell", before_cell)
 
 
 PANDAS_DISPLAY: dict[str, object] = {
@@ -90,30 +83,6 @@ PANDAS_DISPLAY: dict[str, object] = {
     "display.show_dimensions": False,
 }
 """pandas display options, set in a kernel where something loaded pandas (not a dependency)."""
-
-
-def _configure_pandas() -> None:
-    """Fix pandas display options when pandas is loaded: now if it is, else (in IPython) before
-    the first cell run after something loaded it. Importing pandas only to set them cost every
-    kernel 0.2 s and 50 MiB once the lab extra had installed it (a 20,000-session report's peak
-    went from 450 to 560 MiB), though no report notebook uses it."""
-    if _set_pandas_options():
-        return
-    try:
-        from IPython import get_ipython  # noqa: PLC0415
-    except ImportError:  # pragma: no cover
-        return
-    ip = get_ipython()
-    if ip is None:
-        return
-    done = False
-
-    def before_cell(*_) -> None:
-        nonlocal done
-        if not done:
-            done = _set_pandas_options()
-
-    ip.events.register("pre_run_cell", before_cell)
 
 
 def _set_pandas_options() -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import os
-import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,17 +14,13 @@ from measure import paths
 NOTEBOOKS_DIR = "notebooks"
 """Where the notebook sources live (repo-relative)."""
 
-
 BUILD_DIR = "build"
 """Scratch space: converted notebooks, raw papermill outputs, measure-run tables (repo-relative)."""
-
 
 EXECUTION_TIMEOUT = 1200
 """Seconds one cell may run before the notebook fails (CellTimeoutError)."""
 
-
 KERNEL_NAME = "python3"
-
 
 PAPERMILL_OPTIONS: dict[str, Any] = {
     "kernel_name": KERNEL_NAME,
@@ -37,10 +32,8 @@ PAPERMILL_OPTIONS: dict[str, Any] = {
 }
 """papermill options of every execution (besides paths, parameters and the timeout)."""
 
-
 NBCLIENT_OPTIONS: dict[str, Any] = {"record_timing": False, "coalesce_streams": True}
-"""nbclient traits forwarded by papermill; checked against NotebookClient (typos are silent)."""
-
+"""nbclient traits forwarded by papermill (a misspelt one is ignored: tests check them against NotebookClient)."""
 
 KERNEL_TRANSPORT = "ipc"
 """How papermill talks to its kernels: Unix sockets in Jupyter's runtime dir, not TCP ports.
@@ -49,7 +42,6 @@ ipykernel 7 warns "Kernel is running over TCP without encryption" on every TCP s
 no port and has nothing to warn about. `_kernel_config()` falls back to TCP when the socket path
 would pass the Unix limit (108 bytes).
 """
-
 
 KERNEL_ENV: dict[str, str] = {
     "PYTHONHASHSEED": "0",
@@ -93,17 +85,17 @@ class ReportError(RuntimeError):
         super().__init__("\n".join(str(f) for f in failures))
 
 
-def notebook_sources(notebooks_dir: str | os.PathLike | None = None) -> list[Path]:
+def notebook_sources() -> list[Path]:
     """Return the notebook sources (`NN-name.py`, jupytext py:percent), sorted by name."""
-    directory = paths.resolve(notebooks_dir or NOTEBOOKS_DIR)
-    return sorted(p for p in directory.glob("*.py") if not p.name.startswith(("_", ".")))
+    return sorted(p for p in paths.resolve(NOTEBOOKS_DIR).glob("*.py") if not p.name.startswith(("_", ".")))
 
 
-def build_notebook(source: Path, build_dir: Path):
-    """Convert a py:percent source to `build_dir/<stem>.ipynb` with stable cell ids; return (path, notebook).
+def build_notebook(source: Path, build_dir: Path) -> Path:
+    """Convert a py:percent source to `build_dir/<stem>.ipynb` with stable cell ids; return its path.
 
     Only the kernelspec is kept from the notebook metadata (jupytext's pairing info would make
-    Jupyter pair the executed copies), and ids are `cell-<n>` so the build is byte-stable.
+    Jupyter pair the executed copies), and ids are `cell-<n>`: the build is byte-stable, and a
+    failed cell of the executed copy names its source cell.
     """
     jupytext = lean_import("jupytext")
     nbformat = lean_import("nbformat")
@@ -113,22 +105,11 @@ def build_notebook(source: Path, build_dir: Path):
     nb.metadata = nbformat.NotebookNode({"kernelspec": nb.metadata.get("kernelspec", _kernelspec())})
     for i, cell in enumerate(nb.cells):
         cell.id = f"cell-{i}"
-    out = build_dir / f"{source.stem}.ipynb"
-    write_notebook(nb, out)
-    return out, nb
+    return write_notebook(nb, build_dir / f"{source.stem}.ipynb")
 
 
 def _kernelspec() -> dict[str, str]:
     return {"display_name": "Python 3 (ipykernel)", "language": "python", "name": KERNEL_NAME}
-
-
-def _check_nbclient_options() -> None:
-    """Fail loudly on a misspelt nbclient option (nbclient would only warn and ignore it)."""
-    NotebookClient = lean_import("nbclient").NotebookClient  # noqa: N806
-
-    unknown = set(NBCLIENT_OPTIONS) - set(NotebookClient.class_trait_names())
-    if unknown:
-        raise ValueError(f"not nbclient options: {sorted(unknown)}")
 
 
 def _kernel_config():
@@ -191,7 +172,6 @@ def execute_notebook(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError  # noqa: PLC0415
     from papermill.exceptions import PapermillExecutionError  # noqa: PLC0415
 
-    _check_nbclient_options()
     _kernel_env()
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -206,91 +186,45 @@ def execute_notebook(
             **NBCLIENT_OPTIONS,
         )
     except PapermillExecutionError as exc:
-        cell = _source_cell(built, exc.cell_index, injected=bool(params))
         message = f"{exc.ename}: {exc.evalue}".strip()
-        raise ReportError([_failure(source, cell, "error", message, output)]) from exc
+        raise ReportError([_failure(source, "error", message, output)]) from exc
     except CellTimeoutError as exc:
-        cell = _cell_from_preview(built, str(exc))
-        if cell is None:
-            cell = _running_cell(built, output, injected=bool(params))
-        raise ReportError([_failure(source, cell, "timeout", f"no result after {timeout} s", output)]) from exc
+        raise ReportError([_failure(source, "timeout", f"no result after {timeout} s", output)]) from exc
     except DeadKernelError as exc:
-        cell = _running_cell(built, output, injected=bool(params))
-        raise ReportError([_failure(source, cell, "dead_kernel", f"the kernel died ({exc})", output)]) from exc
+        raise ReportError([_failure(source, "dead_kernel", f"the kernel died ({exc})", output)]) from exc
 
 
-def _failure(source: Path, cell: int | None, kind: str, message: str, output: Path | None) -> NotebookFailure:
+def _failure(source: Path, kind: str, message: str, output: Path) -> NotebookFailure:
+    cell = _failed_cell(output, kind)
     return NotebookFailure(
         notebook=paths.portable(source),
         cell=cell,
         line=_cell_line(source, cell),
         kind=kind,
         message=message,
-        output=paths.portable(output) if output and output.exists() else None,
+        output=paths.portable(output) if output.exists() else None,
     )
 
 
-def _parameters_index(built: Path) -> int | None:
-    nbformat = lean_import("nbformat")
+def _failed_cell(output: Path, kind: str) -> int | None:
+    """The source cell (its index in the notebook source) that failed, from the output papermill saved.
 
-    nb = nbformat.read(built, as_version=4)
-    for i, cell in enumerate(nb.cells):
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            return i
-    return None
-
-
-def _source_cell(built: Path, executed_index: int | None, *, injected: bool) -> int | None:
-    """Map a cell index of the executed notebook to the source notebook.
-
-    papermill inserts an `injected-parameters` cell after the `parameters` cell (or first, when
-    there is none) whenever parameters are passed; cells after it shift by one.
-    """
-    if executed_index is None:
-        return None
-    if not injected:
-        return executed_index
-    p = _parameters_index(built)
-    position = p + 1 if p is not None else 0
-    if executed_index == position:
-        return p  # the injected parameters themselves failed: blame the parameters cell
-    return executed_index - 1 if executed_index > position else executed_index
-
-
-def _cell_from_preview(built: Path, message: str) -> int | None:
-    """Find the cell whose source starts like the preview nbclient puts in a timeout message."""
-    nbformat = lean_import("nbformat")
-
-    match = re.search(r"-{5,}\n(.*?)\n-{5,}", message, re.S)
-    if not match:
-        return None
-    preview = match.group(1).strip()
-    if not preview:
-        return None
-    nb = nbformat.read(built, as_version=4)
-    hits = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip().startswith(preview[:200])]
-    return hits[0] if len(hits) == 1 else None
-
-
-def _running_cell(built: Path, output: Path, *, injected: bool) -> int | None:
-    """The cell that was running when execution stopped, from the output papermill saved.
-
-    papermill stamps `metadata.papermill.start_time` on each cell it starts (cells never
-    started keep None, although their status may read "completed"), so the last stamped cell
-    is the one that was running. Falls back to the last cell with an execution count.
+    A cell error is the cell papermill marked `exception`; a timeout or a dead kernel, the last
+    cell it started (it stamps `start_time` on each, and saves the output then). Built cells
+    carry their source index in their id (`cell-<n>`, see build_notebook); the cell papermill
+    injects after the `parameters` cell stands for that cell.
     """
     nbformat = lean_import("nbformat")
 
     if not output.exists():
         return None
-    nb = nbformat.read(output, as_version=4)
-    started = [
-        i for i, c in enumerate(nb.cells)
-        if c.cell_type == "code" and (c.metadata.get("papermill") or {}).get("start_time") is not None
-    ]
-    if not started:
-        started = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.get("execution_count") is not None]
-    return _source_cell(built, started[-1], injected=injected) if started else None
+    cells = [c for c in nbformat.read(output, as_version=4).cells if c.cell_type == "code"]
+    key = "exception" if kind == "error" else "start_time"
+    hits = [c for c in cells if (c.metadata.get("papermill") or {}).get(key)]
+    cell = hits[-1] if hits else None
+    if cell is not None and "injected-parameters" in cell.metadata.get("tags", []):
+        cell = next((c for c in cells if "parameters" in c.metadata.get("tags", [])), None)
+    return int(cell.id.removeprefix("cell-")) if cell is not None and cell.id.startswith("cell-") else None
 
 
 def _cell_line(source: Path, cell: int | None) -> int | None:
@@ -356,16 +290,6 @@ pre { white-space: pre-wrap; }
 """The pages' whole stylesheet: inline, so a page needs no network and no other file."""
 
 
-def _title(nb, fallback: str) -> str:
-    """The notebook's first Markdown heading (the page's title)."""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
-                if line.startswith("# "):
-                    return line[2:].strip()
-    return fallback
-
-
 def _nav(pages: list[tuple[str, str]], current: str | None) -> str:
     links = ['<a href="index.html"' + (' class="current"' if current is None else "") + ">Report index</a>"]
     for stem, title in pages:
@@ -382,20 +306,19 @@ def _page(title: str, body: str, nav: str) -> str:
     )
 
 
-def render_html(nb, path: Path, title: str, pages: list[tuple[str, str]] | None = None) -> Path:
-    """Render a notebook to a self-contained HTML page without code cells or prompts.
+def render_html(nb, path: Path, pages: list[tuple[str, str]]) -> Path:
+    """Render a notebook to a self-contained HTML page `path` without code cells or prompts.
 
     nbconvert's `basic` template gives the cells alone (no require.js, MathJax or mermaid from a
-    CDN); the page adds an inline stylesheet and, with `pages` ((stem, title) of every page), a
-    navigation bar linking the report index and each page.
+    CDN); the page adds an inline stylesheet and a navigation bar linking the report index and
+    each of `pages` ((stem, title) of every page, this one's stem that of `path`).
     """
     HTMLExporter = lean_import("nbconvert").HTMLExporter  # noqa: N806
 
     exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
     path.parent.mkdir(parents=True, exist_ok=True)
-    nav = _nav(pages if pages is not None else [(path.stem, _title(nb, title))], path.stem)
-    path.write_text(_page(_title(nb, title), body, nav), encoding="utf-8")
+    path.write_text(_page(dict(pages).get(path.stem, path.stem), body, _nav(pages, path.stem)), encoding="utf-8")
     return path
 
 
@@ -441,7 +364,7 @@ def run_notebooks(
         nb_params = dict(params)
         if params_dir is not None:
             nb_params = _write_params(params, params_dir / f"{source.stem}.yaml")
-        built, _ = build_notebook(source, build_dir / "nb")
+        built = build_notebook(source, build_dir / "nb")
         raw = build_dir / "executed" / f"{source.stem}.ipynb"
         target = out_dir / f"{source.stem}.ipynb"
         started = time.perf_counter()
@@ -458,7 +381,7 @@ def run_notebooks(
         write_notebook(normalize(executed), target)
         written.append(target)
         if html:
-            written.append(render_html(nbformat.read(target, as_version=4), target.with_suffix(".html"), source.stem, pages))
+            written.append(render_html(nbformat.read(target, as_version=4), target.with_suffix(".html"), pages))
         log(f"[{k}/{len(sources)}] {source.name}: ok ({time.perf_counter() - started:.1f} s)")
     if html:
         written.append(render_index(out_dir, pages))

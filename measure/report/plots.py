@@ -1,12 +1,13 @@
 """Figures of the report: one function per figure, schema tables in, a matplotlib Figure out.
 
-No function here reads files, computes a metric of its own, or calls pyplot: figures are
-built on `matplotlib.figure.Figure` directly (no global figure registry, any backend), under
-the project style `report.mplstyle`, with fixed sizes, sorted categories and one color per
-strategy from `COLORS`. `save(fig, path)` writes PNG bytes that depend only on the data.
+No function here reads files, calls pyplot or reads a view: figures are built on
+`matplotlib.figure.Figure` directly (no global figure registry, any backend), under the project
+style (`style.STYLE`), with fixed sizes, sorted categories and one color per strategy
+(`style.COLORS`); what a page shows too comes from `shaping`. `save(fig, path)` writes PNG bytes
+that depend only on the data.
 
-Longer than ~500 lines because it holds one short function per figure of every page (the
-FIGURES registry); splitting it per page would scatter the shared style helpers.
+Long: one short function per figure of every page (the FIGURES registry), around the helpers
+they share; split per page, each part would need those helpers from a third module.
 """
 
 from __future__ import annotations
@@ -22,56 +23,34 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from measure.report.views.common import STRATEGY_LABELS, ordered_strategies, short_ids
-from measure.report.views.cost import ORIGIN_LABELS, TOKEN_COLUMNS
-from measure.report.views.duplication import OVERLAP_BINS, overlap_bins
-from measure.report.views.eviction import _budget_evicted, fold_zero_budget, sweep_curve
-from measure.report.views.overview import BREAKDOWN_DIMENSIONS, breakdown_ordered
-
-__all__ = [
-    "STYLE",
-    "COLORS",
-    "FIGURES",
-    "eviction_bars",
-    "budget_sweep_curve",
-    "overlap_histogram",
-    "llm_calls_bars",
-    "run_cost_bars",
-    "breakdown_bars",
-    "stub_vs_run",
-    "deliveries_bars",
-    "replay_bars",
-    "tokens_by_origin_bars",
-    "naive_overcount_bars",
-    "wakeup_cost_bars",
-    "repeat_reads_bars",
-    "save",
-]
-
-STYLE = str(Path(__file__).with_name("report.mplstyle"))
-"""Path of the project matplotlib style (fonts, dpi, svg.hashsalt...)."""
-
-COLORS: dict[str, str] = {
-    "link": "#56B4E9",
-    "fold": "#E69F00",
-    "fold_dedupe_scoped": "#CC79A7",
-    "fold_stub_raw": "#D55E00",
-    "hybrid": "#009E73",
-    "chunked": "#0072B2",
-}
-"""One color per strategy (Okabe-Ito, colour-blind safe); the same everywhere."""
-
-OTHER_COLOR = "#7F7F7F"
-"""Color of a strategy missing from COLORS."""
-
-PAIR_COLOR = "#9CB3C9"
-"""Overlap histogram: pairs where at most one copy reaches the prompt."""
-
-BOTH_COLOR = "#C0392B"
-"""Overlap histogram: pairs where both copies reach the fold prompt (highlighted)."""
-
-FIGSIZE = (9.0, 4.5)
-"""Size of every single-panel figure, in inches."""
+from measure.numbers import rounded
+from measure.report.shaping import (
+    all_tokens,
+    breakdown_ordered,
+    deliveries,
+    fold_zero_budget,
+    replay_totals,
+    sources_table,
+    sweep_curve,
+)
+from measure.report.style import (
+    BOTH_COLOR,
+    BREAKDOWN_DIMENSIONS,
+    DELIVERY_COLORS,
+    FIGSIZE,
+    KIND_COLORS,
+    ORIGIN_COLORS,
+    ORIGIN_LABELS,
+    OTHER_COLOR,
+    PAIR_COLOR,
+    SOURCE_COLORS,
+    SOURCE_LABELS,
+    STYLE,
+    ordered_strategies,
+    short_ids,
+)
+from measure.report.style import color as _color
+from measure.report.style import label as _label
 
 
 def _styled(fn):
@@ -85,12 +64,13 @@ def _styled(fn):
     return wrapper
 
 
-def _color(strategy: str) -> str:
-    return COLORS.get(strategy, OTHER_COLOR)
-
-
-def _label(strategy: str) -> str:
-    return STRATEGY_LABELS.get(strategy, strategy)
+def _figure(title: str | None = None) -> tuple[Figure, object]:
+    """A single-panel figure of FIGSIZE and its axes, titled `title` when given."""
+    fig = Figure(figsize=FIGSIZE)
+    ax = fig.subplots()
+    if title is not None:
+        ax.set_title(title)
+    return fig, ax
 
 
 def _sessions(df: pl.DataFrame) -> list[str]:
@@ -129,7 +109,7 @@ def _top_sessions(df: pl.DataFrame, value: str, limit: int = MAX_SESSIONS) -> li
     if len(sessions) <= limit:
         return sessions
     peak = {sid: v for sid, v in df.group_by("session_id").agg(pl.col(value).max()).iter_rows()}
-    # sorted() is stable: ties keep table order (no `sessions.index`, which made this quadratic)
+    # sorted() is stable: ties keep table order
     return sorted(sessions, key=lambda sid: -(peak.get(sid) or 0))[:limit]
 
 
@@ -152,15 +132,23 @@ def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label
         bars = ax.bar(xs, ys, width=width, color=_color(s), label=_label(s), edgecolor="white", linewidth=0.5)
         if labelled:
             ax.bar_label(bars, labels=[label_fmt(y) for y in ys], fontsize=7, padding=1)
-    rotate = len(sessions) > 8
-    ax.set_xticks(
-        range(len(sessions)),
-        [short[sid] for sid in sessions],
-        rotation=45 if rotate else 0,
-        ha="right" if rotate else "center",
-    )
-    ax.set_xlim(-0.6, len(sessions) - 0.4)
+    _session_ticks(ax, sessions, short)
     return len(sessions)
+
+
+def _millions(y: float, _pos=None) -> str:
+    if y >= 1e6:
+        return f"{y / 1e6:,.1f}M"
+    if y >= 1e3:
+        return f"{y / 1e3:,.0f}k"
+    return f"{y:,.0f}"
+
+
+def _session_ticks(ax, sessions: list[str], short: dict[str, str]) -> None:
+    rotate = len(sessions) > 8
+    ax.set_xticks(range(len(sessions)), [short[sid] for sid in sessions], rotation=45 if rotate else 0,
+                  ha="right" if rotate else "center")
+    ax.set_xlim(-0.6, len(sessions) - 0.4)
 
 
 def _session_axis_label(drawn: int, total: int, what: str) -> str:
@@ -172,18 +160,15 @@ def _session_axis_label(drawn: int, total: int, what: str) -> str:
 @_styled
 def eviction_bars(eviction: pl.DataFrame) -> Figure:
     """Parent-origin chars evicted (% of the parent-alone kept set) per session, one bar per strategy."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title(f"Parent-origin content evicted by strategy (maxTotalChars = {_budgets_text(eviction)})")
+    fig, ax = _figure(f"Parent-origin content evicted by strategy (maxTotalChars = {_budgets_text(eviction)})")
     if eviction.height == 0:
         _empty(ax, "no eviction rows")
         return fig
     strategies = ordered_strategies(eviction["strategy"].unique().to_list())
-    eviction = _budget_evicted(eviction)
     if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
         _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
         return fig
-    drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{y:.1f}" if y else "0")
+    drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{rounded(y, 1):.1f}" if y else "0")
     ax.set_xlabel(_session_axis_label(drawn, len(_sessions(eviction)), "eviction"))
     ax.set_ylabel("parent chars evicted (% of parent alone)")
     top = max(1.0, float(eviction["budget_evicted_pct"].max() or 0.0))
@@ -197,11 +182,9 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     """Evicted parent chars (% over all sessions) vs budget per strategy; marks where fold evicts nothing.
 
     link (the parent-alone reference, 0 by definition) and chunked (many calls) are left out,
-    as in `report_views.sweep_curve`.
+    as in `shaping.sweep_curve`.
     """
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title("Budget sweep: parent-origin content evicted, all sessions pooled")
+    fig, ax = _figure("Budget sweep: parent-origin content evicted, all sessions pooled")
     curve = sweep_curve(budget_sweep)
     if curve.height == 0:
         _empty(ax, "no budget sweep rows")
@@ -216,14 +199,8 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     styles = ("-", "--", ":", "-.")
     for k, s in enumerate(ordered_strategies(curve["strategy"].unique().to_list())):
         part = curve.filter(pl.col("strategy") == s).sort("budget")
-        ax.plot(
-            part["budget"].to_list(),
-            part["evicted_pct"].to_list(),
-            marker=markers[k % len(markers)],
-            linestyle=styles[k % len(styles)],
-            color=_color(s),
-            label=_label(s),
-        )
+        ax.plot(part["budget"].to_list(), part["evicted_pct"].to_list(), marker=markers[k % len(markers)],
+                linestyle=styles[k % len(styles)], color=_color(s), label=_label(s))
     budgets = sorted(set(curve["budget"].unique().to_list()))
     ax.set_xscale("log")
     ax.set_xticks(budgets)
@@ -236,32 +213,35 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
         # Along the line, at the top: data there is at or near 0 (fold evicts nothing from here),
         # and the legend sits outside the axes, so the note covers neither.
-        ax.text(
-            zero,
-            0.97,
-            f"fold evicts nothing from {_thousands(zero)}",
-            rotation=90,
-            ha="right",
-            va="top",
-            transform=blended_transform_factory(ax.transData, ax.transAxes),
-            color="black",
-            fontsize=9,
-        )
+        ax.text(zero, 0.97, f"fold evicts nothing from {_thousands(zero)}", rotation=90, ha="right", va="top",
+                transform=blended_transform_factory(ax.transData, ax.transAxes), color="black", fontsize=9)
     elif "fold" in set(curve["strategy"].to_list()):
-        ax.text(
-            0.99,
-            0.97,
-            f"fold still evicts at {_thousands(budgets[-1])}",
-            ha="right",
-            va="top",
-            transform=ax.transAxes,
-            fontsize=9,
-        )
+        ax.text(0.99, 0.97, f"fold still evicts at {_thousands(budgets[-1])}", ha="right", va="top", transform=ax.transAxes,
+                fontsize=9)
     ymax = float(curve["evicted_pct"].max() or 0.0)
     ymin = float(curve["evicted_pct"].min() or 0.0)
     ax.set_ylim(min(0.0, ymin) - 1, max(5.0, ymax * 1.15))
     fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper")
     return fig
+
+
+OVERLAP_BINS: tuple[float, ...] = tuple(i / 20 for i in range(21))
+"""Histogram edges for the overlap distribution: 5-point bins from 0 to 1."""
+
+
+def overlap_bins(duplicates: pl.DataFrame) -> pl.DataFrame:
+    """Pair counts per pairing method and 5% overlap bin, split by whether both copies reach the prompt."""
+    rows = []
+    for pairing in sorted(set(duplicates["pairing"].unique().to_list())):
+        part = duplicates.filter(pl.col("pairing") == pairing)
+        for both in (False, True):
+            counts = [0] * (len(OVERLAP_BINS) - 1)
+            for v in part.filter(pl.col("both_in_prompt") == both)["overlap"].drop_nulls().to_list():
+                counts[max(min(int(v * 20), len(counts) - 1), 0)] += 1
+            rows += [{"pairing": pairing, "both_in_prompt": both, "bin_start": OVERLAP_BINS[i], "pairs": c}
+                     for i, c in enumerate(counts)]
+    schema = {"pairing": pl.String, "both_in_prompt": pl.Boolean, "bin_start": pl.Float64, "pairs": pl.Int64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 @_styled
@@ -303,9 +283,7 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
 @_styled
 def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     """Extraction LLM calls per session, one bar per strategy, on a log scale."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title(f"LLM calls per session and strategy (maxTotalChars = {_budgets_text(llm_calls)})")
+    fig, ax = _figure(f"LLM calls per session and strategy (maxTotalChars = {_budgets_text(llm_calls)})")
     if llm_calls.height == 0:
         _empty(ax, "no llm_calls rows")
         return fig
@@ -324,8 +302,7 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
 @_styled
 def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     """Calls in the most expensive run (bar) and per run on average (dot) vs the session cap (line)."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
+    fig, ax = _figure()
     if run_cost.height == 0:
         ax.set_title("Run cost under the per-run session cap")
         _empty(ax, "no run_cost rows")
@@ -386,7 +363,7 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
             values = [r[column] or 0.0 for r in rows]
             bars = ax.barh([y + (offset - 0.5) * height for y in ys], values, height=height, color=_color(strategy),
                            label=f"{_label(strategy)} evicted %")
-            ax.bar_label(bars, labels=[f"{v:.1f}%" if v else "" for v in values], fontsize=7, padding=2)
+            ax.bar_label(bars, labels=[f"{rounded(v, 1):.1f}%" if v else "" for v in values], fontsize=7, padding=2)
         ax.set_yticks(ys, [f"{_short(r['value'])} ({r['sessions']})" for r in rows], fontsize=8)
         ax.invert_yaxis()
         ax.set_xlim(0, peak * 1.25)
@@ -397,26 +374,10 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
     return fig
 
 
-KIND_COLORS: dict[str, str] = {
-    "agent": "#0072B2",
-    "forked_skill": "#CC79A7",
-    "bash": "#E69F00",
-    "monitor": "#56B4E9",
-    "workflow": "#009E73",
-    "other": OTHER_COLOR,
-}
-"""One color per background task kind (background table)."""
-
-DELIVERY_COLORS: dict[str, str] = {"turn": "#009E73", "removed": "#D55E00", "never": "#7F7F7F"}
-"""One color per delivery of a background result."""
-
-
 @_styled
 def stub_vs_run(background: pl.DataFrame) -> Figure:
     """Launch stub (x) vs true run time (y) of each background task, log-log, with the line where they agree."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title("Background tasks: what the launch stub says vs how long the task ran")
+    fig, ax = _figure("Background tasks: what the launch stub says vs how long the task ran")
     timed = background.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
     timed = timed.filter((pl.col("stub_seconds") > 0) & (pl.col("run_seconds") > 0))
     if timed.height == 0:
@@ -456,20 +417,16 @@ def stub_vs_run(background: pl.DataFrame) -> Figure:
 @_styled
 def deliveries_bars(background: pl.DataFrame) -> Figure:
     """Background results by kind and Claude Code version, stacked by delivery (turn, removed, never)."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title("How background results reached the parent, by kind and Claude Code version")
+    fig, ax = _figure("How background results reached the parent, by kind and Claude Code version")
     if background.height == 0:
         _empty(ax, "no background rows")
         return fig
-    bg = background.with_columns(pl.col("cc_version").fill_null("unknown"))
-    groups = sorted({(k, v) for k, v in bg.select("kind", "cc_version").iter_rows()},
-                    key=lambda kv: (kv[0], tuple(int(p) if p.isdigit() else -1 for p in kv[1].split("."))))
-    counts = {(k, v, d): n for k, v, d, n in bg.group_by("kind", "cc_version", "delivery").len().iter_rows()}
+    table = deliveries(background)
+    groups = list(zip(table["kind"].to_list(), table["Claude Code"].to_list(), strict=True))
     xs = list(range(len(groups)))
     bottom = [0] * len(groups)
     for d, color in DELIVERY_COLORS.items():
-        ys = [counts.get((k, v, d), 0) for k, v in groups]
+        ys = table[d].to_list()
         bars = ax.bar(xs, ys, bottom=bottom, width=0.6, color=color, label=d, edgecolor="white", linewidth=0.5)
         ax.bar_label(bars, labels=[str(y) if y else "" for y in ys], label_type="center", fontsize=8, color="white")
         bottom = [b + y for b, y in zip(bottom, ys)]
@@ -485,20 +442,16 @@ def deliveries_bars(background: pl.DataFrame) -> Figure:
 @_styled
 def replay_bars(replay: pl.DataFrame) -> Figure:
     """Per strategy: re-extractions the replay implies and how many of them send an unchanged prompt."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
+    fig, ax = _figure()
     if replay.height == 0:
         ax.set_title("Re-extractions while sessions are written")
         _empty(ax, "no replay rows (measure run --replay)")
         return fig
     schedules = ", ".join(sorted(set(replay["schedule"].to_list())))
     ax.set_title(f"Re-extractions while sessions are written (replayed at {schedules})")
-    strategies = ordered_strategies(replay["strategy"].to_list())
-    sums = {s: (part["re_extractions"].sum(), part["wasted_extractions"].sum())
-            for s in strategies for part in [replay.filter(pl.col("strategy") == s)]}
+    totals = replay_totals(replay)
+    strategies, re, wasted = (totals[c].to_list() for c in ("strategy", "re-extractions", "wasted"))
     xs = list(range(len(strategies)))
-    re = [sums[s][0] for s in strategies]
-    wasted = [sums[s][1] for s in strategies]
     bars = ax.bar([x - 0.2 for x in xs], re, width=0.4, color=[_color(s) for s in strategies], label="re-extractions")
     ax.bar_label(bars, labels=[str(v) for v in re], fontsize=8, padding=1)
     bars = ax.bar([x + 0.2 for x in xs], wasted, width=0.4, color="white", edgecolor=[_color(s) for s in strategies],
@@ -511,41 +464,11 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
     return fig
 
 
-# --- issue #12: what delegation costs the agent itself ---------------------------------------
-
-ORIGIN_COLORS: dict[str, str] = {
-    "parent": "#0072B2",
-    "task_agent": "#E69F00",
-    "workflow_agent": "#009E73",
-    "compaction_helper": "#CC79A7",
-    "other": OTHER_COLOR,
-}
-"""One color per token origin (the tokens table's `origin`)."""
-
-
-def _millions(y: float, _pos=None) -> str:
-    if y >= 1e6:
-        return f"{y / 1e6:,.1f}M"
-    if y >= 1e3:
-        return f"{y / 1e3:,.0f}k"
-    return f"{y:,.0f}"
-
-
-def _session_ticks(ax, sessions: list[str], short: dict[str, str]) -> None:
-    rotate = len(sessions) > 8
-    ax.set_xticks(range(len(sessions)), [short[sid] for sid in sessions], rotation=45 if rotate else 0,
-                  ha="right" if rotate else "center")
-    ax.set_xlim(-0.6, len(sessions) - 0.4)
-
-
 @_styled
 def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     """Native tokens (input + cache write + cache read + output) per session, stacked by origin."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title("Native tokens per session by origin (one API call per message.id)")
-    df = tokens.filter(pl.col("origin") != "total").with_columns(
-        pl.sum_horizontal(*(pl.col(c) for c in TOKEN_COLUMNS)).alias("_tokens")) if tokens.height else tokens
+    fig, ax = _figure("Native tokens per session by origin (one API call per message.id)")
+    df = tokens.filter(pl.col("origin") != "total").with_columns(all_tokens().alias("_tokens")) if tokens.height else tokens
     if df.height == 0 or int(df["_tokens"].sum()) == 0:
         _empty(ax, "no API calls")
         return fig
@@ -577,15 +500,10 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
 @_styled
 def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     """Per session: tokens a per-line sum reports over the deduplicated tokens (1.0 = no over-count)."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title("Over-count of per-line usage sums (every assistant line) vs one call per message.id")
+    fig, ax = _figure("Over-count of per-line usage sums (every assistant line) vs one call per message.id")
     df = tokens.filter(pl.col("origin") == "total") if tokens.height else tokens
     if df.height:
-        df = df.with_columns(
-            pl.sum_horizontal(*(pl.col(c) for c in TOKEN_COLUMNS)).alias("_dedup"),
-            pl.sum_horizontal(*(pl.col("naive_" + c) for c in TOKEN_COLUMNS)).alias("_naive"),
-        ).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
+        df = df.with_columns(all_tokens().alias("_dedup"), all_tokens("naive_").alias("_naive")).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
     if df.height == 0:
         _empty(ax, "no API calls")
         return fig
@@ -595,7 +513,7 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     ys = [lookup[sid] for sid in sessions]
     bars = ax.bar(range(len(sessions)), ys, width=0.7, color=_color("fold"))
     if len(sessions) <= 30:
-        ax.bar_label(bars, labels=[f"{y:.2f}" for y in ys], fontsize=7, padding=1)
+        ax.bar_label(bars, labels=[f"{rounded(y, 2):.2f}" for y in ys], fontsize=7, padding=1)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=1)
     _session_ticks(ax, sessions, short)
     ax.set_ylim(0, max(2.0, max(ys) * 1.15))
@@ -604,32 +522,41 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     return fig
 
 
+def _two_part_bars(ax, df: pl.DataFrame, value: str, lower, upper, labels, what: str) -> None:
+    """Per session (those with the largest `value`), a `lower` bar with an `upper` one stacked on it.
+
+    `lower` and `upper` are (row -> height, color, legend label); `labels(row)` labels the stack
+    when there is room; `what` names the value on the session axis.
+    """
+    sessions = _top_sessions(df, value)
+    rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
+    xs = range(len(sessions))
+    heights = [[part[0](rows[s]) for s in sessions] for part in (lower, upper)]
+    ax.bar(xs, heights[0], width=0.7, color=lower[1], label=lower[2])
+    bars = ax.bar(xs, heights[1], bottom=heights[0], width=0.7, color=upper[1], label=upper[2])
+    if len(sessions) <= 30:
+        ax.bar_label(bars, labels=[labels(rows[s]) for s in sessions], fontsize=7, padding=1)
+    _session_ticks(ax, sessions, short_ids(_sessions(df)))
+    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
+    ax.set_ylim(0, max(1, max(a + b for a, b in zip(*heights, strict=True))) * 1.2)
+    ax.set_xlabel(_session_axis_label(len(sessions), df.height, what))
+
+
 @_styled
 def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
     """Per session with wake-ups: cache-read tokens of the wake-up turns, and the part batching saves."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title("Notification wake-ups: cache reads of the turns they opened, and what batching saves")
+    fig, ax = _figure("Notification wake-ups: cache reads of the turns they opened, and what batching saves")
     df = cost_sessions.filter(pl.col("wakeup_turns") > 0) if cost_sessions.height else cost_sessions
     if df.height == 0:
         _empty(ax, "no notification was delivered as a turn")
         return fig
-    sessions = _top_sessions(df, "wakeup_cache_read_tokens")
-    short = short_ids(_sessions(df))
-    rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
-    xs = range(len(sessions))
-    kept = [rows[s]["wakeup_cache_read_tokens"] - rows[s]["batch_saved_cache_read_tokens"] for s in sessions]
-    saved = [rows[s]["batch_saved_cache_read_tokens"] for s in sessions]
-    ax.bar(xs, kept, width=0.7, color=_color("link"), label="cache read, batched delivery")
-    bars = ax.bar(xs, saved, bottom=kept, width=0.7, color=BOTH_COLOR, label="saved by batching what was queued")
-    if len(sessions) <= 30:
-        ax.bar_label(bars, labels=[f"{rows[s]['wakeup_turns']}→{rows[s]['batched_turns']} turns" for s in sessions],
-                     fontsize=7, padding=1)
-    _session_ticks(ax, sessions, short)
-    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
-    top = max(k + v for k, v in zip(kept, saved, strict=True))
-    ax.set_ylim(0, max(1, top) * 1.2)
-    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "wake-up cache reads"))
+    saved = "batch_saved_cache_read_tokens"
+    _two_part_bars(
+        ax, df, "wakeup_cache_read_tokens",
+        (lambda r: r["wakeup_cache_read_tokens"] - r[saved], _color("link"), "cache read, batched delivery"),
+        (lambda r: r[saved], BOTH_COLOR, "saved by batching what was queued"),
+        lambda r: f"{r['wakeup_turns']}→{r['batched_turns']} turns", "wake-up cache reads",
+    )
     ax.set_ylabel("cache-read tokens of wake-up turns")
     ax.legend(loc="upper left")
     return fig
@@ -638,29 +565,40 @@ def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
 @_styled
 def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
     """Per session with reads of background work: chars read, split into new and already held."""
-    fig = Figure(figsize=FIGSIZE)
-    ax = fig.subplots()
-    ax.set_title("Reads of background work: chars the parent already held")
+    fig, ax = _figure("Reads of background work: chars the parent already held")
     df = cost_sessions.filter(pl.col("read_chars") > 0) if cost_sessions.height else cost_sessions
     if df.height == 0:
         _empty(ax, "no reads of background work")
         return fig
-    sessions = _top_sessions(df, "read_chars")
-    short = short_ids(_sessions(df))
-    rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
-    xs = range(len(sessions))
-    new = [rows[s]["read_chars"] - rows[s]["repeated_chars"] for s in sessions]
-    rep = [rows[s]["repeated_chars"] for s in sessions]
-    ax.bar(xs, new, width=0.7, color=PAIR_COLOR, label="new to the parent")
-    bars = ax.bar(xs, rep, bottom=new, width=0.7, color=BOTH_COLOR, label="already received (earlier read or notification)")
-    if len(sessions) <= 30:
-        ax.bar_label(bars, labels=[f"{100 * rows[s]['repeat_fraction']:.0f}%" for s in sessions], fontsize=7, padding=1)
-    _session_ticks(ax, sessions, short)
-    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
-    ax.set_ylim(0, max(n + r for n, r in zip(new, rep, strict=True)) * 1.2)
-    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "chars read"))
+    _two_part_bars(
+        ax, df, "read_chars",
+        (lambda r: r["read_chars"] - r["repeated_chars"], PAIR_COLOR, "new to the parent"),
+        (lambda r: r["repeated_chars"], BOTH_COLOR, "already received (earlier read or notification)"),
+        lambda r: f"{rounded(100 * r['repeat_fraction'], 0):.0f}%", "chars read",
+    )
     ax.set_ylabel("UTF-16 chars of read results")
     ax.legend(loc="upper left")
+    return fig
+
+
+@_styled
+def sources_bars(ab: pl.DataFrame | None) -> Figure:
+    """Candidates found by one arm only (extraction_ab), stacked by where their words come from."""
+    fig, ax = _figure("Candidates found under one strategy only, by source (sample 0)")
+    table = sources_table(ab) if ab is not None else None
+    if table is None or table.height == 0:
+        _empty(ax, "no complete session pairs")
+        return fig
+    labels = [f"only {r['unique to']}\n({r['arms']})" for r in table.iter_rows(named=True)]
+    bottom = [0] * table.height
+    for text, color in zip(SOURCE_LABELS.values(), SOURCE_COLORS, strict=True):
+        vals = table[text].to_list()
+        ax.bar(range(table.height), vals, bottom=bottom, color=color, label=text)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_xticks(range(table.height), labels)
+    ax.set_ylabel("candidates")
+    ax.set_ylim(0, max(1, max(bottom)) * 1.25)
+    ax.legend(loc="upper right", ncols=3)
     return fig
 
 

@@ -23,6 +23,9 @@ class UnknownSessions(ValueError):
             parts.append("(no sessions were listed under the root)")
         super().__init__("; ".join(parts))
 
+    def __reduce__(self):  # pickled by its own arguments: raised in `measure report`'s child, re-raised in the parent
+        return type(self), (self.missing, self.listed)
+
 
 def matches(value: str, session_id: str, session_path: str) -> bool:
     """A value names a session by its id, its root-relative path (with or without .jsonl) or an id

@@ -1,1 +1,1 @@
-"""What the notebooks show: one module per notebook, plus what they share and the published #840 figures."""
+"""What the notebooks show: one module per notebook, what they share, the published #840 figures."""

@@ -1,49 +1,38 @@
-"""Views of 04-background: launch stubs vs true run times, deliveries, late results, replayed re-extractions."""
+"""Views of 04-background: launch stubs vs run times, deliveries, late results, re-extractions."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from measure.report.views.common import (
-    Report,
-    _fmt_int,
-    _markdown,
-    _with_session,
-    ordered_strategies,
-)
-
-DELIVERIES = ("turn", "removed", "never")
-"""How a background task's result reached the parent: as a user turn, removed from the queue, or not at all."""
-
-
-def _background(r: Report) -> pl.DataFrame:
-    return r.tables["background"]
+from measure.numbers import ROUND_MODE, rounded
+from measure.report.shaping import deliveries, replay_totals
+from measure.report.views.common import Report, fmt_int, markdown, per_session
 
 
 def _fmt_s(x: float | None) -> str:
     if x is None:
         return "n/a"
-    return f"{x / 60:,.1f} min" if x >= 120 else f"{x:,.1f} s"
+    return f"{rounded(x / 60, 1):,.1f} min" if x >= 120 else f"{rounded(x, 1):,.1f} s"
 
 
 def background_summary(r: Report):
     """Markdown: how many background tasks, how long their stub says they ran vs how long they ran."""
-    bg = _background(r)
+    bg = r.tables["background"]
     if bg.height == 0:
-        return _markdown(
+        return markdown(
             "No session of this run launched a background task: the launch-stub, delivery and late-result sections "
             "below are empty. The replay at the end covers every session, background tasks or not."
         )
     sessions = bg["session_id"].n_unique()
     timed = bg.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
-    text = f"{_fmt_int(bg.height)} background tasks in {_fmt_int(sessions)} sessions."
+    text = f"{fmt_int(bg.height)} background tasks in {fmt_int(sessions)} sessions."
     if timed.height:
         stub, run = timed["stub_seconds"].median(), timed["run_seconds"].median()
         longer = timed.filter(pl.col("run_seconds") > pl.col("stub_seconds")).height
         text += (
-            f" For the {_fmt_int(timed.height)} with both a launch stub and a completion, the stub arrives a median"
+            f" For the {fmt_int(timed.height)} with both a launch stub and a completion, the stub arrives a median"
             f" {_fmt_s(stub)} after the launch while the task completes a median {_fmt_s(run)} after it"
-            f" (longest: {_fmt_s(timed['run_seconds'].max())}); {_fmt_int(longer)} of them ran longer than their stub says."
+            f" (longest: {_fmt_s(timed['run_seconds'].max())}); {fmt_int(longer)} of them ran longer than their stub says."
         )
         if longer:
             text += " A tool that trusts the launch result records the stub, not the work, for those."
@@ -52,22 +41,22 @@ def background_summary(r: Report):
     untimed = bg.height - timed.height
     if untimed:
         text += (
-            f" {_fmt_int(untimed)} have no launch line or no completion in the files (launched in another session,"
+            f" {fmt_int(untimed)} have no launch line or no completion in the files (launched in another session,"
             " a workflow whose launch tool is not a task tool, or never completed) and are left out of the times."
         )
-    return _markdown(text)
+    return markdown(text)
 
 
 def stub_table(r: Report) -> pl.DataFrame:
     """Per kind: tasks, median launch stub and median true run time (seconds), the longest run."""
-    bg = _background(r)
+    bg = r.tables["background"]
     return (
         bg.group_by("kind")
         .agg(
             pl.len().alias("tasks"),
-            pl.col("stub_seconds").median().round(1).alias("median stub (s)"),
-            pl.col("run_seconds").median().round(1).alias("median run (s)"),
-            pl.col("run_seconds").max().round(1).alias("longest run (s)"),
+            pl.col("stub_seconds").median().round(1, mode=ROUND_MODE).alias("median stub (s)"),
+            pl.col("run_seconds").median().round(1, mode=ROUND_MODE).alias("median run (s)"),
+            pl.col("run_seconds").max().round(1, mode=ROUND_MODE).alias("longest run (s)"),
         )
         .sort("kind")
     )
@@ -75,27 +64,17 @@ def stub_table(r: Report) -> pl.DataFrame:
 
 def deliveries_table(r: Report) -> pl.DataFrame:
     """Tasks by kind and Claude Code version, one column per delivery (turn, removed, never)."""
-    bg = _background(r).with_columns(pl.col("cc_version").fill_null("unknown"))
-    rows = []
-    for (kind, version), part in sorted(bg.group_by("kind", "cc_version"), key=lambda kv: (kv[0][0], _version_key(kv[0][1]))):
-        counts = dict(zip(*part.group_by("delivery").len().to_dict(as_series=False).values(), strict=True))
-        rows.append({"kind": kind, "Claude Code": version, **{d: counts.get(d, 0) for d in DELIVERIES}, "tasks": part.height})
-    schema = {"kind": pl.String, "Claude Code": pl.String, **{d: pl.Int64 for d in DELIVERIES}, "tasks": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
-
-
-def _version_key(v: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else -1 for p in v.split("."))
+    return deliveries(r.tables["background"])
 
 
 def undelivered_table(r: Report) -> pl.DataFrame:
     """Tasks whose result never reached the parent as a turn (removed from the queue, or never consumed)."""
-    bg = _background(r).filter(pl.col("delivery") != "turn")
+    bg = r.tables["background"].filter(pl.col("delivery") != "turn")
     out = bg.select(
         "session_id", "task_id", "kind", "cc_version", "status", "notifications", "removed", "delivery",
         "completed_after_parent_end", "result_chars",
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id")).rename(TASK_LABELS, strict=False)
+    return per_session(out, r, relevance=False).rename(TASK_LABELS, strict=False)
 
 
 TASK_LABELS: dict[str, str] = {
@@ -114,19 +93,19 @@ TASK_LABELS: dict[str, str] = {
 
 def late_table(r: Report) -> pl.DataFrame:
     """Tasks that completed after the parent's last turn ended."""
-    bg = _background(r).filter(pl.col("completed_after_parent_end").fill_null(False))
+    bg = r.tables["background"].filter(pl.col("completed_after_parent_end").fill_null(False))
     out = bg.select(
         "session_id", "task_id", "kind", "delivery", "completed_by", "parent_end_at", "completed_at", "run_seconds",
         "transcript_events",
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id")).rename(TASK_LABELS, strict=False)
+    return per_session(out, r, relevance=False).rename(TASK_LABELS, strict=False)
 
 
 def delivery_summary(r: Report):
     """Markdown: results never delivered and results after the parent's last turn, and what they mean for akm."""
-    bg = _background(r)
+    bg = r.tables["background"]
     if bg.height == 0:
-        return _markdown("No background tasks, so nothing to deliver.")
+        return markdown("No background tasks, so nothing to deliver.")
     removed = bg.filter(pl.col("delivery") == "removed")
     never = bg.filter(pl.col("delivery") == "never")
     never_notified = never.filter(pl.col("notifications") > 0).height
@@ -134,63 +113,40 @@ def delivery_summary(r: Report):
     late = bg.filter(pl.col("completed_after_parent_end").fill_null(False))
     late_transcripts = late.filter(pl.col("transcript_events").is_not_null()).height
     text = (
-        f"{_fmt_int(bg.filter(pl.col('delivery') == 'turn').height)} of {_fmt_int(bg.height)} background results reached"
-        f" the parent as a turn. {_fmt_int(removed.height)} were enqueued and removed without a user line"
-        f" ({_fmt_int(removed.filter(pl.col('killed')).height)} of them killed; {_fmt_int(killed)} killed in all):"
+        f"{fmt_int(bg.filter(pl.col('delivery') == 'turn').height)} of {fmt_int(bg.height)} background results reached"
+        f" the parent as a turn. {fmt_int(removed.height)} were enqueued and removed without a user line"
+        f" ({fmt_int(removed.filter(pl.col('killed')).height)} of them killed; {fmt_int(killed)} killed in all):"
         " removal is not delivery: no user turn carries their notification (a parent may still have read the"
         " result with TaskOutput, as CC 2.0.x parents did)."
-        f" {_fmt_int(never.height)} never reached a turn nor were removed"
-        + (f" ({_fmt_int(never_notified)} with a notification still in the queue, {_fmt_int(never.height - never_notified)}"
+        f" {fmt_int(never.height)} never reached a turn nor were removed"
+        + (f" ({fmt_int(never_notified)} with a notification still in the queue, {fmt_int(never.height - never_notified)}"
            " with none at all)." if never.height else ".")
-        + f" {_fmt_int(late.height)} completed after the parent's last turn"
+        + f" {fmt_int(late.height)} completed after the parent's last turn"
     )
     if late.height:
         text += (
-            f"; {_fmt_int(late_transcripts)} of those have a subagent transcript. akm's content hash covers it, so its"
+            f"; {fmt_int(late_transcripts)} of those have a subagent transcript. akm's content hash covers it, so its"
             " late lines move the hash after the parent is done: the fold strategies send them only if akm extracts"
             " again, and hybrid extracts again without sending them, since its prompt is built from the parent's"
             " events (true by construction)."
         )
     else:
         text += "."
-    return _markdown(text)
-
-
-def _replay(r: Report) -> pl.DataFrame:
-    return r.tables["replay"]
+    return markdown(text)
 
 
 def replay_table(r: Report) -> pl.DataFrame:
-    """Per strategy: sessions replayed, moments, extractions, re-extractions, wasted ones and the LLM calls they imply."""
-    rp = _replay(r)
-    order = {s: i for i, s in enumerate(ordered_strategies(rp["strategy"].to_list()))}
-    return (
-        rp.group_by("strategy")
-        .agg(
-            pl.len().alias("sessions"),
-            pl.col("extraction_points").sum().alias("moments"),
-            pl.col("extractions").sum(),
-            pl.col("re_extractions").sum().alias("re-extractions"),
-            (pl.col("re_extractions") > 0).sum().alias("sessions re-extracted"),
-            pl.col("wasted_extractions").sum().alias("wasted"),
-            (pl.col("wasted_extractions") > 0).sum().alias("sessions with waste"),
-            pl.col("late_extractions").sum().alias("after the parent's last event"),
-            pl.col("llm_calls").sum().alias("LLM calls"),
-            pl.col("wasted_llm_calls").sum().alias("wasted LLM calls"),
-        )
-        .with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o"))
-        .sort("_o")
-        .drop("_o")
-    )
+    """Per strategy: sessions replayed, moments, extractions, re-extractions, wasted ones and their LLM calls."""
+    return replay_totals(r.tables["replay"])
 
 
 def replay_summary(r: Report):
     """Markdown: per strategy, what the replay schedule implies for akm, in plain sentences."""
-    rp = _replay(r)
+    rp = r.tables["replay"]
     if rp.height == 0:
         if not any(r.tables[t].height for t in ("sessions", "background") if t in r.tables):
-            return _markdown("No sessions were measured, so there was nothing to replay.")
-        return _markdown("This run did not replay the sessions (`measure run --replay`); `measure report` always does.")
+            return markdown("No sessions were measured, so there was nothing to replay.")
+        return markdown("This run did not replay the sessions (`measure run --replay`); `measure report` always does.")
     schedules = sorted(set(rp["schedule"].to_list()))
     moments = {
         "turn_end": "at the end of every parent turn and at the final state",
@@ -200,37 +156,37 @@ def replay_summary(r: Report):
     t = replay_table(r)
     lines = [
         f"akm's pipeline ran on each session as it stood {when}"
-        f" ({_fmt_int(t['moments'].max() if t.height else 0)} moments over {_fmt_int(rp['session_id'].n_unique())} sessions"
-        f"{', thinned to the per-session cap in ' + _fmt_int((rp.filter(pl.col('moments_dropped') > 0))['session_id'].n_unique()) + ' sessions' if rp['moments_dropped'].sum() else ''})."
+        f" ({fmt_int(t['moments'].max() if t.height else 0)} moments over {fmt_int(rp['session_id'].n_unique())} sessions"
+        f"{', thinned to the per-session cap in ' + fmt_int((rp.filter(pl.col('moments_dropped') > 0))['session_id'].n_unique()) + ' sessions' if rp['moments_dropped'].sum() else ''})."
         " An extraction is a moment whose content hash differs from the previous extraction's; a wasted one"
         " sends the same transcript and preserved refs as the extraction before it."
     ]
     for row in t.iter_rows(named=True):
         s = row["strategy"]
         line = (
-            f"- **{s}** would extract {_fmt_int(row['extractions'])} times, re-extracting"
-            f" {_fmt_int(row['sessions re-extracted'])} sessions {_fmt_int(row['re-extractions'])} times"
-            f" ({_fmt_int(row['LLM calls'])} LLM calls in all)"
+            f"- **{s}** would extract {fmt_int(row['extractions'])} times, re-extracting"
+            f" {fmt_int(row['sessions re-extracted'])} sessions {fmt_int(row['re-extractions'])} times"
+            f" ({fmt_int(row['LLM calls'])} LLM calls in all)"
         )
         if row["wasted"]:
             line += (
-                f"; it would re-extract {_fmt_int(row['sessions with waste'])} sessions {_fmt_int(row['wasted'])} times"
-                f" with an unchanged prompt: {_fmt_int(row['wasted LLM calls'])} LLM calls that show the LLM nothing new"
+                f"; it would re-extract {fmt_int(row['sessions with waste'])} sessions {fmt_int(row['wasted'])} times"
+                f" with an unchanged prompt: {fmt_int(row['wasted LLM calls'])} LLM calls that show the LLM nothing new"
             )
         else:
             line += "; no re-extraction repeats its prompt"
         late = row["after the parent's last event"]
         if late:
-            line += f"; {_fmt_int(late)} of its extractions come after the parent's last event, triggered by other files' lines alone."
+            line += f"; {fmt_int(late)} of its extractions come after the parent's last event, triggered by other files' lines alone."
         else:
             line += "."
         lines.append(line)
     late = rp.group_by("session_id").agg(pl.col("late_results").max())["late_results"].sum()
     if late:
         lines.append(
-            f"\n{_fmt_int(late)} background results completed after their parent's last turn: akm sees them only if it"
+            f"\n{fmt_int(late)} background results completed after their parent's last turn: akm sees them only if it"
             " extracts again after that moment."
         )
     else:
         lines.append("\nNo background result completed after its parent's last turn, so no result depends on a late re-extraction.")
-    return _markdown("\n".join(lines))
+    return markdown("\n".join(lines))

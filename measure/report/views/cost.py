@@ -1,35 +1,13 @@
-"""Views of 05-cost: native tokens by origin, the per-line over-count, wake-ups, batching, repeat reads."""
+"""Views of 05-cost: tokens by origin, the per-line over-count, wake-ups, batching, repeat reads."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from measure.report.views.common import (
-    Report,
-    _fmt_int,
-    _fmt_pct,
-    _fmt_x,
-    _markdown,
-    _with_session,
-    by_relevance,
-)
-
-ORIGIN_LABELS = {
-    "parent": "parent",
-    "task_agent": "task agents",
-    "workflow_agent": "workflow agents",
-    "compaction_helper": "compaction",
-    "other": "other subagents",
-    "total": "total",
-}
-"""Display names of the tokens table's origins."""
-
-TOKEN_COLUMNS = ("input_tokens", "cache_creation_tokens", "cache_read_tokens", "output_tokens")
-"""The four usage fields whose sum is a call's tokens."""
-
-
-def _all_tokens(prefix: str = "") -> pl.Expr:
-    return pl.sum_horizontal(*(pl.col(prefix + c) for c in TOKEN_COLUMNS))
+from measure.numbers import ROUND_MODE
+from measure.report.shaping import all_tokens
+from measure.report.style import ORIGIN_LABELS
+from measure.report.views.common import Report, fmt_int, fmt_pct, fmt_x, markdown, per_session
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -49,35 +27,36 @@ def tokens_table(r: Report) -> pl.DataFrame:
         pl.col("output_tokens").alias("output"),
         pl.col("output_tokens_is_lower_bound").alias("output is a lower bound"),
         pl.col("naive_lines").alias("per-line calls"),
-        (_all_tokens("naive_") / pl.max_horizontal(_all_tokens(), pl.lit(1))).round(2).alias("per-line ÷ deduplicated tokens"),
+        (all_tokens("naive_") / pl.max_horizontal(all_tokens(), pl.lit(1))).round(2, mode=ROUND_MODE)
+        .alias("per-line ÷ deduplicated tokens"),
     )
     # Relevance order, like every per-session table: in path order the sessions with subagents sink below the cut.
-    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
+    return per_session(out, r)
 
 
 def tokens_summary(r: Report):
     """Markdown: calls and tokens by origin over the run, and how much of it the subagents spent."""
     t = r.tables["tokens"]
     if t.height == 0:
-        return _markdown("No sessions were measured, so there is no token usage to report.")
+        return markdown("No sessions were measured, so there is no token usage to report.")
     total = t.filter(pl.col("origin") == "total")
     parent = t.filter(pl.col("origin") == "parent")
-    tokens_total = int(total.select(_all_tokens()).to_series().sum())
-    tokens_parent = int(parent.select(_all_tokens()).to_series().sum())
+    tokens_total = int(total.select(all_tokens()).to_series().sum())
+    tokens_parent = int(parent.select(all_tokens()).to_series().sum())
     lower = int(total["output_tokens_is_lower_bound"].sum())
     sub_calls = int(total["api_calls"].sum() - parent["api_calls"].sum())
     if sub_calls:
         split = (
-            f"; the parents made {_fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
-            f"{_fmt_int(sub_calls)}, which spent "
-            f"{_fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
+            f"; the parents made {fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
+            f"{fmt_int(sub_calls)}, which spent "
+            f"{fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
         )
     else:
         split = "; every call was the parents' own: no subagent file recorded a call. "
     text = (
-        f"The {total.height} sessions made **{_fmt_int(total['api_calls'].sum())} API calls** "
-        f"(one per `message.id`) for {_fmt_int(tokens_total)} tokens{split}"
-        f"Cache reads are {_fmt_pct(100 * _ratio(total['cache_read_tokens'].sum(), tokens_total)) if tokens_total else 'n/a'} "
+        f"The {total.height} sessions made **{fmt_int(total['api_calls'].sum())} API calls** "
+        f"(one per `message.id`) for {fmt_int(tokens_total)} tokens{split}"
+        f"Cache reads are {fmt_pct(100 * _ratio(total['cache_read_tokens'].sum(), tokens_total)) if tokens_total else 'n/a'} "
         "of all tokens. "
     )
     if lower:
@@ -87,7 +66,7 @@ def tokens_summary(r: Report):
         )
     else:
         text += "No session holds a placeholder `output_tokens`: the output figures are exact."
-    return _markdown(text)
+    return markdown(text)
 
 
 def overcount_summary(r: Report):
@@ -95,30 +74,30 @@ def overcount_summary(r: Report):
     total = r.tables["tokens"].filter(pl.col("origin") == "total")
     calls = int(total["api_calls"].sum())
     if calls == 0:
-        return _markdown("No API calls were found, so per-line sums and deduplicated sums agree trivially.")
-    dedup = int(total.select(_all_tokens()).to_series().sum())
-    naive = int(total.select(_all_tokens("naive_")).to_series().sum())
+        return markdown("No API calls were found, so per-line sums and deduplicated sums agree trivially.")
+    dedup = int(total.select(all_tokens()).to_series().sum())
+    naive = int(total.select(all_tokens("naive_")).to_series().sum())
     progress = int(total["progress_usage_lines"].sum())
     lines = int(total["naive_lines"].sum())
     if lines == calls and naive == dedup:
         text = (
-            f"Summing `usage` over every assistant line, as per-line tools do, gives the same {_fmt_int(calls)} calls "
-            f"and {_fmt_int(dedup)} tokens here: every response was written as a single line."
+            f"Summing `usage` over every assistant line, as per-line tools do, gives the same {fmt_int(calls)} calls "
+            f"and {fmt_int(dedup)} tokens here: every response was written as a single line."
         )
     else:
         text = (
             f"Summing `usage` over every assistant line, as per-line tools do, counts "
-            f"{_fmt_int(lines)} calls instead of {_fmt_int(calls)} "
-            f"({_fmt_x(_ratio(lines, calls))}) and {_fmt_int(naive)} tokens instead of "
-            f"{_fmt_int(dedup)} ({_fmt_x(_ratio(naive, dedup))}): {_fmt_int(lines - calls)} lines repeat the usage of a "
+            f"{fmt_int(lines)} calls instead of {fmt_int(calls)} "
+            f"({fmt_x(_ratio(lines, calls))}) and {fmt_int(naive)} tokens instead of "
+            f"{fmt_int(dedup)} ({fmt_x(_ratio(naive, dedup))}): {fmt_int(lines - calls)} lines repeat the usage of a "
             "response already counted (one response is written as one line per content block)."
         )
     if progress:
         text += (
-            f" A further {_fmt_int(progress)} `agent_progress` lines re-embed subagent messages with their usage in "
+            f" A further {fmt_int(progress)} `agent_progress` lines re-embed subagent messages with their usage in "
             "parent files; they are never counted."
         )
-    return _markdown(text)
+    return markdown(text)
 
 
 def wakeups_table(r: Report) -> pl.DataFrame:
@@ -132,14 +111,14 @@ def wakeups_table(r: Report) -> pl.DataFrame:
         pl.col("wakeup_calls").alias("calls"),
         pl.col("wakeup_cache_read_tokens").alias("cache read"),
         (100 * pl.col("wakeup_cache_read_tokens") / pl.max_horizontal(pl.col("parent_cache_read_tokens"), pl.lit(1)))
-        .round(1)
+        .round(1, mode=ROUND_MODE)
         .alias("% of parent cache read"),
         pl.col("batchable_wakeups").alias("batchable"),
         pl.col("batched_turns").alias("turns if batched"),
         pl.col("batch_saved_calls").alias("calls saved"),
         pl.col("batch_saved_cache_read_tokens").alias("cache read saved"),
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return per_session(out, r, relevance=False)
 
 
 def wakeups_summary(r: Report):
@@ -147,9 +126,9 @@ def wakeups_summary(r: Report):
     c = r.tables["cost_sessions"]
     turns = int(c["wakeup_turns"].sum()) if c.height else 0
     if turns == 0:
-        return _markdown(
+        return markdown(
             "No notification was delivered to a parent as a turn of its own "
-            f"({_fmt_int(c['notifications_enqueued'].sum() if c.height else 0)} were queued), so wake-ups cost nothing here."
+            f"({fmt_int(c['notifications_enqueued'].sum() if c.height else 0)} were queued), so wake-ups cost nothing here."
         )
     sessions = int((c["wakeup_turns"] > 0).sum())
     cr = int(c["wakeup_cache_read_tokens"].sum())
@@ -157,12 +136,12 @@ def wakeups_summary(r: Report):
     w = r.tables.get("wakeups")
     tasks = w.select("session_id", "task_id").unique().height if w is not None and w.height else None
     # 04-background counts tasks; a task that notifies twice (a resumed agent) wakes its parent twice.
-    of_tasks = f" from {_fmt_int(tasks)} tasks" if tasks is not None and tasks != turns else ""
-    return _markdown(
+    of_tasks = f" from {fmt_int(tasks)} tasks" if tasks is not None and tasks != turns else ""
+    return markdown(
         f"**{turns} notifications**{of_tasks} woke a parent in {sessions} sessions. The turns they opened made "
-        f"{_fmt_int(c['wakeup_calls'].sum())} API calls that read {_fmt_int(cr)} tokens from the cache, "
-        f"{_fmt_pct(100 * share) if share is not None else 'n/a'} of those parents' cache reads: each wake-up re-reads "
-        f"the whole context. {_fmt_int(c['notifications_undelivered'].sum())} queued notifications were never "
+        f"{fmt_int(c['wakeup_calls'].sum())} API calls that read {fmt_int(cr)} tokens from the cache, "
+        f"{fmt_pct(100 * share) if share is not None else 'n/a'} of those parents' cache reads: each wake-up re-reads "
+        f"the whole context. {fmt_int(c['notifications_undelivered'].sum())} queued notifications were never "
         "delivered as a turn (removed from the queue, or still queued when the transcript ends)."
     )
 
@@ -172,13 +151,13 @@ def batching_summary(r: Report):
     c = r.tables["cost_sessions"]
     turns = int(c["wakeup_turns"].sum()) if c.height else 0
     if turns == 0:
-        return _markdown("With no wake-up turns there is nothing to batch.")
+        return markdown("With no wake-up turns there is nothing to batch.")
     batchable = int(c["batchable_wakeups"].sum())
-    return _markdown(
+    return markdown(
         f"{batchable} of the {turns} wake-ups were already queued when the previous notification's turn began. "
         f"Delivering what is queued at each turn boundary as one turn (no waiting window) would need "
-        f"{_fmt_int(c['batched_turns'].sum())} turns instead of {turns} and save "
-        f"**{_fmt_int(c['batch_saved_calls'].sum())} calls** and {_fmt_int(c['batch_saved_cache_read_tokens'].sum())} "
+        f"{fmt_int(c['batched_turns'].sum())} turns instead of {turns} and save "
+        f"**{fmt_int(c['batch_saved_calls'].sum())} calls** and {fmt_int(c['batch_saved_cache_read_tokens'].sum())} "
         "cache-read tokens, assuming a batch turn costs what the first turn of its batch cost."
     )
 
@@ -192,9 +171,9 @@ def repeat_table(r: Report) -> pl.DataFrame:
         pl.col("repeat_reads").alias("reads with repeats"),
         pl.col("read_chars").alias("chars read"),
         pl.col("repeated_chars").alias("chars already held"),
-        (100 * pl.col("repeat_fraction")).round(1).alias("% repeated"),
+        (100 * pl.col("repeat_fraction")).round(1, mode=ROUND_MODE).alias("% repeated"),
     )
-    return _with_session(out, r).select("session", pl.exclude("session", "session_id"))
+    return per_session(out, r, relevance=False)
 
 
 def repeat_summary(r: Report):
@@ -202,12 +181,12 @@ def repeat_summary(r: Report):
     c = r.tables["cost_sessions"]
     reads = int(c["background_reads"].sum()) if c.height else 0
     if reads == 0:
-        return _markdown("No parent read the output of background work (TaskOutput, BashOutput, an output file or a resumed agent).")
+        return markdown("No parent read the output of background work (TaskOutput, BashOutput, an output file or a resumed agent).")
     chars = int(c["read_chars"].sum())
     repeated = int(c["repeated_chars"].sum())
-    return _markdown(
+    return markdown(
         f"Parents read background work {reads} times in {int((c['background_reads'] > 0).sum())} sessions, "
-        f"{_fmt_int(chars)} chars in all. **{_fmt_pct(100 * _ratio(repeated, chars))} of those chars** "
-        f"({_fmt_int(repeated)}) repeated lines the parent had already received for the same task, from an "
+        f"{fmt_int(chars)} chars in all. **{fmt_pct(100 * _ratio(repeated, chars))} of those chars** "
+        f"({fmt_int(repeated)}) repeated lines the parent had already received for the same task, from an "
         "earlier read or from the notification."
     )

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from measure.report.views.common import ordered_strategies
+from measure.numbers import percent, rounded
+from measure.report.style import ordered_strategies
 from measure.runner.tables import read_tables
 from measure.schema import TABLES
 
@@ -24,51 +25,26 @@ class RunDiffError(ValueError):
     """A directory is not a run, or a metric name is unknown."""
 
 
-def _sum(table: str, column: str) -> Callable[[dict[str, pl.DataFrame], str], float | None]:
-    def value(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
-        df = tables[table].filter(pl.col("strategy") == strategy)
-        return None if df.height == 0 else df[column].sum()
-
-    return value
-
-
-def _sessions(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
-    df = tables["sessions"].filter(pl.col("strategy") == strategy)
-    return None if df.height == 0 else df["session_id"].n_unique()
-
-
-def _evicted_pct(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
-    df = tables["eviction"].filter(pl.col("strategy") == strategy)
-    if df.height == 0:
-        return None
-    return round(100.0 * df["evicted_chars"].sum() / max(1, df["alone_parent_kept_chars"].sum()), 1)
-
-
-def _sessions_evicting(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
-    df = tables["eviction"].filter(pl.col("strategy") == strategy)
-    return None if df.height == 0 else df.filter(pl.col("evicted_chars") > 0).height
-
-
-def _run_cost(column: str):
-    def value(tables: dict[str, pl.DataFrame], strategy: str) -> float | None:
-        df = tables["run_cost"].filter(pl.col("strategy") == strategy)
-        return None if df.height == 0 else df[column][0]
-
-    return value
-
-
-METRICS: dict[str, tuple[Callable[[dict[str, pl.DataFrame], str], float | None], str]] = {
-    "sessions": (_sessions, "sessions measured"),
-    "llm_calls": (_sum("sessions", "llm_calls"), "extraction calls over all sessions"),
-    "prompt_chars": (_sum("sessions", "prompt_chars"), "prompt chars over all sessions"),
-    "parent_kept_chars": (_sum("sessions", "parent_kept_chars"), "parent-origin chars kept over all sessions"),
-    "subagent_kept_chars": (_sum("sessions", "subagent_kept_chars"), "subagent chars kept over all sessions"),
-    "evicted_chars": (_sum("eviction", "evicted_chars"), "parent-origin chars evicted (fold family, hybrid)"),
-    "evicted_pct": (_evicted_pct, "evicted chars as % of parent chars kept alone"),
-    "sessions_evicting": (_sessions_evicting, "sessions where the strategy evicts parent content"),
-    "calls_per_run_max": (_run_cost("calls_per_run_max"), "calls in the most expensive akm run (session cap)"),
+METRICS: dict[str, tuple[str, Callable[[pl.DataFrame], float], str]] = {
+    "sessions": ("sessions", lambda df: df["session_id"].n_unique(), "sessions measured"),
+    "llm_calls": ("sessions", lambda df: df["llm_calls"].sum(), "extraction calls over all sessions"),
+    "prompt_chars": ("sessions", lambda df: df["prompt_chars"].sum(), "prompt chars over all sessions"),
+    "parent_kept_chars": ("sessions", lambda df: df["parent_kept_chars"].sum(), "parent-origin chars kept over all sessions"),
+    "subagent_kept_chars": ("sessions", lambda df: df["subagent_kept_chars"].sum(), "subagent chars kept over all sessions"),
+    "evicted_chars": ("eviction", lambda df: df["evicted_chars"].sum(), "parent-origin chars evicted (fold family, hybrid)"),
+    "evicted_pct": ("eviction", lambda df: percent(df["evicted_chars"].sum(), df["alone_parent_kept_chars"].sum()),
+                    "evicted chars as % of parent chars kept alone"),
+    "sessions_evicting": ("eviction", lambda df: df.filter(pl.col("evicted_chars") > 0).height,
+                          "sessions where the strategy evicts parent content"),
+    "calls_per_run_max": ("run_cost", lambda df: df["calls_per_run_max"][0], "calls in the most expensive akm run (session cap)"),
 }
-"""Metric name -> (function of a run's tables and a strategy, meaning). Order is the table's."""
+"""Metric name -> (the table it reads, its value from one strategy's rows there, meaning). Order is the table's."""
+
+
+def _value(tables: dict[str, pl.DataFrame], metric: str, strategy: str) -> float | None:
+    table, fn, _ = METRICS[metric]
+    df = tables[table].filter(pl.col("strategy") == strategy)
+    return None if df.height == 0 else fn(df)
 
 
 def run_tables(directory: str | os.PathLike) -> tuple[dict[str, pl.DataFrame], dict]:
@@ -102,19 +78,18 @@ def diff_tables(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame], metrics:
     rows = []
     for strategy in strategies:
         for name in names:
-            fn = METRICS[name][0]
-            va, vb = fn(a, strategy), fn(b, strategy)
+            va, vb = _value(a, name, strategy), _value(b, name, strategy)
             if va is None and vb is None:
                 continue
-            delta = None if va is None or vb is None else round(float(vb) - float(va), 1)
-            pct = round(100.0 * delta / abs(float(va)), 1) if delta is not None and va else None
+            delta = None if va is None or vb is None else rounded(float(vb) - float(va), 1)
+            pct = rounded(100.0 * delta / abs(float(va)), 1) if delta is not None and va else None
             rows.append({"strategy": strategy, "metric": name, "a": _num(va), "b": _num(vb), "delta": delta, "delta_pct": pct})
     schema = {"strategy": pl.String, "metric": pl.String, "a": pl.Float64, "b": pl.Float64, "delta": pl.Float64, "delta_pct": pl.Float64}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def _num(v) -> float | None:
-    return None if v is None else round(float(v), 1)
+    return None if v is None else rounded(float(v), 1)
 
 
 def parameter_changes(run_a: dict, run_b: dict) -> list[str]:

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from measure.report.views.common import (
-    Report,
-    _fmt_int,
-    _fmt_pct,
-    _markdown,
-    _session_order,
-    _with_session,
-    by_relevance,
-)
+from measure.numbers import ROUND_MODE
+from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, per_session, session_column, session_order
+
+
+def _pct(expr: pl.Expr) -> pl.Expr:
+    return (100 * expr).round(1, mode=ROUND_MODE)
 
 
 def pair_summary(r: Report, pairing: str | None = None) -> pl.DataFrame:
@@ -23,9 +20,9 @@ def pair_summary(r: Report, pairing: str | None = None) -> pl.DataFrame:
     keys = ["session_id"] if pairing is not None else ["session_id", "pairing"]
     agg = dup.group_by(keys).agg(
         pl.len().cast(pl.Int64).alias("pairs"),
-        (100 * pl.col("overlap").min()).round(1).alias("min overlap %"),
-        (100 * pl.col("overlap").max()).round(1).alias("max overlap %"),
-        (100 * pl.col("overlap").mean()).round(1).alias("mean overlap %"),
+        _pct(pl.col("overlap").min()).alias("min overlap %"),
+        _pct(pl.col("overlap").max()).alias("max overlap %"),
+        _pct(pl.col("overlap").mean()).alias("mean overlap %"),
         pl.col("notification_in_prompt").sum().cast(pl.Int64).alias("notification in prompt"),
         pl.col("final_in_prompt").sum().cast(pl.Int64).alias("final in prompt"),
         pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
@@ -33,14 +30,12 @@ def pair_summary(r: Report, pairing: str | None = None) -> pl.DataFrame:
     )
     if pairing is not None:
         # Sessions without pairs still get a row (0 pairs), as in the published table.
-        base = pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String})
+        base = pl.DataFrame({"session_id": session_order(r)}, schema={"session_id": pl.String})
         agg = base.join(agg, on="session_id", how="left", maintain_order="left").with_columns(
             pl.col("pairs", "notification in prompt", "final in prompt", "both in prompt", "a stub would save (chars)").fill_null(0)
         )
-        out = by_relevance(_with_session(agg, r), r)
-        return out.select("session", pl.exclude("session", "session_id"))
-    out = by_relevance(_with_session(agg.sort("session_id", "pairing"), r), r)
-    return out.sort("pairing", maintain_order=True).select("session", "pairing", pl.exclude("session", "pairing", "session_id"))
+        return per_session(agg, r)
+    return per_session(agg.sort("session_id", "pairing"), r).sort("pairing", maintain_order=True)
 
 
 def pair_totals(r: Report) -> pl.DataFrame:
@@ -51,7 +46,7 @@ def pair_totals(r: Report) -> pl.DataFrame:
         .agg(
             pl.len().cast(pl.Int64).alias("pairs"),
             pl.col("session_id").n_unique().cast(pl.Int64).alias("sessions"),
-            (100 * pl.col("overlap").mean()).round(1).alias("mean overlap %"),
+            _pct(pl.col("overlap").mean()).alias("mean overlap %"),
             (pl.col("overlap") >= 0.8).sum().cast(pl.Int64).alias("pairs ≥ 80% alike"),
             pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
             pl.col("stub_saved_chars").sum().alias("a stub would save (chars)"),
@@ -60,41 +55,14 @@ def pair_totals(r: Report) -> pl.DataFrame:
     )
 
 
-OVERLAP_BINS: tuple[float, ...] = tuple(i / 20 for i in range(21))
-"""Histogram edges for the overlap distribution: 5-point bins from 0 to 1."""
-
-
-def overlap_bins(duplicates: pl.DataFrame) -> pl.DataFrame:
-    """Pair counts per pairing method and 5% overlap bin, split by whether both copies reach the prompt."""
-    rows = []
-    edges = OVERLAP_BINS
-    for pairing in sorted(set(duplicates["pairing"].unique().to_list())):
-        part = duplicates.filter(pl.col("pairing") == pairing)
-        for both in (False, True):
-            values = part.filter(pl.col("both_in_prompt") == both)["overlap"].to_list()
-            counts = [0] * (len(edges) - 1)
-            for v in values:
-                if v is None:
-                    continue
-                i = min(int(v * 20), len(counts) - 1)
-                counts[max(i, 0)] += 1
-            for i, c in enumerate(counts):
-                rows.append({"pairing": pairing, "both_in_prompt": both, "bin_start": edges[i], "bin_end": edges[i + 1], "pairs": c})
-    return pl.DataFrame(
-        rows,
-        schema={"pairing": pl.String, "both_in_prompt": pl.Boolean, "bin_start": pl.Float64, "bin_end": pl.Float64, "pairs": pl.Int64},
-        orient="row",
-    )
-
-
 def top_pairs(r: Report, n: int = 10) -> pl.DataFrame:
     """The `n` most alike pairs (descriptions only with show_excerpts)."""
-    dup = _with_session(r.tables["duplicates"], r)
+    dup = r.tables["duplicates"].with_columns(session_column(r))
     cols = ["session", "agent_id", "pairing", "overlap %", "both_in_prompt", "notification_chars", "final_chars", "stub_saved_chars"]
     if r.show_excerpts:
         cols.insert(3, "description")
     return (
-        dup.with_columns((100 * pl.col("overlap")).round(1).alias("overlap %"))
+        dup.with_columns(_pct(pl.col("overlap")).alias("overlap %"))
         .sort(["overlap", "session_id", "agent_id", "pairing"], descending=[True, False, False, False])
         .head(n)
         .select(cols)
@@ -107,15 +75,15 @@ def duplication_summary(r: Report):
     """Markdown: how many pairs, how alike, how many reach the prompt twice, what a stub saves."""
     dup = r.tables["duplicates"]
     if dup.height == 0:
-        return _markdown("No task-notification ↔ subagent pairs were found on this root.")
+        return markdown("No task-notification ↔ subagent pairs were found on this root.")
     lines = []
     for row in pair_totals(r).iter_rows(named=True):
         lines.append(
             f"- `{row['pairing']}`: {row['pairs']} pairs in {row['sessions']} sessions, mean overlap "
-            f"{_fmt_pct(row['mean overlap %'])}; **{row['both in prompt']} reach the fold prompt with both copies**; "
-            f"a stub would save {_fmt_int(row['a stub would save (chars)'])} raw chars."
+            f"{fmt_pct(row['mean overlap %'])}; **{row['both in prompt']} reach the fold prompt with both copies**; "
+            f"a stub would save {fmt_int(row['a stub would save (chars)'])} raw chars."
         )
-    return _markdown("\n".join(lines) + "\n\n" + dedupe_effect(r))
+    return markdown("\n".join(lines) + "\n\n" + dedupe_effect(r))
 
 
 def dedupe_effect(r: Report) -> str:

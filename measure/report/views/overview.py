@@ -6,34 +6,30 @@ import os
 
 import polars as pl
 
+from measure.numbers import ROUND_MODE
+from measure.report.shaping import breakdown_ordered
+from measure.report.style import BREAKDOWN_DIMENSIONS, STRATEGY_LABELS, ordered_strategies, strategy_rank
 from measure.report.views import extraction
-from measure.report.views.common import (
-    Report,
-    _fmt_int,
-    _markdown,
-    _wide,
-    _with_session,
-    by_relevance,
-    ordered_strategies,
-)
+from measure.report.views.common import Report, fmt_int, markdown, per_session, wide
 
 
 def headline(r: Report) -> pl.DataFrame:
     """The #840 headline table recomputed: prompt chars per strategy, fold eviction, inline refs."""
     s = r.tables["sessions"]
     ev = r.tables["eviction"]
-    prompt = _wide(s, "prompt_chars", ["link", "fold", "fold_dedupe_scoped", "hybrid"], r, {"fold_dedupe_scoped": "fold+dedupe"})
-    refs = _wide(s, "inline_refs", ["link", "fold", "hybrid"], r, {k: f"refs {k}" for k in ("link", "fold", "hybrid")})
-    files = _wide(s, "subagent_files", ["fold"], r, {"fold": "subagent files"})
-    evicted = _wide(ev, "evicted_chars", ["fold"], r, {"fold": "fold evicted"})
-    pct = _wide(ev, "evicted_chars_pct", ["fold"], r, {"fold": "fold evicted %"})
+    prompt = wide(s, "prompt_chars", ["link", "fold", "fold_dedupe_scoped", "hybrid"], r, {"fold_dedupe_scoped": "fold+dedupe"})
+    refs = wide(s, "inline_refs", ["link", "fold", "hybrid"], r, {k: f"refs {k}" for k in ("link", "fold", "hybrid")})
+    files = wide(s, "subagent_files", ["fold"], r, {"fold": "subagent files"})
+    evicted = wide(ev, "evicted_chars", ["fold"], r, {"fold": "fold evicted"})
+    pct = wide(ev, "evicted_chars_pct", ["fold"], r, {"fold": "fold evicted %"})
     out = files
     for part in (prompt, evicted, pct, refs):
         out = out.join(part, on="session_id", how="left", maintain_order="left")
-    return by_relevance(_with_session(out, r), r).select("session", pl.exclude("session", "session_id"))
+    return per_session(out, r)
 
 
-STRATEGY_LABELS = {"link": "link (C2)", "fold": "fold (C1)", "hybrid": "hybrid (C3)", "chunked": "chunked (C4)"}
+CANDIDATES = {k: v for k, v in STRATEGY_LABELS.items() if "(C" in v}
+"""The strategies that were #840's candidates C1..C4, by the name a decision gives them."""
 
 CRITERION_LABELS = {
     "parent_chars_evicted": "Parent-origin chars evicted (budget eviction)",
@@ -46,35 +42,20 @@ CRITERION_LABELS = {
 }
 
 
-def verdict_table(r: Report) -> pl.DataFrame:
-    """The run's `verdict` table; recomputed from the shown tables when the report keeps a subset of sessions."""
-    v = r.tables.get("verdict")
-    if v is not None and v.height:
-        return v
-    from measure.measurements.verdict import verdict_rows
-    from measure.schema import VERDICT
-
-    rows = verdict_rows(
-        r.tables["sessions"].to_dicts(), r.tables["eviction"].to_dicts(), r.tables["run_cost"].to_dicts()
-    )
-    return pl.DataFrame(rows, schema=VERDICT.polars_schema, orient="row").sort(list(VERDICT.sort), nulls_last=True)
-
-
 def verdict_matrix(r: Report) -> pl.DataFrame:
     """The verdict table wide: one row per criterion, one column per strategy, the best and the identities."""
-    v = verdict_table(r).filter(pl.col("criterion") != "decision")
+    v = r["verdict"].filter(pl.col("criterion") != "decision")
     if v.height == 0:
         return pl.DataFrame({"criterion": []}, schema={"criterion": pl.String})
     names = ordered_strategies(v["strategy"].unique().to_list())
     order = {c: i for i, c in enumerate(CRITERION_LABELS)}
-    wide = v.pivot(on="strategy", index=["criterion", "better"], values="value").select("criterion", "better", *names)
-    best = v.filter(pl.col("best")).group_by("criterion").agg(pl.col("strategy").sort_by(
-        pl.col("strategy").replace_strict({n: i for i, n in enumerate(names)}, return_dtype=pl.Int64)).str.join(", ").alias("best"))
-    out = wide.join(best, on="criterion", how="left").with_columns(
-        pl.col("criterion").replace_strict(order, return_dtype=pl.Int64).alias("_o")
-    ).sort("_o").drop("_o")
+    matrix = v.pivot(on="strategy", index=["criterion", "better"], values="value").select("criterion", "better", *names)
+    best = v.filter(pl.col("best")).group_by("criterion").agg(
+        pl.col("strategy").sort_by(strategy_rank(names)).str.join(", ").alias("best"))
+    out = matrix.join(best, on="criterion", how="left").sort(pl.col("criterion").replace_strict(order, return_dtype=pl.Int64))
     return out.with_columns(  # every criterion counts chars, calls, refs or results: whole numbers
-        pl.col("criterion").replace_strict(CRITERION_LABELS, return_dtype=pl.String), pl.col(names).round(0).cast(pl.Int64)
+        pl.col("criterion").replace_strict(CRITERION_LABELS, return_dtype=pl.String),
+        pl.col(names).round(0, mode=ROUND_MODE).cast(pl.Int64),
     )
 
 
@@ -83,32 +64,30 @@ def _advantage(c: str, a: float, b: float, loser: str, k: int | None, cap: int |
     d = abs(a - b)
     if c == "parent_chars_evicted":
         where = f", {loser} evicting in {k} session(s)" if k else ""
-        return f"evicts {_fmt_int(d)} fewer parent-origin chars (budget eviction: {_fmt_int(a)} vs {_fmt_int(b)}{where})"
+        return f"evicts {fmt_int(d)} fewer parent-origin chars (budget eviction: {fmt_int(a)} vs {fmt_int(b)}{where})"
     if c == "delegated_results_in_prompt":
-        return f"gets {_fmt_int(d)} more delegated results into the prompt ({_fmt_int(a)} vs {_fmt_int(b)})"
+        return f"gets {fmt_int(d)} more delegated results into the prompt ({fmt_int(a)} vs {fmt_int(b)})"
     if c == "subagent_unique_chars_in_prompt":
-        return f"sends {_fmt_int(d)} more chars of subagent-only content ({_fmt_int(a)} vs {_fmt_int(b)})"
+        return f"sends {fmt_int(d)} more chars of subagent-only content ({fmt_int(a)} vs {fmt_int(b)})"
     if c == "inline_refs":
-        return f"lists {_fmt_int(d)} more inline refs ({_fmt_int(a)} vs {_fmt_int(b)})"
+        return f"lists {fmt_int(d)} more inline refs ({fmt_int(a)} vs {fmt_int(b)})"
     if c == "llm_calls":
-        return f"makes {_fmt_int(d)} fewer LLM calls ({_fmt_int(a)} vs {_fmt_int(b)})"
+        return f"makes {fmt_int(d)} fewer LLM calls ({fmt_int(a)} vs {fmt_int(b)})"
     if c == "calls_per_run_max":
         under = f" under akm's cap of {cap} sessions per run" if cap else ""
-        return f"makes {_fmt_int(d)} fewer calls in its most expensive run{under} ({_fmt_int(a)} vs {_fmt_int(b)})"
-    return f"sends {_fmt_int(d)} fewer prompt chars ({_fmt_int(a)} vs {_fmt_int(b)})"
+        return f"makes {fmt_int(d)} fewer calls in its most expensive run{under} ({fmt_int(a)} vs {fmt_int(b)})"
+    return f"sends {fmt_int(d)} fewer prompt chars ({fmt_int(a)} vs {fmt_int(b)})"
 
 
 def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
     """One sentence: what `a` gives that `b` does not, and at what cost."""
-    from measure.measurements.verdict import CRITERIA
-
     cell = {(x["criterion"], x["strategy"]): x for x in v.iter_rows(named=True) if x["criterion"] != "decision"}
     gains, losses = [], []
-    for c, better in CRITERIA:
+    for c in CRITERION_LABELS:
         x, y = cell.get((c, a)), cell.get((c, b))
         if x is None or y is None or x["value"] == y["value"]:
             continue
-        a_better = (x["value"] < y["value"]) == (better == "lower")
+        a_better = (x["value"] < y["value"]) == (x["better"] == "lower")
         if a_better:
             gains.append(_advantage(c, x["value"], y["value"], b, y["sessions"], cap))
         else:
@@ -125,12 +104,12 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
     directory the notebook reads, where `measure report --extraction` copies them.
     """
     s = r.tables["sessions"]
-    v = verdict_table(r)
+    v = r["verdict"]
     decision_row = v.filter(pl.col("criterion") == "decision").row(0, named=True)
     decision = decision_row["decision"]
     if decision == "no_sessions":
         errs = r.tables["errors"].height
-        return _markdown(
+        return markdown(
             f"**No sessions were measured under `{r.sessions_root}`**, so there is nothing to compare."
             + (f" The errors table below says why {errs} file(s) could not be read." if errs else
                " No file under it could be read as a session, and none failed: the root holds no session transcripts.")
@@ -141,7 +120,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
     front = [g.split("=") for g in (decision_row["strategy"] or "").split(",") if g]
     lines: list[str] = []
     if decision == "no_delegated_work":
-        prompt = _wide(s, "prompt_chars", ["link", "fold", "hybrid"], r)
+        prompt = wide(s, "prompt_chars", ["link", "fold", "hybrid"], r)
         head = (
             f"**No delegated work under this root** ({n} session(s)): no task or workflow agent transcripts, so there "
             "is no subagent-only content for any strategy to send or lose, and nothing here can favour one way of "
@@ -153,13 +132,13 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             # events, which every single-call strategy reads alike (see 04-background).
             turns = bg.filter(pl.col("delivery") == "turn").height
             head += (
-                f" The parents did launch {_fmt_int(bg.height)} background task(s) ({_fmt_int(turns)} result(s) reached "
+                f" The parents did launch {fmt_int(bg.height)} background task(s) ({fmt_int(turns)} result(s) reached "
                 "them as a turn, see 04-background); those results are parent events, the same for every strategy."
             )
-        if prompt.height and all(c in prompt.columns for c in ("link", "fold", "hybrid")):
+        if prompt.height:
             head += (
-                f" The single-call strategies send {_fmt_int(prompt['link'].sum())} (link), "
-                f"{_fmt_int(prompt['fold'].sum())} (fold) and {_fmt_int(prompt['hybrid'].sum())} (hybrid) prompt chars in all."
+                f" The single-call strategies send {fmt_int(prompt['link'].sum())} (link), "
+                f"{fmt_int(prompt['fold'].sum())} (fold) and {fmt_int(prompt['hybrid'].sum())} (hybrid) prompt chars in all."
             )
     elif decision == "trade_off":
         names = ", ".join(" = ".join(g) for g in front)
@@ -175,7 +154,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
         group = next((g for g in front if decision in g), [decision])
         ties = [x for x in group if x != decision]
         head = (
-            f"**The data supports {STRATEGY_LABELS.get(decision, decision)}** (measured over {n} session(s)): on every "
+            f"**The data supports {CANDIDATES.get(decision, decision)}** (measured over {n} session(s)): on every "
             "criterion below it is at least as good as every other strategy, and better than each on at least one."
         )
         if ties:
@@ -200,7 +179,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
         better = rows["better"][0]
         cells = []
         for x in sorted(rows.iter_rows(named=True), key=lambda x: ordered_strategies(rows["strategy"].to_list()).index(x["strategy"])):
-            cell = f"{x['strategy']} {_fmt_int(x['value'])}"
+            cell = f"{x['strategy']} {fmt_int(x['value'])}"
             if c == "parent_chars_evicted" and x["sessions"]:
                 cell += f" in {x['sessions']} session(s)"
             if x["identity"]:
@@ -208,24 +187,24 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             cells.append(cell)
         lines.append(f"- **{label}** ({better} is better): " + "; ".join(cells) + ".")
     ev = r.tables["eviction"]
-    if ev.height and "stub_saved_chars" in ev.columns:
+    if ev.height:
         saved = ev.group_by("strategy").agg(pl.col("stub_saved_chars").sum()).filter(pl.col("stub_saved_chars") > 0)
         if saved.height:
             lines.append(
                 "- **Stub savings are not eviction.** Parent chars a notification stub shortened on purpose: "
-                + "; ".join(f"{x['strategy']} {_fmt_int(x['stub_saved_chars'])}" for x in saved.sort("strategy").iter_rows(named=True))
+                + "; ".join(f"{x['strategy']} {fmt_int(x['stub_saved_chars'])}" for x in saved.sort("strategy").iter_rows(named=True))
                 + "."
             )
     dup = r.tables["duplicates"]
     if dup.height:
-        # Totals per pairing method (#10 defect 3): only sidecar pairs are #840's definition.
+        # Totals per pairing method, never summed: only sidecar pairs are #840's definition.
         per = []
         for pairing in sorted(set(dup["pairing"].to_list())):
             part = dup.filter(pl.col("pairing") == pairing)
             both = part.filter(pl.col("both_in_prompt")).height
             per.append(
                 f"`{pairing}`: {part.height} pairs, {both} with both copies in the fold prompt, "
-                f"{_fmt_int(int(part['stub_saved_chars'].sum()))} raw chars a stub would save"
+                f"{fmt_int(int(part['stub_saved_chars'].sum()))} raw chars a stub would save"
             )
         lines.append(
             "- **Duplication** (per pairing method, never summed across methods). "
@@ -233,13 +212,13 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
         )
     text = head + "\n\n" + "\n".join(lines)
     section = extraction.verdict_section(r, out_dir)
-    return _markdown(text + ("\n\n" + section if section else ""))
+    return markdown(text + ("\n\n" + section if section else ""))
 
 
 def errors(r: Report):
     """The errors table, sorted (every file that could not be read fully, with the reason)."""
     if r.tables["errors"].height == 0:
-        return _markdown("_No errors: every file under the root was read fully._")
+        return markdown("_No errors: every file under the root was read fully._")
     return r.tables["errors"].sort("path", "kind", "session_path", nulls_last=True)
 
 
@@ -249,8 +228,8 @@ def legacy_agent_note(r: Report):
     n = s["session_id"].n_unique()
     k = _legacy(s).height
     if k == 0:
-        return _markdown(f"_None of the {n} sessions is a legacy sibling `agent-*.jsonl` transcript._")
-    return _markdown(
+        return markdown(f"_None of the {n} sessions is a legacy sibling `agent-*.jsonl` transcript._")
+    return markdown(
         f"**{k} of the {n} sessions are legacy sibling `agent-*.jsonl` transcripts** (subagents written beside "
         f"their parent, the layout before `<session>/subagents/`). akm lists them as sessions of their own, so they "
         f"are measured as such here and marked below; the other {n - k} are parent transcripts."
@@ -260,12 +239,10 @@ def legacy_agent_note(r: Report):
 def legacy_agent_sessions(r: Report) -> pl.DataFrame:
     """The sessions that are legacy sibling `agent-*.jsonl` transcripts, in report order."""
     legacy = _legacy(r.tables["sessions"])
-    return _with_session(legacy, r).select("session", pl.col("session_path").alias("legacy agent transcript"))
+    return per_session(legacy, r, relevance=False).select("session", pl.col("session_path").alias("legacy agent transcript"))
 
 
 def _legacy(s: pl.DataFrame) -> pl.DataFrame:
-    if "legacy_agent" not in s.columns:
-        return s.select("session_id", "session_path").clear()
     return s.filter(pl.col("legacy_agent")).select("session_id", "session_path").unique(maintain_order=True)
 
 
@@ -273,7 +250,7 @@ def subagent_inventory(r: Report):
     """Subagent transcripts per session and kind: files, events, chars, sidecar and launch status."""
     sub = r.tables["subagents"]
     if sub.height == 0:
-        return _markdown("_No subagent transcripts under this root._")
+        return markdown("_No subagent transcripts under this root._")
     out = sub.group_by("session_id", "kind").agg(
         pl.len().alias("files"),
         pl.col("events").sum().alias("events"),
@@ -284,53 +261,18 @@ def subagent_inventory(r: Report):
         (pl.col("launch") == "background").sum().alias("background"),
         pl.col("notifications").sum().alias("notifications"),
     )
-    out = by_relevance(_with_session(out.sort("session_id", "kind"), r), r)
-    return out.select("session", "kind", pl.exclude("session", "kind", "session_id"))
-
-
-def subagents_detail(r: Report) -> pl.DataFrame:
-    """Every subagent transcript (descriptions only with show_excerpts)."""
-    sub = r.tables["subagents"]
-    cols = ["session", "subagent_path", "kind", "agent_type", "sidecar", "events", "chars", "launch", "notifications"]
-    if r.show_excerpts:
-        cols.insert(4, "description")
-    return by_relevance(_with_session(sub, r), r).select(cols)
+    return per_session(out.sort("session_id", "kind"), r)
 
 
 def quirks(r: Report):
     """How often each reproduced akm quirk fired, summed over sessions, per strategy."""
     q = r.tables["quirks"]
     if q.height == 0:
-        return _markdown("_No reproduced akm quirk changed what would be sent._")
+        return markdown("_No reproduced akm quirk changed what would be sent._")
     out = q.group_by("quirk", "strategy").agg(
         pl.col("count").sum().alias("count"), pl.col("session_id").n_unique().alias("sessions")
     )
-    order = {s: i for i, s in enumerate(ordered_strategies(out["strategy"].unique().to_list()))}
-    return out.with_columns(pl.col("strategy").replace_strict(order, return_dtype=pl.Int64).alias("_o")).sort(
-        "quirk", "_o"
-    ).drop("_o")
-
-
-BREAKDOWN_DIMENSIONS: dict[str, str] = {"project": "project", "cc_version": "Claude Code version", "month": "month"}
-"""The breakdown table's dimensions in display order, with their headings."""
-
-
-def breakdown_ordered(df: pl.DataFrame) -> pl.DataFrame:
-    """Breakdown rows in display order: projects by sessions (most first), versions by number, months by date."""
-    from measure.measurements.breakdown import UNKNOWN, _version_key  # noqa: PLC0415
-
-    parts = []
-    for dim in BREAKDOWN_DIMENSIONS:
-        part = df.filter(pl.col("dimension") == dim)
-        rows = part.to_dicts()
-        if dim == "project":
-            rows.sort(key=lambda r: (-r["sessions"], r["value"]))
-        elif dim == "cc_version":
-            rows.sort(key=lambda r: (r["value"] == UNKNOWN, _version_key(r["value"])))
-        else:
-            rows.sort(key=lambda r: (r["value"] == UNKNOWN, r["value"]))
-        parts.append(pl.DataFrame(rows, schema=df.schema) if rows else part.clear())
-    return pl.concat(parts) if parts else df
+    return out.sort("quirk", strategy_rank(out["strategy"]))
 
 
 def breakdown(r: Report) -> pl.DataFrame:

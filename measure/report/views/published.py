@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from measure.report.views.common import Report, _markdown, _session_order, _with_session
+from measure.numbers import rounded
+from measure.report.views.common import Report, markdown, session_column
 from measure.report.views.duplication import pair_summary
 from measure.report.views.llm_calls import chunking_table
-from measure.report.views.overview import headline, verdict_table
+from measure.report.views.overview import headline
 
 PUBLISHED_840_SOURCE = (
     "akm #840 design determination (document in PR #841, implemented by #843), "
@@ -108,21 +109,13 @@ PROMPT_COLUMNS: tuple[str, ...] = ("link", "fold", "fold+dedupe", "hybrid")
 
 def _over_link(df: pl.DataFrame) -> pl.DataFrame:
     """Prompt chars over link's: the template cancels, so these compare across templates."""
-    return df.with_columns(
-        *(
-            (pl.col(c) - pl.col("link")).alias(f"{c} − link")
-            for c in PROMPT_COLUMNS[1:]
-        )
-    )
+    return df.with_columns(*((pl.col(c) - pl.col("link")).alias(f"{c} − link") for c in PROMPT_COLUMNS[1:]))
 
 
 def top_level_subagent_files(r: Report) -> pl.DataFrame:
     """Per session: transcripts directly in `<session>/subagents/` (what #840's non-recursive read counted)."""
-    sub = r.tables["subagents"].join(
-        r.tables["sessions"].select("session_id", "session_path").unique("session_id"), on="session_id", how="left",
-        suffix="_s",
-    )
-    prefix = pl.col("session_path_s" if "session_path_s" in sub.columns else "session_path").str.replace(r"\.jsonl$", "") + "/subagents/"
+    sub = r.tables["subagents"]
+    prefix = pl.col("session_path").str.replace(r"\.jsonl$", "") + "/subagents/"
     top = sub.filter(
         pl.col("subagent_path").str.starts_with(prefix)
         & ~pl.col("subagent_path").str.slice(prefix.str.len_chars()).str.contains("/")
@@ -137,12 +130,9 @@ def bundled_template(r: Report) -> bool:
 
 def _headline_like_840(r: Report) -> pl.DataFrame:
     """The headline on #840's definitions: top-level subagent files, plus prompt chars over link."""
-    measured = headline(r)
-    top = top_level_subagent_files(r)
-    ids = _with_session(pl.DataFrame({"session_id": _session_order(r)}, schema={"session_id": pl.String}), r)
-    tops = ids.join(top, on="session_id", how="left").select("session", pl.col("top").fill_null(0))
-    measured = measured.join(tops, on="session", how="left", maintain_order="left").with_columns(
-        pl.col("top").alias("subagent files")
+    tops = top_level_subagent_files(r).select(session_column(r), "top")
+    measured = headline(r).join(tops, on="session", how="left", maintain_order="left").with_columns(
+        pl.col("top").fill_null(0).alias("subagent files")
     ).drop("top")
     return _over_link(measured)
 
@@ -154,7 +144,7 @@ def published_comparison(r: Report, which: str = "headline"):
     fixture, returns a one-line Markdown note instead.
     """
     if not is_840_fixture(r):
-        return _markdown(
+        return markdown(
             "_This root is not the #840-shaped fixture (sessions 4f7f80f8…, 578b2d47…, f798f45f…, "
             "393273fd…), so there are no published figures to set beside it._"
         )
@@ -179,14 +169,14 @@ def published_comparison(r: Report, which: str = "headline"):
 def published_note(r: Report, which: str = "headline"):
     """Markdown: how many recomputed figures equal the published ones, and the source."""
     if not is_840_fixture(r):
-        return _markdown("")
+        return markdown("")
     table = published_comparison(r, which)
     delta = table.filter(pl.col("source") == "Δ").drop("session", "source")
     values = [v for col in delta.columns for v in delta[col].to_list()]
     known = [v for v in values if v is not None]
     exact = sum(1 for v in known if v == 0)
     worst = max((abs(v) for v in known), default=0)
-    worst_text = f"{worst:,.0f}" if float(worst).is_integer() else f"{worst:,.1f}"
+    worst_text = f"{worst:,.0f}" if float(worst).is_integer() else f"{rounded(worst, 1):,.1f}"
     text = (
         f"{exact} of {len(known)} comparable figures equal the published ones exactly"
         + (f"; the largest difference is {worst_text}." if worst else ".")
@@ -210,7 +200,7 @@ def published_note(r: Report, which: str = "headline"):
             )
         else:
             text += f" Prompt chars were measured with the template `{r.run['parameters']['template_path']}`."
-        decision = verdict_table(r).filter(pl.col("criterion") == "decision")["decision"].to_list()
+        decision = r["verdict"].filter(pl.col("criterion") == "decision")["decision"].to_list()
         here = decision[0] if decision else None
         text += (
             f" #840 determined **{PUBLISHED_840_DETERMINATION}** (C3) from fold's eviction, refs, prompt size and"
@@ -219,4 +209,4 @@ def published_note(r: Report, which: str = "headline"):
         )
     elif which == "duplicates":
         text += " #840 published the stub savings rounded to thousands."
-    return _markdown(text)
+    return markdown(text)
