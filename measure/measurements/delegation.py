@@ -185,7 +185,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
         by_file[tf.path] = i
 
     # Kept events that the pre-filter truncated are new objects; the shared memo names their source.
-    source = {id(v[1]): v[3] for v in ctx.memo.values() if v[1] is not None and v[1] is not v[3]}
+    source = {id(v[1]): v[3] for v in ctx.memo.verdicts.values() if v[1] is not None and v[1] is not v[3]}
     rows = []
     for name, r in results.items():
         in_prompt = [0] * len(agents)
