@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from measure.akm.jscompat import to_iso
 from measure.akm.records import Session, TranscriptFile
 from measure.measurements.pairs import stem
+from measure.measurements.tasks import iso_time
 
 _COMPACT = re.compile(r"^agent-acompact")
 
@@ -49,17 +49,11 @@ def subagent_rows(session: Session) -> list[dict]:
                 "sidecar": sc.state if sc else "missing",
                 "events": len(tf.events),
                 "chars": sum(e.chars for e in tf.events),
-                "first_ts": _iso(min(ts)) if ts else None,
-                "last_ts": _iso(max(ts)) if ts else None,
+                "first_ts": iso_time(min(ts)) if ts else None,
+                "last_ts": iso_time(max(ts)) if ts else None,
                 "launch": mode or "unknown",
                 "notifications": notified[bare],
             }
         )
     return rows
 
-
-def _iso(ms: float) -> str | None:
-    try:
-        return to_iso(ms)
-    except ValueError:
-        return None
