@@ -4,8 +4,8 @@ akm runs on Bun; every length, slice, trim, regex, JSON rendering and date it co
 ECMAScript rules. Python differs on each of them, so the pipeline goes through this module
 whenever a byte of the result could change.
 
-Slightly over ~500 lines: each JS behaviour (UTF-16, trim, regex, JSON, dates, replace) is
-small, and they are tested case by case together.
+Long: each JS behaviour (UTF-16, trim, regex, JSON, dates, replace) is small, and they are
+tested case by case together.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import orjson
 
 # --- strings: UTF-16 code units ----------------------------------------------------------
 
-_ASTRAL_OR_SURROGATE = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

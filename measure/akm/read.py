@@ -1,7 +1,7 @@
 """Find and read Claude Code sessions exactly as akm's `listSessions`/`readSession` do.
 
-Longer than ~500 lines on purpose: the listing, the walk, the line parser and the hostile-file
-guards (regular files only, no recursion) are one reader, and the parity vectors check it whole.
+Long: the listing, the walk, the line parser and the hostile-file guards (regular files only, no
+recursion) are one reader, and the parity vectors check it whole.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The `background` table: each background task a parent launched, its launch stub and its true completion."""
+"""The `background` table: each background task a parent launched, its launch stub and true completion."""
 
 from __future__ import annotations
 

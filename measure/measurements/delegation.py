@@ -1,4 +1,4 @@
-"""The `delegation` table: per subagent transcript and strategy, what of the delegated work reaches the prompt.
+"""The `delegation` table: per subagent transcript and strategy, what delegated work reaches a prompt.
 
 fold's loss (parent content evicted) is measured by `eviction`; this module measures the other
 side: a delegated result that never reaches link's or hybrid's prompt because the parent never

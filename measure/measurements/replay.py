@@ -1,4 +1,4 @@
-"""The `replay` table: akm's pipeline re-run at earlier moments of a session, as if extracting it mid-write.
+"""The `replay` table: akm's pipeline re-run at earlier moments of a session, as if mid-write.
 
 A session is rebuilt as it stood at moment *t* from the one read the run already made: every
 file is cut to the events written up to *t* (a file is appended, so an event is written no

@@ -230,7 +230,12 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
         stubs.setdefault(p.parent_index, stub_text(p))
     if not stubs:
         return _single("fold_stub_raw", ctx, ctx.fold_call, s.refs)
-    events, originals = stubbed_events(s.folded, stubs)
+    events = list(s.folded)
+    originals = {}  # id(stub) -> the notification it replaces
+    for i, text in stubs.items():
+        e = events[i]
+        events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
+        originals[id(events[i])] = e
     call = ctx.run(events, s.ref, s.refs)
     # What a kept stub saved: the room its notification would have taken after truncation.
     saved = 0
@@ -241,18 +246,6 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
             room = orig.chars if orig.chars <= limit else truncate(orig.text, orig.chars, limit)[1]
             saved += room - e.chars
     return _single("fold_stub_raw", ctx, call, s.refs, stubbed=len(stubs), saved=saved)
-
-
-def stubbed_events(folded, stubs: dict[int, str]) -> tuple[list[Event], dict]:
-    """`folded` with the event at each index of `stubs` replaced by its stub text; and each stub's
-    notification, by the stub's identity."""
-    events = list(folded)
-    originals = {}
-    for i, text in stubs.items():
-        e = events[i]
-        events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
-        originals[id(events[i])] = e
-    return events, originals
 
 
 @strategy("hybrid")
