@@ -19,7 +19,7 @@ import orjson
 
 # --- strings: UTF-16 code units ----------------------------------------------------------
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utf16_len(s: str) -> int:
@@ -276,7 +276,7 @@ def _escape_char(m: re.Match[str]) -> str:
 
 def _string(s: str) -> str:
     # The stdlib's C encoder escapes exactly as JS does, except lone surrogates.
-    if s.isascii() or not _SURROGATE.search(s):
+    if s.isascii() or not SURROGATE.search(s):
         return _dumps(s)
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
 

@@ -87,11 +87,6 @@ class Deliveries:
         return "none", launch
 
 
-def delivery(bare_id: str, timeline: Timeline | None) -> tuple[str, str]:
-    """(delivery, launch) of one agent id from the parent's task timeline (see `Deliveries.of`)."""
-    return Deliveries(timeline).of(bare_id)
-
-
 class _Words:
     """Word sets of source events, each computed once per session."""
 
@@ -142,7 +137,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
     by_file: dict[str, int] = {}
     for i, tf in enumerate(s.subagents):
         agent_id = stem(tf.path)
-        bare = agent_id[len("agent-") :] if agent_id.startswith("agent-") else agent_id
+        bare = agent_id.removeprefix("agent-")
         alone = tf.alone()
         final = final_report(alone)
         result_words = words(final) if final is not None else frozenset()
