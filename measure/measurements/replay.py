@@ -9,9 +9,9 @@ session; a moved content hash is an extraction akm would make. A cut only grows 
 to the next, so akm's hash of it moves exactly when it gained events: the events are counted,
 not hashed (the folded stream's for every strategy, the parent's for link, which reads it alone).
 
-Cost: each moment runs every strategy on its cut from scratch, sharing only the per-event memo
-(pre-filter verdicts, rendered lines, pair scores) with the plain run: moments x events, with
-moments capped at MAX_MOMENTS per session.
+Cost: each moment runs every strategy on its cut from scratch, sharing only per-event results:
+the plain run's memo (pre-filter verdicts, rendered lines, pair scores) and the kept events'
+digests (`prompt_key`). Moments x events, with moments capped at MAX_MOMENTS per session.
 """
 
 from __future__ import annotations
