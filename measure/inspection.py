@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections import Counter
 
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.akm.hashing import content_hash
+from measure.akm.jscompat import SURROGATE
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
 from measure.measurements.strategies import (
@@ -86,15 +86,12 @@ def inspect_session(
     return report
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def render_json(report: dict) -> str:
     """The report as indented JSON, text written as JS `JSON.stringify` writes it: non-ASCII as
     is, a lone surrogate (an emoji cut by truncation) as its escape (`\\ud83d`), so the output
     encodes as UTF-8."""
     text = json.dumps(report, indent=1, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 def render_text(report: dict) -> str:

@@ -2,8 +2,8 @@
 
 Every rounded number in a table is rounded by `measure.numbers.ROUND_MODE` (half away from zero).
 
-Longer than ~500 lines on purpose: it is data (every column of every table with its meaning),
-kept in one place so no column is defined twice.
+Long: it is data (every column of every table with its meaning), kept in one place so no column
+is defined twice.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ SESSIONS = Table(
         ("subagent_files", Int, "subagent transcripts folded (recursive under subagents/)"),
         ("legacy_agent", Bool, "the file is a legacy sibling agent-*.jsonl (an old-layout subagent transcript beside the parents), which akm lists as a session of its own"),
         ("skipped", Str, "min_content_chars when akm's minContentChars gate (10 chars of raw text; the full folded stream, the parent alone for link) skips the session: no call, 0 prompt chars; else null"),
-        # issue #9: the delegation table summed per session (delegated = task and workflow agents)
+        # the delegation table summed per session (delegated = task and workflow agents)
         ("delegated_transcripts", Int, "task and workflow agent transcripts (compaction helpers and journals excluded)"),
         ("delegated_results", Int, "of those, transcripts with a final report (a last assistant event)"),
         ("delegated_results_in_prompt", Int, "delegated transcripts whose result reaches this strategy's prompt(s) (delegation.result_in_prompt)"),
@@ -217,7 +217,7 @@ QUIRKS = Table(
     ("session_path", "strategy", "quirk"),
 )
 
-# -- #11 background tasks over time: launch stubs, late completions, replay ----------------------
+# --- background tasks over time: launch stubs, late completions, replay ------------------------
 
 BACKGROUND = Table(
     "background",
@@ -273,7 +273,7 @@ REPLAY = Table(
     ("session_path", "strategy"),
 )
 
-# --- issue #12: what delegation costs the agent itself (tokens, wake-ups, repeat reads) -------
+# --- what delegation costs the agent itself (tokens, wake-ups, repeat reads) -------------------
 
 _USAGE = (
     ("input_tokens", Int, "usage.input_tokens summed over API calls (one per message.id, last line wins)"),
@@ -377,7 +377,7 @@ COST_SESSIONS = Table(
     ("session_path",),
 )
 
-# --- issue #9: what link and hybrid lose, and the verdict as a dominance analysis ---------------
+# --- what link and hybrid lose, and the verdict as a dominance analysis -------------------------
 
 COPY_RULE = (
     "copy: text B copies text A when the word-set Jaccard of the two (#840's word set: lowercase, runs "
@@ -434,7 +434,7 @@ VERDICT = Table(
     ("criterion", "strategy"),
 )
 
-# --- issue #14: breakdowns by project, Claude Code version and month -------------------------
+# --- breakdowns by project, Claude Code version and month -------------------------------------
 
 SESSION_INFO = Table(
     "session_info",
@@ -474,14 +474,12 @@ TABLES: dict[str, Table] = {
     t.name: t
     for t in (
         SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS,
-        BACKGROUND, REPLAY,  # issue #11
-        TOKENS, WAKEUPS, REPEAT_READS, COST_SESSIONS,  # issue #12
-        DELEGATION, VERDICT,  # issue #9
-        SESSION_INFO, BREAKDOWN,  # issue #14
+        BACKGROUND, REPLAY, TOKENS, WAKEUPS, REPEAT_READS, COST_SESSIONS,
+        DELEGATION, VERDICT, SESSION_INFO, BREAKDOWN,
     )
 }
 
-# --- #13 measure extract: real extraction calls and the A/B diff of their candidates --------
+# --- measure extract: real extraction calls and the A/B diff of their candidates ------------
 # Written by `measure extract` into its own --out, not by `measure run`: kept out of TABLES
 # (which is what every run writes) and listed in EXTRACTION_TABLES.
 

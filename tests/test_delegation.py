@@ -12,7 +12,7 @@ from measure.akm.records import Event
 from measure.measurements.delegation import (
     COPY_JACCARD,
     copy_words,
-    delivery,
+    Deliveries,
     final_report,
     is_copy,
 )
@@ -212,11 +212,11 @@ def test_delivery_reads_the_task_timeline():
         first_ts=None,
         last_ts=None,
     )
-    assert delivery("s1", tl) == ("tool_result", "sync")
-    assert delivery("b1", tl) == ("notification", "background")
-    assert delivery("b2", tl) == ("launch_ack_only", "background")
-    assert delivery("zz", tl) == ("none", "unknown")
-    assert delivery("s1", None) == ("none", "unknown")
+    assert Deliveries(tl).of("s1") == ("tool_result", "sync")
+    assert Deliveries(tl).of("b1") == ("notification", "background")
+    assert Deliveries(tl).of("b2") == ("launch_ack_only", "background")
+    assert Deliveries(tl).of("zz") == ("none", "unknown")
+    assert Deliveries(None).of("s1") == ("none", "unknown")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,7 +1,5 @@
 """The pre-filter's rules, budget pass and #839 dedupe, on hand-made events."""
 
-import pytest
-
 from measure.akm.jscompat import utf16_len
 from measure.akm.prefilter import (
     classify,
@@ -78,28 +76,3 @@ def test_dedupe_stubs_only_when_the_copy_is_kept():
     out, n, saved = dedupe_notifications([note])
     assert n == 0 and out[0] is note and saved == 0
     assert stub_description("<summary>  </summary>") == "completed"
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_prefix_prefilter_is_prefilter_of_every_prefix(seed):
-    # The replay's fast path must give exactly what prefilter gives (events, stats, key order).
-    import random
-
-    from measure.akm.prefilter import PrefixPrefilter
-
-    rng = random.Random(seed)
-    texts = ["ok", "a short one", "x" * 40, "y" * 300, "z" * 2500, "<system-reminder>noise</system-reminder> and more text",
-             "akm show things now please", "<local-command-caveat>caveat</local-command-caveat>", "w" * 900]
-    events = [Event(rng.choice(["user", "assistant", "system"]), float(i), rng.choice(texts) + f" {i}", "p.jsonl",
-                    0) for i in range(rng.randint(0, 120))]
-    events = [Event(e.role, e.ts, e.text, e.file, len(e.text)) for e in events]
-    budget = rng.choice([1, 50, 500, 3000, 80_000])
-    max_len = rng.choice([100, 2000])
-    memo: dict = {}
-    fast = PrefixPrefilter(events, max_total_chars=budget, max_event_text_length=max_len, memo=memo)
-    for k in range(len(events) + 1):
-        want = prefilter(events[:k], max_total_chars=budget, max_event_text_length=max_len, memo=memo)
-        got = fast.prefix(k)
-        assert got == want, k
-        assert list(got.stats.droppedByRule) == list(want.stats.droppedByRule)
-        assert all(a is b for a, b in zip(got.events, want.events))

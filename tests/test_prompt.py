@@ -59,42 +59,26 @@ def test_braces_in_the_transcript_capture_nothing_and_fences_are_found_with_the_
         assert "x === (fence) === y" in p.text and p.text.count("UNTRUSTED SESSION TRANSCRIPT") == 2
 
 
-def test_check_prompt_fails_exactly_where_build_prompt_does():
-    # A replay checks its moments' prompts instead of building them: the same ValueError, or none.
+def test_build_prompt_raises_where_js_date_throws():
+    # akm's build throws on a timestamp its Date cannot render (an event's or the header's).
     from dataclasses import replace
 
     import pytest
 
-    from measure.akm.prompt import NOT_BUILT, build_prompt, check_prompt
+    from measure.akm.prompt import build_prompt
 
     good = Event("user", 1780000000000.0, "fine text here", "p/s.jsonl", 14)
     far = Event("user", 9e15, "a timestamp JS's Date cannot render", "p/s.jsonl", 35)  # beyond 8.64e15
     cases = [
-        (REF, [good]),
-        (REF, [good, far]),
-        (replace(REF, started_at=-9e15), [good]),
-        (replace(REF, ended_at=float("nan")), [good]),
-        (replace(REF, started_at=0, ended_at=None), [Event("user", 0.0, "no ts", "p/s.jsonl", 5)]),
+        (REF, [good], False),
+        (REF, [good, far], True),
+        (replace(REF, started_at=-9e15), [good], True),
+        (replace(REF, ended_at=float("nan")), [good], True),
+        (replace(REF, started_at=0, ended_at=None), [Event("user", 0.0, "no ts", "p/s.jsonl", 5)], False),
     ]
-    for ref, events in cases:
-        try:
-            build_prompt("{{TRANSCRIPT}}", ref, events, ())
-            built = None
-        except ValueError as exc:
-            built = str(exc)
-        if built is None:
-            assert check_prompt(ref, events) is NOT_BUILT
+    for ref, events, raises in cases:
+        if raises:
+            with pytest.raises(ValueError, match="Invalid time value"):
+                build_prompt("{{TRANSCRIPT}}", ref, events, ())
         else:
-            with pytest.raises(ValueError, match=built):
-                check_prompt(ref, events)
-    assert sum(1 for ref, events in cases if _raises(ref, events)) == 3  # the cases cover both outcomes
-
-
-def _raises(ref, events) -> bool:
-    from measure.akm.prompt import build_prompt
-
-    try:
-        build_prompt("{{TRANSCRIPT}}", ref, events, ())
-    except ValueError:
-        return True
-    return False
+            build_prompt("{{TRANSCRIPT}}", ref, events, ())

@@ -179,101 +179,121 @@ SKEWED = (
 
 
 @pytest.mark.parametrize("case", ["late", "skewed"])
-def test_cuts_and_their_hashes_equal_the_full_computation(tmp_path, case):
-    # A replay slices a cut that is a prefix of the folded (or parent-alone) stream and continues
-    # the previous moment's hash; any other cut is filtered and hashed whole. Either way the
-    # result is what filtering and hashing every moment from scratch gives.
+def test_the_content_hash_moves_exactly_when_the_cut_gains_events(tmp_path, case):
+    # A replay counts a cut's events instead of hashing it: the two must agree at every moment,
+    # for the folded stream and for the parent read alone, skewed timestamps included.
     session, _ = read(tmp_path, *(LATE if case == "late" else SKEWED))
     r = Replayer(session)
     times = sorted({w for wa in r.written for w in wa} | {w + 0.5 for wa in r.written for w in wa})
-    prefixes = {"folded": 0, "alone": 0}
-    for t in times:
-        cut = r.cut(t)
-        if cut is None:
-            continue
+    cuts = [c for c in map(r.cut, times) if c is not None]
+    for stream in (lambda c: c.folded, lambda c: c.alone):
+        for a, b in zip(cuts, cuts[1:]):
+            assert (content_hash(stream(a)) != content_hash(stream(b))) == (len(stream(a)) != len(stream(b)))
+    assert any(len(a.folded) == len(b.folded) for a, b in zip(cuts, cuts[1:]))  # both outcomes are seen
+    assert any(len(a.folded) != len(b.folded) for a, b in zip(cuts, cuts[1:]))
+    for t, cut in zip(times, cuts):
         assert cut.folded == tuple(e for e, w in zip(session.folded, r.folded_written) if w <= t)
-        folded, alone = r.hashes(t, cut)
-        assert folded == content_hash(cut.folded)
-        assert alone is None or alone == content_hash(cut.alone)
-        prefixes["folded"] += r.folded_prefix(t) is not None
-        prefixes["alone"] += alone is not None
-    assert prefixes["folded"] and prefixes["alone"]
-    if case == "skewed":  # both paths taken
-        assert prefixes["folded"] < len(times) and prefixes["alone"] < len(times)
 
 
-def _replayed_both_ways(session, timelines, budget: int, schedule: str, monkeypatch) -> tuple[list, list, list]:
-    """replay_rows with every shortcut, then with none (every moment pre-filtered and hashed whole,
-    prompts built): (fast rows, slow rows, prefix lengths the fast run used), after checking that
-    both saw the same calls moment by moment."""
-    from measure.akm import hashing
-    from measure.akm.prompt import build_prompt
+def _from_scratch(session, timelines, budget: int, schedule: str, background: list[dict]) -> tuple[list, list]:
+    """The replay table by its definition, every moment measured alone (a context of its own,
+    akm's content hash taken, prompts compared by their kept events): (rows, each call seen)."""
+    replayer = Replayer(session)
+    points, dropped = moments(replayer, timelines.get(session.ref.path), parse_schedule(schedule))
+    end = replayer.written[0][-1] if replayer.written[0] else None
+    late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
+    rows, seen = [], []
+    for name in STRATEGIES:
+        n = dict(points=0, extractions=0, wasted=0, calls=0, wasted_calls=0, late=0)
+        last_hash = last_prompt = None
+        prompts = set()
+        for t in points:
+            cut = replayer.cut(t)
+            if cut is None:
+                continue
+            try:
+                result = STRATEGIES[name](SessionContext(cut, Params(template=TEMPLATE, keep_prompts=False, budget=budget)))
+            except ValueError:
+                continue
+            seen.append((t, _calls(result)))
+            n["points"] += 1
+            digest = content_hash(cut.alone if name == "link" else cut.folded)
+            if digest == last_hash:
+                continue
+            prompt = (result.inline_refs, tuple(tuple((e.role, e.ts, e.text) for e in c.kept.events) for c in result.calls))
+            n["extractions"] += 1
+            n["calls"] += len(result.calls)
+            n["late"] += end is not None and t > end
+            if prompt == last_prompt:
+                n["wasted"] += 1
+                n["wasted_calls"] += len(result.calls)
+            prompts.add(prompt)
+            last_hash, last_prompt = digest, prompt
+        rows.append({
+            "strategy": name, "schedule": parse_schedule(schedule).name, "extraction_points": n["points"],
+            "moments_dropped": dropped, "extractions": n["extractions"], "re_extractions": max(0, n["extractions"] - 1),
+            "distinct_prompts": len(prompts), "wasted_extractions": n["wasted"], "late_extractions": n["late"],
+            "late_results": late_results, "llm_calls": n["calls"], "wasted_llm_calls": n["wasted_calls"],
+        })
+    return rows, seen
+
+
+def _calls(result) -> tuple:
+    """Everything of a result that a moment's calls decide: what was kept, its stats, the raw chars."""
+    return (result.name, result.raw_chars, result.stubbed, result.stub_saved_chars,
+            [([(e.role, e.ts, e.text) for e in c.kept.events], c.kept.stats, c.raw_chars) for c in result.calls])
+
+
+def _replayed_both_ways(session, timelines, budget: int, schedule: str, monkeypatch) -> None:
+    """replay_rows (moments sharing the plain run's memo) against `_from_scratch`: the same rows,
+    and the same calls moment by moment."""
     from measure.measurements import replay as replay_module
-    from measure.measurements import strategies
 
     background = background_rows(session, timelines)
-    seen: list = []  # every moment's every call: what was kept, its stats, the raw chars
+    seen: list = []
 
     def recording(fn):
         def run(ctx):
             r = fn(ctx)
-            seen.append((r.name, r.raw_chars, r.stubbed, r.stub_saved_chars,
-                         [([(e.role, e.ts, e.text) for e in c.kept.events], c.kept.stats, c.raw_chars) for c in r.calls]))
+            seen.append((r.name, _calls(r)))
             return r
         return run
 
+    ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
+    for name in STRATEGIES:  # the plain run fills the memo the moments share
+        try:
+            STRATEGIES[name](ctx)
+        except ValueError:
+            pass
     with monkeypatch.context() as m:
         m.setattr(replay_module, "STRATEGIES", {n: recording(f) for n, f in STRATEGIES.items()})
-        used: list = []
-        real_use_prefix = SessionContext.use_prefix
-        m.setattr(SessionContext, "use_prefix", lambda self, *a, **k: (used.append(a[2]), real_use_prefix(self, *a, **k)))
-        ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
-        fast = replay_rows(ctx, timelines, tuple(STRATEGIES), schedule, background)
-        fast_seen, seen[:] = list(seen), []
-
-        m.setattr(SessionContext, "use_prefix", lambda self, *a, **k: None)
-        m.setattr(replay_module.Replayer, "folded_prefix", lambda self, t: None)
-        m.setattr(replay_module.Replayer, "alone_prefix", lambda self, t: None)
-        m.setattr(strategies, "PREFILTERED_CACHE_MAX_EVENTS", -1)  # no sequence cache
-        m.setattr(SessionContext, "prompt", lambda self, ref, kept, refs: build_prompt(
-            self.params.template, ref, kept.events, refs, keep_text=False, lines=self.lines))  # prompts built
-        m.setattr(hashing.PrefixHashes, "of", lambda self, k: pytest.fail("hashed incrementally"))
-        ctx = SessionContext(session, Params(template=TEMPLATE, keep_prompts=False, budget=budget))
-        slow = replay_rows(ctx, timelines, tuple(STRATEGIES), schedule, background)
-    assert fast_seen == seen  # moment by moment, call by call
-    return fast, slow, used
+        rows = replay_rows(ctx, timelines, tuple(STRATEGIES), schedule, background)
+    want_rows, want_seen = _from_scratch(session, timelines, budget, schedule, background)
+    assert rows == want_rows
+    by_strategy = sorted(seen, key=lambda x: list(STRATEGIES).index(x[0]))  # stable: moments stay in order
+    assert [c for _, c in by_strategy] == [c for _, c in want_seen]
 
 
 @pytest.mark.parametrize("budget", [80_000, 60])
 @pytest.mark.parametrize("case", ["late", "skewed"])
 def test_replay_rows_are_those_of_moments_measured_from_scratch(tmp_path, case, budget, monkeypatch):
-    # The shortcuts (prefix pre-filter, sequence cache, incremental hashes, prompts checked not
-    # built) change nothing: the same rows as every moment pre-filtered and hashed whole.
     session, timelines = read(tmp_path, *(LATE if case == "late" else SKEWED))
-    fast, slow, used = _replayed_both_ways(session, timelines, budget, "every:0.1", monkeypatch)
-    assert used  # the prefix path was taken
-    assert fast == slow
+    _replayed_both_ways(session, timelines, budget, "every:0.1", monkeypatch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("root", ["parity_root", "real_root", "fixtures/default"])
-def test_replay_shortcuts_change_nothing_on_the_bundled_sessions(request, root, monkeypatch):
-    # Sidecar pairs (fixtures/default: fold_stub_raw's stubbed stream from the whole session's),
-    # workflows, compaction agents and real timestamps: every session, every moment.
+def test_replay_rows_are_those_measured_from_scratch_on_the_bundled_sessions(request, root, monkeypatch):
+    # Sidecar pairs (fixtures/default), workflows, compaction agents and real timestamps:
+    # every session, every moment, at two budgets.
     from pathlib import Path
 
     from measure.akm.read import list_sessions, read_session
-    from measure.measurements import strategies
     from measure.measurements.lines import SessionLines
 
     projects = Path(__file__).parent.parent / root if root.startswith("fixtures/") else request.getfixturevalue(root) / "projects"
-    stubbed = []
-    real_stubbed_cut = strategies.SessionContext.stubbed_cut
-    monkeypatch.setattr(strategies.SessionContext, "stubbed_cut", lambda self: stubbed.append(self.stubbed) or real_stubbed_cut(self))
     for budget in (80_000, 3_000):
         for listing in list_sessions(projects):
             lines = SessionLines()
             session, _ = read_session(listing.path, str(projects), file_time_ms=1_767_225_600_000, observe=lines.observe)
-            fast, slow, _ = _replayed_both_ways(session, lines.get("tasks"), budget, "turn_end", monkeypatch)
-            assert fast == slow, listing.path
-    if root == "fixtures/default":
-        assert any(s is not None for s in stubbed)  # the stubbed-stream path was taken
+            _replayed_both_ways(session, lines.get("tasks"), budget, "turn_end", monkeypatch)

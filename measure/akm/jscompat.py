@@ -4,8 +4,8 @@ akm runs on Bun; every length, slice, trim, regex, JSON rendering and date it co
 ECMAScript rules. Python differs on each of them, so the pipeline goes through this module
 whenever a byte of the result could change.
 
-Slightly over ~500 lines: each JS behaviour (UTF-16, trim, regex, JSON, dates, replace) is
-small, and they are tested case by case together.
+Long: each JS behaviour (UTF-16, trim, regex, JSON, dates, replace) is small, and they are
+tested case by case together.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import orjson
 
 # --- strings: UTF-16 code units ----------------------------------------------------------
 
-_ASTRAL_OR_SURROGATE = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utf16_len(s: str) -> int:
@@ -277,7 +276,7 @@ def _escape_char(m: re.Match[str]) -> str:
 
 def _string(s: str) -> str:
     # The stdlib's C encoder escapes exactly as JS does, except lone surrogates.
-    if s.isascii() or not _SURROGATE.search(s):
+    if s.isascii() or not SURROGATE.search(s):
         return _dumps(s)
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
 

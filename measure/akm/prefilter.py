@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import re
-from bisect import bisect_left
 from collections import Counter
-from functools import lru_cache
-from itertools import accumulate
 
 from measure.akm.jscompat import (
     LT,
@@ -114,22 +110,6 @@ def _head_tail(text: str, chars: int, head: int, tail: int) -> tuple[str, str]:
     return utf16_slice(text, 0, head), utf16_slice(text, -tail if tail < 0 else 0)
 
 
-def _verdict(e: Event, max_event_text_length: int, readonly_ops: frozenset[str], memo: dict | None) -> tuple:
-    """(drop reason or None, the event kept (truncated: a new one) or None, truncated?, the event),
-    stored in `memo` under the event's identity when given."""
-    reason = classify(e.text, e.role, readonly_ops)
-    if reason is not None:
-        verdict = (reason, None, False, e)
-    elif e.chars > max_event_text_length:
-        text, chars = truncate(e.text, e.chars, max_event_text_length)
-        verdict = (None, Event(e.role, e.ts, text, e.file, chars), True, e)
-    else:
-        verdict = (None, e, False, e)
-    if memo is not None:
-        memo[id(e)] = verdict
-    return verdict
-
-
 def prefilter(
     events: tuple[Event, ...] | list[Event],
     max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
@@ -141,15 +121,26 @@ def prefilter(
     """akm's `preFilterSession` over `events` (input events are never mutated).
 
     `memo` (keyed by event identity) lets several calls over the same Event objects share
-    the per-event rules, which do not depend on the budget. Each entry holds its event, so
-    an id cannot be reused while the memo lives; the rule parameters must stay fixed.
+    the per-event rules, which do not depend on the budget: each entry is (drop reason or None,
+    the event kept (truncated: a new one) or None, truncated?, the event). Holding its event,
+    an entry keeps the id from being reused while the memo lives; the rule parameters must
+    stay fixed.
     """
     dropped: Counter[str] = Counter()
     candidates: list[tuple[Event, bool]] = []
     for e in events:
         verdict = memo.get(id(e)) if memo is not None else None
         if verdict is None or verdict[3] is not e:
-            verdict = _verdict(e, max_event_text_length, readonly_ops, memo)
+            reason = classify(e.text, e.role, readonly_ops)
+            if reason is not None:
+                verdict = (reason, None, False, e)
+            elif e.chars > max_event_text_length:
+                text, chars = truncate(e.text, e.chars, max_event_text_length)
+                verdict = (None, Event(e.role, e.ts, text, e.file, chars), True, e)
+            else:
+                verdict = (None, e, False, e)
+            if memo is not None:
+                memo[id(e)] = verdict
         reason, kept_event, cut, _ = verdict
         if reason is not None:
             dropped[reason] += 1
@@ -183,101 +174,6 @@ def prefilter(
     return Prefiltered(tuple(kept), stats, stubbed, saved)
 
 
-class PrefixPrefilter:
-    """`prefilter(events[:k])` for any k, without a pass over the k events: for a stream that is
-    cut at many lengths (a replay's moments), in time that grows with the events kept.
-
-    Built once (one pass, verdicts from `memo` as `prefilter` shares them). The recency budget
-    keeps the newest candidate, then each older candidate that fits what is left; a minimum
-    segment tree over the candidates' sizes finds the next one that fits without visiting the
-    ones that do not. The result, kept events included (the same objects), is `prefilter`'s.
-    """
-
-    def __init__(
-        self,
-        events: tuple[Event, ...] | list[Event],
-        max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
-        max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH,
-        readonly_ops: frozenset[str] = READONLY_OPS,
-        memo: dict | None = None,
-    ):
-        self.events = events
-        self.budget = max_total_chars
-        self._chars = [0, *accumulate(e.chars for e in events)]
-        self.candidates: list[tuple[Event, bool]] = []
-        self.position: list[int] = []  # the input index of each candidate
-        self.dropped: dict[str, list[int]] = {}  # reason -> input indices, in order (dict: first-seen order)
-        for i, e in enumerate(events):
-            verdict = memo.get(id(e)) if memo is not None else None
-            if verdict is None or verdict[3] is not e:
-                verdict = _verdict(e, max_event_text_length, readonly_ops, memo)
-            reason, kept_event, cut, _ = verdict
-            if reason is not None:
-                self.dropped.setdefault(reason, []).append(i)
-            else:
-                self.candidates.append((kept_event, cut))
-                self.position.append(i)
-        n = 1
-        while n < len(self.candidates):
-            n *= 2
-        tree = [math.inf] * (2 * n)
-        tree[n : n + len(self.candidates)] = [e.chars for e, _ in self.candidates]
-        for i in range(n - 1, 0, -1):
-            tree[i] = min(tree[2 * i], tree[2 * i + 1])
-        self._n, self._tree = n, tree
-
-    def raw_chars(self, k: int) -> int:
-        """UTF-16 chars of the first k input events, before any rule."""
-        return self._chars[k]
-
-    def _rightmost_fitting(self, below: int, room: int) -> int:
-        """The largest candidate index < `below` whose size is at most `room`, or -1."""
-        if below <= 0:
-            return -1
-        tree, n = self._tree, self._n
-        i = below - 1 + n
-        while tree[i] > room:
-            while not i & 1:  # a left child: the subtrees to its left hang off an ancestor
-                i >>= 1
-            if i == 1:
-                return -1
-            i -= 1
-        while i < n:  # the rightmost leaf of this subtree that fits
-            i = 2 * i + 1 if tree[2 * i + 1] <= room else 2 * i
-        return i - n
-
-    def prefix(self, k: int) -> Prefiltered:
-        """`prefilter(events[:k])` with this object's rule parameters (no dedupe)."""
-        c = bisect_left(self.position, k)  # candidates among the first k events
-        accepted: list[int] = []
-        if c:
-            j = c - 1
-            accepted.append(j)  # the newest is kept even when it alone is over the budget
-            room = self.budget - self.candidates[j][0].chars
-            j = self._rightmost_fitting(j, room)
-            while j >= 0:
-                accepted.append(j)
-                room -= self.candidates[j][0].chars
-                j = self._rightmost_fitting(j, room)
-        accepted.reverse()
-        kept = tuple(self.candidates[j][0] for j in accepted)
-        # self.dropped is in first-seen order, the order `prefilter`'s Counter meets the reasons
-        dropped = {}
-        for reason, at in self.dropped.items():
-            m = bisect_left(at, k)
-            if m:
-                dropped[reason] = m
-        stats = PrefilterStats(
-            inputCount=k,
-            outputCount=len(kept),
-            droppedByRule=dropped,
-            truncatedCount=sum(1 for j in accepted if self.candidates[j][1]),
-            totalChars=sum(e.chars for e in kept),
-            budgetDroppedCount=c - len(accepted),
-        )
-        return Prefiltered(kept, stats, 0, 0)
-
-
 # --- #839/#842 scoped dedupe post-pass ------------------------------------------------------
 
 _AGENT_FILE = re.compile(r"agent-([^/\\]+?)\.jsonl$")
@@ -293,10 +189,7 @@ def decode_entities(s: str) -> str:
     return s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&#39;", "'").replace("&amp;", "&")
 
 
-@lru_cache(maxsize=128)
 def _bigrams(s: str) -> Counter:
-    # Cached: a replay compares the same notification and report texts at every moment (the
-    # texts are kept events', at most max_event_text_length long: 128 of them stay small).
     u = utf16_units(s) if not s.isascii() else s
     return Counter(zip(u, u[1:]))
 

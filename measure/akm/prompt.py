@@ -153,22 +153,6 @@ def build_prompt(
     return Prompt(out if keep_text else None, utf16_len(out), hashlib.sha256(data).hexdigest(), dollars, capture, lone)
 
 
-NOT_BUILT = Prompt(None, 0, "", 0, False, False)
-"""What `check_prompt` stands for: a prompt akm would build, not built (nothing reads it)."""
-
-
-def check_prompt(ref: SessionRef, events: tuple[Event, ...] | list[Event], lines: dict | None = None) -> Prompt:
-    """NOT_BUILT, or the ValueError `build_prompt` would raise for these events and ref (its only
-    failure: a timestamp JS's Date cannot render). For callers that read a call's kept events,
-    never its prompt: a replay's moments, where the Started/Ended header changes every time."""
-    format_ts(ref.started_at)
-    format_ts(ref.ended_at)
-    for e in events:
-        if e.ts and (lines is None or id(e) not in lines):
-            to_iso(e.ts)
-    return NOT_BUILT
-
-
 def _literal_sequential(template: str, values: tuple[str, ...]) -> str:
     out = template
     for name, value in zip(PLACEHOLDERS, values):

@@ -1,7 +1,7 @@
 """Find and read Claude Code sessions exactly as akm's `listSessions`/`readSession` do.
 
-Longer than ~500 lines on purpose: the listing, the walk, the line parser and the hostile-file
-guards (regular files only, no recursion) are one reader, and the parity vectors check it whole.
+Long: the listing, the walk, the line parser and the hostile-file guards (regular files only, no
+recursion) are one reader, and the parity vectors check it whole.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import math
 import os
 import stat as stat_mod
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -694,21 +695,7 @@ def read_session(
                 own_mtime = os.stat(path).st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
             except OSError:
                 own_mtime = mtime
-            subs.append(
-                TranscriptFile(
-                    path=tf.path,
-                    events=tf.events,
-                    refs=tf.refs,
-                    title=tf.title,
-                    lines=tf.lines,
-                    bad_lines=tf.bad_lines,
-                    sidecar=sidecar,
-                    mtime_ms=own_mtime,
-                    fallback=tf.fallback,
-                    launches=tf.launches,
-                    long_lines=tf.long_lines,
-                )
-            )
+            subs.append(replace(tf, sidecar=sidecar, mtime_ms=own_mtime))
         for p, kind, reason in walk_errors:
             problems.append((rel(p, root), kind, reason))
 

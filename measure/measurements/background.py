@@ -1,13 +1,13 @@
-"""The `background` table: each background task a parent launched, its launch stub and its true completion."""
+"""The `background` table: each background task a parent launched, its launch stub and true completion."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from measure.akm.jscompat import to_iso
 from measure.akm.records import Session
 from measure.measurements.pairs import stem
-from measure.measurements.tasks import Notification, Timeline
+from measure.measurements.tasks import Notification, Timeline, iso_time
+from measure.numbers import rounded
 
 #: Launch acknowledgements that start a task running out of band (format §8.3–8.4), by row kind.
 BACKGROUND_ACKS = {"async_launched": "agent", "forked_skill": "forked_skill", "background_bash": "bash", "monitor": "monitor"}
@@ -141,10 +141,10 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
                 "tool_use_id": t.tool_use_id,
                 "kind": t.kind,
                 "cc_version": version,
-                "launched_at": _iso(t.launched_at),
-                "ack_at": _iso(t.ack_at),
+                "launched_at": iso_time(t.launched_at),
+                "ack_at": iso_time(t.ack_at),
                 "ack_chars": t.ack_chars,
-                "completed_at": _iso(completed),
+                "completed_at": iso_time(completed),
                 "completed_by": None if completed is None else ("notification" if first_note is not None else "transcript"),
                 "stub_seconds": _seconds(t.launched_at, t.ack_at),
                 "run_seconds": _seconds(t.launched_at, completed),
@@ -152,14 +152,14 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
                 "delivered": t.delivered,
                 "removed": t.removed,
                 "delivery": "turn" if t.delivered else "removed" if t.removed else "never",
-                "parent_end_at": _iso(end),
+                "parent_end_at": iso_time(end),
                 "completed_after_parent_end": None if completed is None or end is None else completed > end,
                 "status": last.status if last else None,
                 "killed": any(n.status == "killed" for _, n in t.notes),
                 "resumes": t.resumes,
                 "transcript_events": len(tf.events) if tf is not None else None,
                 "transcript_chars": sum(e.chars for e in tf.events) if tf is not None else None,
-                "transcript_end_at": _iso(transcript_end),
+                "transcript_end_at": iso_time(transcript_end),
                 "result_chars": results[-1] if results else None,
             }
         )
@@ -167,13 +167,4 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
 
 
 def _seconds(start: float | None, end: float | None) -> float | None:
-    return None if start is None or end is None else round((end - start) / 1000, 3)
-
-
-def _iso(ms: float | None) -> str | None:
-    if ms is None:
-        return None
-    try:
-        return to_iso(ms)
-    except ValueError:
-        return None
+    return None if start is None or end is None else rounded((end - start) / 1000, 3)

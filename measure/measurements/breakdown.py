@@ -14,6 +14,7 @@ from collections import Counter
 
 from measure.akm.jscompat import to_iso
 from measure.measurements.lines import collector
+from measure.numbers import percent, rounded
 
 DIMENSIONS = ("project", "cc_version", "month")
 """The breakdown table's dimensions, in its sort order."""
@@ -76,10 +77,6 @@ def session_info_rows(session_path: str, started_at_ms: float | None, per_file: 
     ]
 
 
-def _pct(part: float, whole: float) -> float:
-    return round(100.0 * part / max(1.0, whole), 1)
-
-
 def breakdown_rows(info: list[dict], sessions: list[dict], eviction: list[dict], subagents: list[dict]) -> list[dict]:
     """Per project, per Claude Code version and per month: sessions, subagent share, eviction, calls.
 
@@ -123,13 +120,13 @@ def breakdown_rows(info: list[dict], sessions: list[dict], eviction: list[dict],
                 "sessions": len(paths),
                 "sessions_with_subagents": sum(1 for p in paths if sub_files[p]),
                 "subagent_files": sum(sub_files[p] for p in paths),
-                "subagent_chars_pct": _pct(subs, subs + sum(parent_chars.get(p, 0) for p in paths)),
+                "subagent_chars_pct": percent(subs, subs + sum(parent_chars.get(p, 0) for p in paths)),
                 "fold_evicted_chars": total(paths, "fold", 0),
-                "fold_evicted_pct": _pct(total(paths, "fold", 0), total(paths, "fold", 1)),
-                "hybrid_evicted_pct": _pct(total(paths, "hybrid", 0), total(paths, "hybrid", 1)),
+                "fold_evicted_pct": percent(total(paths, "fold", 0), total(paths, "fold", 1)),
+                "hybrid_evicted_pct": percent(total(paths, "hybrid", 0), total(paths, "hybrid", 1)),
                 "llm_calls_link": link_calls,
                 "llm_calls_chunked": chunked_calls,
-                "chunked_multiplier": round(chunked_calls / link_calls, 2) if link_calls else None,
+                "chunked_multiplier": rounded(chunked_calls / link_calls, 2) if link_calls else None,
             }
         )
     return out

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from measure.measurements.eviction import pct
+from measure.akm.prefilter import DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.strategies import StrategyResult
+from measure.numbers import percent as pct
 
-DEFAULT_BUDGETS: tuple[int, ...] = (20_000, 40_000, 80_000, 160_000, 320_000, 640_000)
-"""The budgets `measure report` sweeps unless told otherwise (a quarter to eight times akm's 80,000)."""
+DEFAULT_BUDGETS: tuple[int, ...] = tuple(DEFAULT_MAX_TOTAL_CHARS * k // 4 for k in (1, 2, 4, 8, 16, 32))
+"""The budgets `measure report` sweeps unless told otherwise: a quarter to eight times akm's default."""
 
 
 def sweep_rows(by_budget: dict[int, dict[str, StrategyResult]]) -> list[dict]:

@@ -1,4 +1,4 @@
-"""The `delegation` table: per subagent transcript and strategy, what of the delegated work reaches the prompt.
+"""The `delegation` table: per subagent transcript and strategy, what delegated work reaches a prompt.
 
 fold's loss (parent content evicted) is measured by `eviction`; this module measures the other
 side: a delegated result that never reaches link's or hybrid's prompt because the parent never
@@ -87,11 +87,6 @@ class Deliveries:
         return "none", launch
 
 
-def delivery(bare_id: str, timeline: Timeline | None) -> tuple[str, str]:
-    """(delivery, launch) of one agent id from the parent's task timeline (see `Deliveries.of`)."""
-    return Deliveries(timeline).of(bare_id)
-
-
 class _Words:
     """Word sets of source events, each computed once per session."""
 
@@ -142,7 +137,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
     by_file: dict[str, int] = {}
     for i, tf in enumerate(s.subagents):
         agent_id = stem(tf.path)
-        bare = agent_id[len("agent-") :] if agent_id.startswith("agent-") else agent_id
+        bare = agent_id.removeprefix("agent-")
         alone = tf.alone()
         final = final_report(alone)
         result_words = words(final) if final is not None else frozenset()
@@ -185,7 +180,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
         by_file[tf.path] = i
 
     # Kept events that the pre-filter truncated are new objects; the shared memo names their source.
-    source = {id(v[1]): v[3] for v in ctx.memo.values() if v[1] is not None and v[1] is not v[3]}
+    source = {id(v[1]): v[3] for v in ctx.memo.verdicts.values() if v[1] is not None and v[1] is not v[3]}
     rows = []
     for name, r in results.items():
         in_prompt = [0] * len(agents)

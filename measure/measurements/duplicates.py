@@ -52,7 +52,7 @@ def duplicate_rows(
 
 
 def _launch_tool_use(session: Session, agent_id: str) -> str | None:
-    aid = agent_id[len("agent-") :] if agent_id.startswith("agent-") else agent_id
+    aid = agent_id.removeprefix("agent-")
     for a, _, tool_use in session.parent.launches:
         if a == aid and tool_use:
             return tool_use

@@ -9,9 +9,9 @@ JSON object to every collector in the same pass.
 A collector is a class registered with `@collector("name")`: one instance per transcript file,
 called as `instance(record, line_number)` for each object line whose `type` is in its `TYPES`
 (a set of record types, or `every_type_but(...)`; a collector without `TYPES` sees every line),
-and asked for `result()` once the file is read. The observer routes each line by its `type` once, so a line reaches only the collectors
-that read its type. Keep what it stores small (numbers, ids, short strings): it lives as long
-as the session is being measured.
+and asked for `result()` once the file is read. The observer routes each line by its `type`
+once, so a line reaches only the collectors that read its type. Keep what it stores small
+(numbers, ids, short strings): it lives as long as the session is being measured.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from measure.measurements.strategies import STRATEGIES, StrategyResult
+from measure.numbers import rounded
 
 
 def llm_rows(results: dict[str, StrategyResult]) -> list[dict]:
@@ -40,9 +41,9 @@ def run_cost_rows(llm: list[dict], order: list[str], cap: int) -> list[dict]:
                 "sessions": len(calls),
                 "runs": len(batches) if calls else 0,
                 "llm_calls": sum(calls),
-                "calls_per_run_mean": round(sum(per_run) / len(per_run), 2),
+                "calls_per_run_mean": rounded(sum(per_run) / len(per_run), 2),
                 "calls_per_run_max": max(per_run),
-                "cap_multiplier": round(max(per_run) / cap, 2),
+                "cap_multiplier": rounded(max(per_run) / cap, 2),
             }
         )
     return rows

@@ -9,7 +9,7 @@ from measure.akm.records import Event, Session, TranscriptFile
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _AGENT_STEM = re.compile(r"^agent-(.+)$")
-_TASK_ID = re.compile(r"<task-id>([^<]*)</task-id>")
+TASK_ID = re.compile(r"<task-id>([^<]*)</task-id>")
 _AGENT_ID = re.compile(r"agentId: ([^\s(]+)")
 
 
@@ -91,7 +91,7 @@ def find_pairs(session: Session, overlaps: dict | None = None) -> tuple[Duplicat
         if e.file == parent_path:
             if "<task-notification>" in e.text:
                 notes.append((i, e))
-                for tid in _TASK_ID.findall(e.text):
+                for tid in TASK_ID.findall(e.text):
                     by_task.setdefault(tid, (i, e))
             if "[tool_result]" in e.text and "agentId: " in e.text:
                 for aid in _AGENT_ID.findall(e.text):

@@ -27,6 +27,7 @@ from hashlib import blake2b
 from measure.akm.jscompat import utf16_len
 from measure.measurements.lines import collector
 from measure.measurements.tasks import parse_notification, result_text, timestamp
+from measure.numbers import percent, rounded
 
 _OUTPUT_FILE = re.compile(r"/tasks/([^/]+)\.output$")
 _LINE_NUMBER = re.compile(r"^\s*\d+\u2192")
@@ -152,7 +153,7 @@ def repeat_rows(reads: tuple[BackgroundRead, ...]) -> list[dict]:
             "task_id": r.task_id,
             "chars": r.chars,
             "repeated_chars": r.repeated_chars,
-            "repeated_pct": round(100 * r.repeated_chars / r.chars, 1) if r.chars else 0.0,
+            "repeated_pct": percent(r.repeated_chars, r.chars),
         }
         for r in reads
     ]
@@ -167,5 +168,5 @@ def repeat_summary(reads: tuple[BackgroundRead, ...]) -> dict:
         "repeat_reads": sum(1 for r in reads if r.repeated_chars),
         "read_chars": chars,
         "repeated_chars": repeated,
-        "repeat_fraction": round(repeated / chars, 4) if chars else None,
+        "repeat_fraction": rounded(repeated / chars, 4) if chars else None,
     }

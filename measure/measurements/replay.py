@@ -1,22 +1,17 @@
-"""The `replay` table: akm's pipeline re-run at earlier moments of a session, as if extracting it mid-write.
+"""The `replay` table: akm's pipeline re-run at earlier moments of a session, as if mid-write.
 
 A session is rebuilt as it stood at moment *t* from the one read the run already made: every
 file is cut to the events written up to *t* (a file is appended, so an event is written no
 earlier than the events before it: its moment is the running maximum of its file's timestamps,
 and an event without a timestamp of its own belongs to the moment of the event before it).
 Files with nothing written yet are absent. At each moment every strategy runs on the cut
-session and akm's content hash is taken; a changed hash is an extraction akm would make.
+session; a moved content hash is an extraction akm would make. A cut only grows from one moment
+to the next, so akm's hash of it moves exactly when it gained events: the events are counted,
+not hashed (the folded stream's for every strategy, the parent's for link, which reads it alone).
 
-Cost: each moment runs every strategy on the cut session, sharing what moments have in common:
-per-event pre-filter verdicts and rendered lines (with the plain run), the pre-filter result of
-any event sequence already seen (chunked's closed windows, a subagent that wrote nothing new),
-pair scores and each call's digest. A cut that is a prefix of the folded (or parent-alone)
-stream, as most are, is sliced, pre-filtered from an index of the whole stream (PrefixPrefilter:
-cost grows with the events kept) and hashed from where the previous moment's hash stopped;
-prompts are checked for the error akm's build would raise, not built (nothing reads them), and
-fold_stub_raw's stream is cut from the whole session's stubbed one when it can be (StubbedStream).
-What is left per moment are passes over the cut (chunked's windows, the slicing): moments x
-events still, with moments capped at MAX_MOMENTS per session.
+Cost: each moment runs every strategy on its cut from scratch, sharing only per-event results:
+the plain run's memo (pre-filter verdicts, rendered lines, pair scores) and the kept events'
+digests (`prompt_key`). Moments x events, with moments capped at MAX_MOMENTS per session.
 """
 
 from __future__ import annotations
@@ -24,13 +19,10 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
-from itertools import accumulate
 
-from measure.akm.hashing import PrefixHashes, content_hash
-from measure.akm.prefilter import PrefixPrefilter
 from measure.akm.read import inline_refs
 from measure.akm.records import Session, TranscriptFile
-from measure.measurements.strategies import STRATEGIES, SessionContext, StrategyResult, StubbedStream
+from measure.measurements.strategies import STRATEGIES, SessionContext, StrategyResult
 from measure.measurements.tasks import Timeline
 
 MAX_MOMENTS = 48
@@ -105,36 +97,6 @@ class Replayer:
         order.sort(key=lambda x: x[0])
         self.folded_written = [w for _, _, w in order]
         self.final = max((wa[-1] for wa in self.written if wa), default=None)
-        # A cut is usually a prefix of the folded stream (and of the parent-alone stream): then
-        # it is sliced, and its content hash continues the previous moment's (PrefixHashes).
-        self._folded_high = list(accumulate(self.folded_written, max))
-        self._folded_sorted = sorted(self.folded_written)
-        self.folded_hashes = PrefixHashes(session.folded)
-        ts = [e.ts for e in session.parent.events]
-        self._parent_high = list(accumulate(ts, max))
-        self._parent_low = list(accumulate(reversed(ts), min))[::-1]
-        self.alone = session.alone
-        self.alone_hashes = PrefixHashes(self.alone)
-
-    def folded_prefix(self, t: float) -> int | None:
-        """k when the session cut at `t` folds to the first k events of the folded stream, else None."""
-        k = bisect_right(self._folded_high, t)
-        return k if bisect_right(self._folded_sorted, t) == k else None
-
-    def alone_prefix(self, t: float) -> int | None:
-        """k when the parent cut at `t`, read alone, is the first k events of the whole parent's
-        alone stream (its sort): every event kept is no later than every event cut, else None."""
-        k = bisect_right(self.written[0], t)
-        n = len(self._parent_high)
-        return k if k in (0, n) or self._parent_high[k - 1] <= self._parent_low[k] else None
-
-    def hashes(self, t: float, cut: Session) -> tuple[str, str | None]:
-        """akm's content hash of the cut's folded stream, and of its parent read alone when that is
-        a prefix (else None: hash `cut.alone`); moments must come in increasing order."""
-        k = self.folded_prefix(t)
-        folded = self.folded_hashes.of(k) if k is not None else content_hash(cut.folded)
-        k = self.alone_prefix(t)
-        return folded, (self.alone_hashes.of(k) if k is not None else None)
 
     def cut(self, t: float) -> Session | None:
         """The session as it stood at `t`, or None when nothing was written yet."""
@@ -146,8 +108,7 @@ class Replayer:
         for tf, k, refs in zip(self.files, cuts, self.refs):
             files.append(replace(tf, events=tf.events[:k], refs=tf.refs[: refs[k]], fallback=tuple(i for i in tf.fallback if i < k)))
         parent, subs = files[0], tuple(f for f, k in zip(files[1:], cuts[1:]) if k)
-        k = self.folded_prefix(t)
-        folded = s.folded[:k] if k is not None else tuple(e for e, w in zip(s.folded, self.folded_written) if w <= t)
+        folded = tuple(e for e, w in zip(s.folded, self.folded_written) if w <= t)
         refs = parent.refs + tuple(r for f in subs for r in f.refs)
         ref = replace(
             s.ref,
@@ -189,34 +150,26 @@ def moments(replayer: Replayer, timeline: Timeline | None, schedule: Schedule) -
     return keep, len(found) - len(keep)
 
 
-def prompt_key(result: StrategyResult, digests: dict | None = None) -> str:
+def prompt_key(result: StrategyResult, digests: dict) -> str:
     """What the LLM would read: the kept events of every call and the refs listed as preserved.
 
     The Started/Ended header is left out: any later event (a subagent's too) widens Ended in
-    every strategy, and a prompt that differs only there tells the LLM nothing new. Each call
-    is hashed once per distinct list of kept events: `digests` (keyed by the events' identities,
-    which must stay alive while it is used) keeps them from one moment to the next, where most
-    calls (chunked's closed windows, subagents that wrote nothing new) keep the same events.
+    every strategy, and a prompt that differs only there tells the LLM nothing new. `digests`
+    holds each event's digest by its identity (with the event, so the id is not reused).
     """
     h = hashlib.sha256(f"refs:{result.inline_refs}".encode())
     for call in result.calls:
         h.update(b"\x01call")
-        h.update(_call_digest(call.kept.events, digests))
+        parts = []
+        for e in call.kept.events:
+            hit = digests.get(id(e))
+            if hit is None or hit[0] is not e:
+                d = hashlib.sha256(f"\x00{e.role}\x00{e.ts!r}\x00".encode())
+                d.update(e.text.encode("utf-8", "surrogatepass"))
+                hit = digests[id(e)] = (e, d.digest())
+            parts.append(hit[1])
+        h.update(hashlib.sha256(b"".join(parts)).digest())
     return h.hexdigest()
-
-
-def _call_digest(events, digests: dict | None) -> bytes:
-    key = tuple(map(id, events)) if digests is not None else None
-    found = digests.get(key) if key is not None else None
-    if found is None:
-        c = hashlib.sha256()
-        for e in events:
-            c.update(f"\x00{e.role}\x00{e.ts!r}\x00".encode())
-            c.update(e.text.encode("utf-8", "surrogatepass"))
-        found = c.digest()
-        if key is not None:
-            digests[key] = found
-    return found
 
 
 @dataclass
@@ -227,7 +180,7 @@ class _Tally:
     calls: int = 0
     wasted_calls: int = 0
     late: int = 0
-    last_hash: str | None = None
+    last_events: int = -1  # events of the last extracted cut (the stream the strategy hashes)
     last_prompt: str | None = None
     prompts: set = None  # type: ignore[assignment]
 
@@ -241,59 +194,32 @@ def replay_rows(
 ) -> list[dict]:
     """One row per strategy: what akm would extract, and re-extract, at each moment of `schedule`.
 
-    `plain` is the run's own context (its session, parameters and shared pre-filter verdicts);
+    `plain` is the run's own context (its session, parameters and memo, which every moment shares);
     `background` the session's `background` rows (their late completions are `late_results`).
     """
-    session, params, memo, lines = plain.session, plain.params, plain.memo, plain.lines
+    session = plain.session
     schedule = parse_schedule(schedule) if isinstance(schedule, str) else schedule
     late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
     replayer = Replayer(session)
-    # A moment's prompts are never read (prompt_key reads the calls' kept events): only checked
-    # for the error akm's build would raise, not built (their Started/Ended change every moment).
-    moment_params = replace(params, build_prompts=False)
-    # The folded and parent-alone streams, indexed once: a cut that is a prefix of one is
-    # pre-filtered without a pass over its events (PrefixPrefilter), its chars known at once.
-    rules = dict(max_total_chars=params.budget, max_event_text_length=params.max_event_text_length,
-                 readonly_ops=params.readonly_ops, memo=memo)
-    folded_index = PrefixPrefilter(session.folded, **rules)
-    alone_index = PrefixPrefilter(replayer.alone, **rules)
-    stubbed = StubbedStream.of(plain, **rules) if "fold_stub_raw" in strategies else None
     # Moments after the parent's last event see only what other files wrote after it.
     end = replayer.written[0][-1] if replayer.written[0] else None
     points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
     tallies = {name: _Tally(prompts=set()) for name in strategies}
-    alive = []  # results (and their stub events) stay alive while `memo` and `digests` may hold their ids
-    digests: dict = {}
-    prefiltered: dict = {}  # pre-filter results by event sequence, shared by the moments
+    digests: dict = {}  # kept events' digests, shared by the moments (see prompt_key)
     for t in points:
         cut = replayer.cut(t)
         if cut is None:
             continue
-        ctx = SessionContext(cut, moment_params)
-        ctx.memo, ctx.lines, ctx.overlaps, ctx.prefiltered = memo, lines, plain.overlaps, prefiltered
-        k = replayer.folded_prefix(t)
-        if k is not None:
-            ctx.use_prefix(cut.folded, folded_index, k)
-            if stubbed is not None:
-                ctx.stubbed = (stubbed, k)
-        k = replayer.alone_prefix(t)
-        if k is not None:
-            ctx.use_prefix(replayer.alone[:k], alone_index, k, alone=True)
-        folded_hash, alone_hash = replayer.hashes(t, cut)
+        ctx = SessionContext(cut, plain.params, plain.memo)
         for name in strategies:
             try:
                 result = STRATEGIES[name](ctx)
             except ValueError:  # akm's prompt build would throw; the plain run reports it
                 continue
-            alive.append(result)
-            if name == "link":
-                alone_hash = alone_hash or content_hash(cut.alone)
-                digest = alone_hash
-            else:
-                digest = folded_hash
+            events = len(cut.parent.events) if name == "link" else len(cut.folded)
             tl = tallies[name]
             tl.points += 1
-            if digest == tl.last_hash:
+            if events == tl.last_events:
                 continue
             key = prompt_key(result, digests)
             tl.extractions += 1
@@ -304,7 +230,7 @@ def replay_rows(
                 tl.wasted += 1
                 tl.wasted_calls += len(result.calls)
             tl.prompts.add(key)
-            tl.last_hash, tl.last_prompt = digest, key
+            tl.last_events, tl.last_prompt = events, key
     rows = []
     for name in strategies:
         tl = tallies[name]
@@ -324,6 +250,5 @@ def replay_rows(
                 "wasted_llm_calls": tl.wasted_calls,
             }
         )
-    del alive
     return rows
 

@@ -12,7 +12,6 @@ def is_legacy_agent(path: str) -> bool:
     return path.replace("\\", "/").rsplit("/", 1)[-1].startswith("agent-")
 
 
-
 def session_rows(
     ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str, delegation: dict[str, dict] | None = None
 ) -> list[dict]:

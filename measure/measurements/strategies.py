@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable
 
@@ -12,12 +12,11 @@ from measure.akm.prefilter import (
     DEFAULT_MAX_EVENT_TEXT_LENGTH,
     DEFAULT_MAX_TOTAL_CHARS,
     READONLY_OPS,
-    PrefixPrefilter,
     dedupe_notifications,
     prefilter,
     truncate,
 )
-from measure.akm.prompt import Prompt, build_prompt, check_prompt
+from measure.akm.prompt import Prompt, build_prompt
 from measure.akm.records import Event, InlineRef, Prefiltered, Session, SessionRef
 from measure.measurements.pairs import DuplicatePair, find_pairs
 
@@ -31,7 +30,6 @@ class Params:
     max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH
     readonly_ops: frozenset[str] = READONLY_OPS
     keep_prompts: bool = True  # a run over a whole root keeps digests only
-    build_prompts: bool = True  # False: calls carry prompt.NOT_BUILT (a replay reads kept events only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,107 +89,49 @@ class StrategyResult:
         return hashlib.sha256("".join(c.prompt.sha256 for c in self.calls).encode()).hexdigest()
 
 
-PREFILTERED_CACHE_MAX_EVENTS = 4096
-"""Longest event sequence whose pre-filter result SessionContext.run keeps for reuse."""
+@dataclass(frozen=True)
+class Memo:
+    """Per-event results that do not depend on the budget, shared by every context over the same
+    Event objects (a run's budgets, a replay's moments). Keyed by event identity; each entry holds
+    its events, so an id cannot be reused while the memo lives."""
+
+    verdicts: dict = field(default_factory=dict)  # pre-filter verdicts (prefilter's `memo`)
+    lines: dict = field(default_factory=dict)  # rendered transcript lines (build_prompt's `lines`)
+    overlaps: dict = field(default_factory=dict)  # pair scores (pairs.find_pairs)
 
 
 class SessionContext:
     """One session plus the pieces several strategies share, each computed once."""
 
-    def __init__(self, session: Session, params: Params):
+    def __init__(self, session: Session, params: Params, memo: Memo | None = None):
         self.session = session
         self.params = params
-        # Per-event pre-filter verdicts and rendered transcript lines, shared by every
-        # strategy and budget: the same Event objects recur in link, fold, hybrid and chunked.
-        self.memo: dict = {}
-        self.lines: dict = {}
-        self.overlaps: dict = {}  # pair scores (pairs.find_pairs), shared the same way
-        # Pre-filter results by budget and event sequence (identities), when a replay shares one
-        # between its moments, which see the same sequences again (chunked's closed windows,
-        # subagents that wrote nothing new); a single run never does.
-        self.prefiltered: dict | None = None
-        # Streams known to be the first k events of a longer one (a replay's cuts): id -> (events,
-        # PrefixPrefilter of the longer stream, k). See `use_prefix`.
-        self.prefixes: dict = {}
-        self.stubbed: tuple[StubbedStream, int] | None = None  # see `stubbed_cut`
-
-    def use_prefix(self, events, index: PrefixPrefilter, k: int, alone: bool = False) -> None:
-        """Declare `events` the first k events of the stream `index` was built on: its pre-filter
-        result and chars come from `index` without a pass over the events. With `alone`, `events`
-        is this context's parent-alone stream."""
-        self.prefixes[id(events)] = (events, index, k)
-        if alone:
-            self.__dict__["alone"] = events  # the cached_property's value
-
-    def stubbed_cut(self) -> tuple[tuple[Event, ...], dict, int] | None:
-        """fold_stub_raw's stream for this context from the whole session's (`stubbed`, set by a
-        replay with its prefix length): (events, stub -> notification, stubs), or None when the
-        cut's own pairs must be found (a paired notification whose subagent has not written yet)."""
-        if self.stubbed is None:
-            return None
-        stream, k = self.stubbed
-        present = {tf.path for tf in self.session.subagents}
-        stubs = [path for i, _, path in stream.stubs if i < k]
-        if any(path not in present for path in stubs):
-            return None
-        events = stream.events[:k]
-        self.use_prefix(events, stream.index, k)
-        return events, stream.originals, len(stubs)
+        self.memo = memo if memo is not None else Memo()
 
     def run(self, events, ref: SessionRef, refs) -> Call:
         """The plain pre-filter over `events`, then the prompt."""
-        kept, chars = self._prefiltered(events)
+        p = self.params
+        kept = prefilter(
+            events,
+            max_total_chars=p.budget,
+            max_event_text_length=p.max_event_text_length,
+            readonly_ops=p.readonly_ops,
+            memo=self.memo.verdicts,
+        )
+        chars = sum(e.chars for e in events)
         return Call(self.session.ref.path, len(events), chars, kept, self.prompt(ref, kept, refs))
-
-    def _prefiltered(self, events) -> tuple[Prefiltered, int]:
-        """The plain pre-filter's result for `events` and their chars: from a known prefix, the
-        sequence cache, or a pass over them."""
-        known = self.prefixes.get(id(events))
-        if known is not None and known[0] is events:
-            return known[1].prefix(known[2]), known[1].raw_chars(known[2])
-        # (a long sequence is not kept: its key would cost more memory than it saves)
-        cached = self.prefiltered is not None and len(events) <= PREFILTERED_CACHE_MAX_EVENTS
-        key = (self.params.budget, tuple(map(id, events))) if cached else None
-        hit = self.prefiltered.get(key) if cached else None
-        if hit is None:
-            kept = prefilter(
-                events,
-                max_total_chars=self.params.budget,
-                max_event_text_length=self.params.max_event_text_length,
-                readonly_ops=self.params.readonly_ops,
-                memo=self.memo,
-            )
-            hit = (events, kept, self.chars(events))  # holding the events keeps their ids
-            if cached:
-                self.prefiltered[key] = hit
-        return hit[1], hit[2]
-
-    def chars(self, events) -> int:
-        """UTF-16 chars of `events`; the session's two streams (folded, parent alone) are summed
-        once, not once per strategy that reads them, and a known prefix not at all."""
-        if events is self.session.folded:
-            return self.folded_chars
-        if events is self.alone:
-            return self.alone_chars
-        return self._sum(events)
-
-    def _sum(self, events) -> int:
-        known = self.prefixes.get(id(events))
-        return known[1].raw_chars(known[2]) if known is not None and known[0] is events else sum(e.chars for e in events)
 
     @cached_property
     def folded_chars(self) -> int:
-        return self._sum(self.session.folded)
+        return sum(e.chars for e in self.session.folded)
 
     @cached_property
     def alone_chars(self) -> int:
-        return self._sum(self.alone)
+        return sum(e.chars for e in self.alone)
 
     def prompt(self, ref: SessionRef, kept: Prefiltered, refs) -> Prompt:
         p = self.params
-        if not p.build_prompts:
-            return check_prompt(ref, kept.events, self.lines)
-        return build_prompt(p.template, ref, kept.events, refs, keep_text=p.keep_prompts, lines=self.lines)
+        return build_prompt(p.template, ref, kept.events, refs, keep_text=p.keep_prompts, lines=self.memo.lines)
 
     @cached_property
     def parent_events(self) -> tuple[Event, ...]:
@@ -218,7 +158,7 @@ class SessionContext:
 
     @cached_property
     def pairs(self) -> tuple[DuplicatePair, ...]:
-        return find_pairs(self.session, self.overlaps)
+        return find_pairs(self.session, self.memo.overlaps)
 
 
 Strategy = Callable[[SessionContext], StrategyResult]
@@ -285,17 +225,17 @@ def stub_text(pair: DuplicatePair) -> str:
 def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     """#840's simulation: every paired notification stubbed in the raw folded stream."""
     s = ctx.session
-    known = ctx.stubbed_cut()
-    if known is not None:
-        events, originals, stubbed = known
-    else:
-        stubs: dict[int, str] = {}
-        for p in ctx.sidecar_pairs:
-            stubs.setdefault(p.parent_index, stub_text(p))
-        events, originals = stubbed_events(s.folded, stubs)
-        stubbed = len(stubs)
-    if not stubbed:
+    stubs: dict[int, str] = {}
+    for p in ctx.sidecar_pairs:
+        stubs.setdefault(p.parent_index, stub_text(p))
+    if not stubs:
         return _single("fold_stub_raw", ctx, ctx.fold_call, s.refs)
+    events = list(s.folded)
+    originals = {}  # id(stub) -> the notification it replaces
+    for i, text in stubs.items():
+        e = events[i]
+        events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
+        originals[id(events[i])] = e
     call = ctx.run(events, s.ref, s.refs)
     # What a kept stub saved: the room its notification would have taken after truncation.
     saved = 0
@@ -305,42 +245,7 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
         if orig is not None:
             room = orig.chars if orig.chars <= limit else truncate(orig.text, orig.chars, limit)[1]
             saved += room - e.chars
-    return _single("fold_stub_raw", ctx, call, s.refs, stubbed=stubbed, saved=saved)
-
-
-def stubbed_events(folded, stubs: dict[int, str]) -> tuple[list[Event], dict]:
-    """`folded` with the event at each index of `stubs` replaced by its stub text; and each stub's
-    notification, by the stub's identity."""
-    events = list(folded)
-    originals = {}
-    for i, text in stubs.items():
-        e = events[i]
-        events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
-        originals[id(events[i])] = e
-    return events, originals
-
-
-@dataclass(frozen=True)
-class StubbedStream:
-    """The whole session's folded stream as fold_stub_raw stubs it, indexed for a replay's prefix
-    cuts (see SessionContext.stubbed_cut)."""
-
-    stubs: tuple[tuple[int, str, str], ...]  # (folded index, stub text, subagent path) of each pair
-    events: tuple[Event, ...]
-    originals: dict  # id(stub) -> notification
-    index: PrefixPrefilter
-
-    @classmethod
-    def of(cls, ctx: SessionContext, **rules) -> StubbedStream | None:
-        """For the session of `ctx`, whole; None when two pairs share a notification (which stub a
-        cut keeps then depends on the cut's overlaps) or there is nothing to stub."""
-        pairs = ctx.sidecar_pairs
-        if not pairs or len({p.parent_index for p in pairs}) < len(pairs):
-            return None
-        stubs = tuple(sorted((p.parent_index, stub_text(p), p.subagent_path) for p in pairs))
-        events, originals = stubbed_events(ctx.session.folded, {i: text for i, text, _ in stubs})
-        events = tuple(events)
-        return cls(stubs, events, originals, PrefixPrefilter(events, **rules))
+    return _single("fold_stub_raw", ctx, call, s.refs, stubbed=len(stubs), saved=saved)
 
 
 @strategy("hybrid")

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
-from measure.akm.jscompat import to_iso
 from measure.akm.records import Session, TranscriptFile
-from measure.measurements.pairs import stem
-
-_COMPACT = re.compile(r"^agent-acompact")
-
-
-_TASK_ID = re.compile(r"<task-id>([^<]*)</task-id>")
-
+from measure.measurements.pairs import TASK_ID, stem
+from measure.measurements.tasks import iso_time
 
 def subagent_kind(tf: TranscriptFile, session: Session) -> str:
     name = tf.path.rsplit("/", 1)[-1]
     if name == "journal.jsonl":
         return "workflow_journal"
-    if _COMPACT.match(name):
+    if name.startswith("agent-acompact"):
         return "compaction_helper"
     inside = tf.path[len(session.ref.path) - len(".jsonl") + len("/subagents/") :]
     if inside.startswith("workflows/") or (tf.sidecar and tf.sidecar.agent_type == "workflow-subagent"):
@@ -32,10 +25,10 @@ def subagent_kind(tf: TranscriptFile, session: Session) -> str:
 def subagent_rows(session: Session) -> list[dict]:
     launches = {a: mode for a, mode, _ in session.parent.launches}
     rows = []
-    notified = Counter(tid for e in session.parent.events if "<task-id>" in e.text for tid in _TASK_ID.findall(e.text))
+    notified = Counter(tid for e in session.parent.events if "<task-id>" in e.text for tid in TASK_ID.findall(e.text))
     for tf in session.subagents:
         agent_id = stem(tf.path)
-        bare = agent_id[len("agent-") :] if agent_id.startswith("agent-") else agent_id
+        bare = agent_id.removeprefix("agent-")
         sc = tf.sidecar
         ts = [e.ts for e in tf.events]
         mode = launches.get(bare)
@@ -49,17 +42,11 @@ def subagent_rows(session: Session) -> list[dict]:
                 "sidecar": sc.state if sc else "missing",
                 "events": len(tf.events),
                 "chars": sum(e.chars for e in tf.events),
-                "first_ts": _iso(min(ts)) if ts else None,
-                "last_ts": _iso(max(ts)) if ts else None,
+                "first_ts": iso_time(min(ts)) if ts else None,
+                "last_ts": iso_time(max(ts)) if ts else None,
                 "launch": mode or "unknown",
                 "notifications": notified[bare],
             }
         )
     return rows
 
-
-def _iso(ms: float) -> str | None:
-    try:
-        return to_iso(ms)
-    except ValueError:
-        return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from measure.akm.jscompat import date_parse, utf16_len
+from measure.akm.jscompat import date_parse, to_iso, utf16_len
 from measure.measurements.lines import collector, every_type_but
 
 NOTIFICATION_TAGS = ("task-notification", "agent-notification")
@@ -100,6 +100,16 @@ class Timeline:
 def timestamp(record: dict) -> float | None:
     """A line's `timestamp` in epoch ms (None when absent or unparseable)."""
     return epoch_ms(record.get("timestamp"))
+
+
+def iso_time(ms: float | None) -> str | None:
+    """`ms` as JS's `toISOString` prints it; None when absent or beyond JS's Date range."""
+    if ms is None:
+        return None
+    try:
+        return to_iso(ms)
+    except ValueError:
+        return None
 
 
 def epoch_ms(ts) -> float | None:

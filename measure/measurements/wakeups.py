@@ -22,9 +22,9 @@ from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 
-from measure.akm.jscompat import to_iso
-from measure.measurements.tasks import Notification, QueueOp, Timeline, Turn
+from measure.measurements.tasks import Notification, QueueOp, Timeline, Turn, iso_time
 from measure.measurements.tokens import Call, Usage
+from measure.numbers import rounded
 
 #: usage fields a wake-up row reports (indices into Call.usage).
 TURN_FIELDS = (("input_tokens", 0), ("cache_creation_tokens", 1), ("cache_read_tokens", 4), ("output_tokens", 5))
@@ -37,15 +37,6 @@ class Wakeup:
     turn: Turn
     enqueue: QueueOp | None
     calls: tuple[Call, ...]
-
-
-def _iso(ms: float | None) -> str | None:
-    if ms is None:
-        return None
-    try:
-        return to_iso(ms)
-    except ValueError:
-        return None
 
 
 def wakeups(timeline: Timeline, usage: Usage | None) -> list[Wakeup]:
@@ -103,9 +94,9 @@ def wakeup_rows(found: list[Wakeup]) -> list[dict]:
                 "task_id": n.task_id,
                 "task_kind": n.task_kind,
                 "status": n.status,
-                "enqueued_at": _iso(enq_ts),
-                "delivered_at": _iso(w.turn.ts),
-                "waited_seconds": None if waited is None else round(waited, 3),
+                "enqueued_at": iso_time(enq_ts),
+                "delivered_at": iso_time(w.turn.ts),
+                "waited_seconds": None if waited is None else rounded(waited, 3),
                 "api_calls": len(w.calls),
                 **_sums(w.calls),
                 "batchable_with_previous": bool(prev is not None and w.enqueue is not None and w.enqueue.line < prev.turn.line),

@@ -25,6 +25,7 @@ from measure.measurements.replay import replay_rows
 from measure.measurements.sessions import session_rows
 from measure.measurements.strategies import (
     STRATEGIES,
+    Memo,
     Params,
     SessionContext,
     apply_min_content_gate,
@@ -135,19 +136,15 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     for tf in (session.parent, *session.subagents):
         if tf.lines == 0:
             out.errors.append(_error(tf.path, session_path, "empty", "no lines: nothing to read"))
-    memo: dict = {}  # pre-filter verdicts do not depend on the budget: share them
-    rendered: dict = {}  # nor do rendered transcript lines
-    overlaps: dict = {}  # nor pair scores
+    memo = Memo()  # per-event results do not depend on the budget: every budget shares them
     by_budget = {}
     failed: dict[str, str] = {}
     for budget in sorted({params.budget, *params.budgets}):
         ctx = SessionContext(
             session,
             Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length, keep_prompts=False),
+            memo,
         )
-        ctx.memo = memo
-        ctx.lines = rendered
-        ctx.overlaps = overlaps
         results = {}
         for name in params.strategies:
             try:
