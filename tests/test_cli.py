@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+import sys
 
 import pytest
 
@@ -307,11 +308,14 @@ def test_the_program_ends_without_teardown_only_when_nothing_runs(parity_root, t
     assert failed.returncode == 2 and "sessions root not found" in failed.stderr
 
 
-def test_installed_versions_agree_with_importlib_metadata():
-    from importlib.metadata import version
+def test_run_json_names_the_versions_of_the_libraries_that_wrote_it():
+    import matplotlib
+    import orjson
+    import polars
 
-    from measure.runner.run import installed_versions
+    from measure import __version__
+    from measure.runner.run import _versions
 
-    names = ("orjson", "polars", "matplotlib", "jupyter-client", "Jupyter.Client", "typing_extensions", "PyYAML")
-    assert installed_versions(names) == {n: version(n) for n in names}
-    assert installed_versions(("no-such-distribution-here",)) == {"no-such-distribution-here": None}
+    expected = {"measure": __version__, "orjson": orjson.__version__, "polars": polars.__version__, "matplotlib": matplotlib.__version__}
+    assert {k: v for k, v in _versions().items() if k != "python"} == expected
+    assert _versions()["python"] == ".".join(map(str, sys.version_info[:3]))

@@ -122,7 +122,7 @@ def _one_split(root, params, patches, clock: _Clock, reads: list) -> dict:
     clear_caches()
     with tempfile.TemporaryDirectory(prefix="measure-stages-") as out, _patched(patches):
         t0 = time.process_time()
-        run.run_measurement(root, out, params or RunParams(), jobs=1, cache_dir=None, progress=lambda *_: None)
+        run.run_measurement(root, out, params or RunParams(), jobs=1, cache_dir=None)
         total = time.process_time() - t0
     # The collectors run inside the read, line by line (timing them there would cost more than
     # they do): read the same sessions again without them; the difference is theirs.

@@ -38,7 +38,7 @@ from measure.report.notebooks import (
     run_notebooks,
 )
 from measure.runner import progress
-from measure.runner.outputs import StagedDir, adopt, check_out_dir, read_manifest
+from measure.runner.outputs import StagedDir, check_out_dir
 
 FIXTURE_ROOT = "fixtures/default"
 """The bundled sessions root (repo-relative): `make report`'s default and the goldens' input."""
@@ -158,8 +158,6 @@ def report(
     # report is written beside it and renamed into place when complete (issue #17).
     check_out_dir(run_dir, root_path, option="build dir")
     check_out_dir(out_path, root_path)
-    if out_path.is_dir() and read_manifest(out_path) is None:  # the list imports matplotlib: only when needed
-        adopt(out_path, "report", _legacy_report_files(sources))
     staged = StagedDir(out_path, "report", root_path)
     try:
         if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
@@ -172,19 +170,6 @@ def report(
         raise
     staged.commit()
     return out_path
-
-
-def _legacy_report_files(sources: list[Path]) -> set[str]:
-    """Exactly the files a report written before manifests could hold (nothing else is adopted)."""
-    from measure.report import plots  # noqa: PLC0415
-    from measure.schema import TABLES  # noqa: PLC0415
-
-    files = {"run.json"}
-    for src in sources:
-        files |= {f"{src.stem}.ipynb", f"{src.stem}.html", f"params/{src.stem}.yaml"}
-    files |= {f"tables/{name}.csv" for name in TABLES}
-    files |= {f"figures/{name}.png" for name in plots.FIGURES}
-    return files
 
 
 def _write_report(out_path, root_path, run_dir, build, sources, max_chars, budgets, template_path,

@@ -19,11 +19,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 import orjson
+import psutil
 
 from measure.akm.read import rel
 from measure.runner.inputs import FileState
 from measure.runner.job import RunParams, SessionOutcome
-from measure.runner.outputs import pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ def _tmp_is_stale(entry: os.DirEntry, now: float) -> bool:
         pid = int(parts[-2])
     except (ValueError, IndexError):
         pid = None
-    if pid is not None and pid != os.getpid() and not pid_alive(pid):
+    if pid is not None and pid != os.getpid() and not psutil.pid_exists(pid):
         return True
     try:
         return now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_S

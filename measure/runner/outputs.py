@@ -19,7 +19,9 @@ import json
 import os
 import shutil
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+import psutil
 
 MANIFEST = ".measure-output.json"
 """The file an output folder's writer owns: what wrote the folder and every file it wrote."""
@@ -121,34 +123,13 @@ def check_replaceable(out: str | os.PathLike, kind: str) -> None:
     if manifest.get("kind") != kind:
         raise OutputError(f"--out {out} holds a measure {manifest.get('kind')!r} output, not a {kind}; choose another")
     owned = set(manifest["files"]) | {MANIFEST}
-    owned |= {d + "/" for f in owned for d in _parents(f)}
+    owned |= {f"{d}/" for f in owned for d in PurePosixPath(f).parents if d.name}  # the folders they are in
     foreign = [f for f in present if f not in owned]
     if foreign:
         raise OutputError(
             f"--out {out} holds {len(foreign)} file(s) measure did not write (first: {foreign[0]}); "
             "move them away or choose another folder"
         )
-
-
-def adopt(folder: str | os.PathLike, kind: str, known: set[str]) -> bool:
-    """Give a folder written before manifests existed a manifest, if every file in it is one of
-    `known` (exact relative paths an earlier version wrote). Returns whether it was adopted;
-    a folder holding anything else is left untouched (and `check_replaceable` refuses it)."""
-    p = Path(folder)
-    if not p.is_dir() or p.is_symlink() or read_manifest(p) is not None:
-        return False
-    files = [f for f in _listing(p) if not f.endswith("/")]
-    if not files or any(f not in known for f in files):
-        return False
-    with open(p / MANIFEST, "w", encoding="utf-8") as f:
-        json.dump({"kind": kind, "files": files}, f, indent=1)
-        f.write("\n")
-    return True
-
-
-def _parents(rel: str) -> list[str]:
-    parts = rel.split("/")[:-1]
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 class StagedDir:
@@ -221,48 +202,20 @@ class StagedDir:
         return self.out
 
 
-def _boot_id() -> str | None:
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def _start_ticks(pid: int) -> int | None:
-    """When process `pid` started (clock ticks after boot, /proc/<pid>/stat field 22), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(b")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _owner(pid: int) -> dict:
-    return {"writer": "measure", "pid": pid, "boot_id": _boot_id(), "start_ticks": _start_ticks(pid)}
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (someone else's included)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, someone else's
-    return True
+    return {"writer": "measure", "pid": pid, "started": psutil.Process(pid).create_time()}
 
 
 def _alive(owner: dict) -> bool:
-    """Whether the process a staging marker names is still running (a reused pid is not it)."""
-    pid = owner["pid"]
-    if owner.get("boot_id") is not None and owner["boot_id"] != _boot_id():
-        return False  # written before the machine restarted
-    if not pid_alive(pid):
+    """Whether the process a staging marker names is still running: a process holding its pid
+    that started later (the pid was reused, or the machine restarted) is not it."""
+    try:
+        # A second of slack: create times are read from the system clock, which may be adjusted.
+        return psutil.Process(owner["pid"]).create_time() <= owner["started"] + 1
+    except psutil.NoSuchProcess:
         return False
-    started = _start_ticks(pid)
-    return owner.get("start_ticks") is None or started is None or started == owner["start_ticks"]
+    except psutil.Error:
+        return True  # cannot tell: keep the folder
 
 
 def remove_stale_staging(out: str | os.PathLike) -> list[Path]:
@@ -284,7 +237,8 @@ def remove_stale_staging(out: str | os.PathLike) -> list[Path]:
         try:
             with open(Path(e.path) / STAGING_MARKER, encoding="utf-8") as f:
                 owner = json.load(f)
-            if not (isinstance(owner, dict) and owner.get("writer") == "measure" and type(owner.get("pid")) is int):
+            if not (isinstance(owner, dict) and owner.get("writer") == "measure" and type(owner.get("pid")) is int
+                    and type(owner.get("started")) is float):
                 continue
         except (OSError, ValueError):
             continue
