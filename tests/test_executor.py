@@ -162,7 +162,8 @@ def test_a_sigkilled_run_leaves_no_worker_processes(slow_root, tmp_path, how):
 def test_cli_refuses_a_scheduler_without_the_dask_executor(tmp_path, capsys):
     from measure.cli import main
 
-    rc = main(["run", "--root", os.fspath(DEFAULT), "--out", os.fspath(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:1"])
-    assert rc == 2
-    assert "--executor dask" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--root", os.fspath(DEFAULT), "--out", os.fspath(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:1"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "Error: --scheduler needs --executor dask"
     assert not (tmp_path / "o").exists()

@@ -452,7 +452,9 @@ def test_sessions_filter_keeps_prefix_matches(tmp_path):
 
 
 def test_readme_documents_every_table_notebook_figure_and_report_option():
-    from measure.cli import _subparsers, build_parser
+    import click
+
+    from measure.cli import cli
     from measure.report import plots
     from measure.schema import TABLES
 
@@ -463,10 +465,9 @@ def test_readme_documents_every_table_notebook_figure_and_report_option():
         assert f"`{source.stem}`" in readme, source.stem
     for name in plots.FIGURES:
         assert name in readme, name
-    parser = _subparsers(build_parser())["report"]
-    for action in parser._actions:
-        for flag in action.option_strings:
-            if flag.startswith("--") and flag != "--help":
+    for param in cli.get_command(click.Context(cli), "report").params:
+        for flag in param.opts:
+            if flag.startswith("--"):
                 assert f"`{flag}" in readme, flag
     assert "## Performance" in readme
 

@@ -14,7 +14,7 @@
 #   cli      `measure synth ...` and `python -m measure.synth`
 
 from measure.synth.build import DEFAULT_REAL_SUBSET, SynthSummary, copy_real, generate
-from measure.synth.cli import add_arguments, main, run
+from measure.synth.cli import main
 from measure.synth.lines import flat_text, iso
 
 # Private names the tests (synth._layout_of) and fixtures/README.md (synth._mixed_fixed) point at.
@@ -30,6 +30,6 @@ from measure.synth.stats import (
 )
 
 __all__ = [
-    "DEFAULT_REAL_SUBSET", "S840_SESSIONS", "SHAPES", "SynthSummary", "add_arguments", "copy_real", "corpus_stats",
-    "flat_text", "generate", "iso", "main", "run", "stats_markdown",
+    "DEFAULT_REAL_SUBSET", "S840_SESSIONS", "SHAPES", "SynthSummary", "copy_real", "corpus_stats",
+    "flat_text", "generate", "iso", "main", "stats_markdown",
 ]
