@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
@@ -71,19 +72,6 @@ def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike) -> Pa
     return c
 
 
-def read_manifest(folder: str | os.PathLike) -> dict | None:
-    """The manifest of an output folder, or None when it has none (or an unreadable one)."""
-    p = Path(folder) / MANIFEST
-    try:
-        with open(p, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
-        return None
-    return doc
-
-
 def _listing(folder: Path) -> list[str]:
     """Every file and folder below `folder`, relative, `/`-separated, sorted (no recursion)."""
     found, stack = [], [folder]
@@ -114,8 +102,12 @@ def check_replaceable(out: str | os.PathLike, kind: str) -> None:
         raise OutputError(f"--out {out} cannot be listed ({exc.strerror or exc}); choose another") from exc
     if not present:
         return
-    manifest = read_manifest(p)
-    if manifest is None:
+    try:
+        with open(p / MANIFEST, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
         raise OutputError(
             f"--out {out} is a non-empty folder that measure did not write (no {MANIFEST}); "
             "choose an empty or new folder"
@@ -150,7 +142,9 @@ class StagedDir:
         parent = self.out.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
-            self.path = Path(tempfile.mkdtemp(prefix=_STAGING + self.out.name + "-", dir=parent))
+            # Not mkdtemp: its folder would be 0700, the output's mode is the umask's.
+            self.path = parent / f"{_STAGING}{self.out.name}-{os.getpid()}-{secrets.token_hex(4)}"
+            self.path.mkdir()
             with open(self.path / STAGING_MARKER, "w", encoding="utf-8") as f:
                 json.dump(_owner(os.getpid()), f)
         except OSError as exc:
@@ -184,7 +178,6 @@ class StagedDir:
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(self.path, 0o777 & ~_umask())  # mkdtemp makes it 0700
         check_replaceable(self.out, self.kind)  # nothing foreign arrived while we worked
         retired = None
         if os.path.lexists(self.out):
@@ -218,19 +211,17 @@ def _alive(owner: dict) -> bool:
         return True  # cannot tell: keep the folder
 
 
-def remove_stale_staging(out: str | os.PathLike) -> list[Path]:
+def remove_stale_staging(out: Path) -> None:
     """Remove the staging folders of `out` that a killed `measure` left beside it.
 
     Only a real folder named `.measure-staging-<out name>-*` holding a STAGING_MARKER that names
     a process no longer running is removed; anything else (no marker, a marker that does not
-    parse, a live writer, a link) is left alone. Returns what was removed.
+    parse, a live writer, a link) is left alone.
     """
-    out = Path(os.path.abspath(os.fspath(out)))
-    removed = []
     try:
         entries = list(os.scandir(out.parent))
     except OSError:
-        return removed
+        return
     for e in entries:
         if not e.name.startswith(_STAGING + out.name + "-") or not e.is_dir(follow_symlinks=False):
             continue
@@ -244,11 +235,4 @@ def remove_stale_staging(out: str | os.PathLike) -> list[Path]:
             continue
         if not _alive(owner):
             shutil.rmtree(e.path, ignore_errors=True)
-            removed.append(Path(e.path))
-    return removed
 
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -1,8 +1,7 @@
 """Progress of a long command: a tqdm bar while it works (on a terminal only), then one summary line.
 
 The command line makes one active (`shown`) and ends it with `finish`; the library reports to
-`current()` (`start`, `advance`, `stop`), a silent one unless the command line made one active.
-"""
+`current()` (`start`, `advance`, `stop`), a silent one unless the command line made one active."""
 
 from __future__ import annotations
 
@@ -59,9 +58,9 @@ class Progress:
         line = message or self._desc()
         if self.total_bytes:  # 0: nothing was read (everything came from the cache, or there was nothing)
             mb = self.done_bytes / 1e6
-            line += f" ({mb:,.1f} MB in {self._seconds:,.1f} s, {mb / max(self._seconds, 1e-9):,.1f} MB/s)"
+            line += f" ({mb:,.1f} MB in {self._seconds:,.1f} s, {mb / self._seconds:,.1f} MB/s)"
         if self.summary:
-            print(line, file=self.stream or sys.stderr, flush=True)
+            print(line, file=self.stream, flush=True)
         return line
 
     def _desc(self) -> str:

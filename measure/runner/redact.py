@@ -96,8 +96,7 @@ def protect_outcome(outcome, redact_names: bool, show_excerpts: bool) -> None:
     - without `show_excerpts`, transcript-derived text (subagent descriptions) is dropped;
     - text read through a symlink leaving the sessions root (an `outside_link` errors row) is
       never copied: description, agent type and tool-use id of such files are dropped;
-    - with `redact_names`, every row is redacted (see `redact_row`), and the outcome is marked so
-      the run does not redact it twice.
+    - with `redact_names`, every row is redacted (see `redact_row`), and the session's path too.
     """
     outside = {e["path"] for e in outcome.errors if e.get("kind") == "outside_link"}
     parent_outside = outcome.session_path in outside
@@ -117,4 +116,3 @@ def protect_outcome(outcome, redact_names: bool, show_excerpts: bool) -> None:
             for row in rows:
                 redact_row(row)
         outcome.session_path = redact_path(outcome.session_path)
-        outcome.redacted = True

@@ -33,6 +33,8 @@ from measure.runner.select import select_sessions
 
 @dataclass(frozen=True)
 class RunSummary:
+    """What a run measured and where it wrote the tables."""
+
     sessions: int
     measured: int
     errors: int
@@ -52,15 +54,8 @@ def orphan_errors(root: str) -> list[dict]:
             session_dir = os.path.dirname(dirpath)
             if session_dir != root and not os.path.exists(session_dir + ".jsonl"):
                 n = sum(1 for p in walk_files(dirpath) if p.endswith(".jsonl"))
-                rows.append(
-                    _error(
-                        rel(dirpath, root),
-                        None,
-                        "orphan_subagents",
-                        f"{n} subagent transcript(s) whose parent session file is missing; akm never reads them",
-                        n,
-                    )
-                )
+                reason = f"{n} subagent transcript(s) whose parent session file is missing; akm never reads them"
+                rows.append(_error(rel(dirpath, root), None, "orphan_subagents", reason, n))
             continue
         try:
             with os.scandir(dirpath) as it:
@@ -103,13 +98,8 @@ def run_measurement(
         check_cache_dir(cache_dir, root)
     # Before any work: --out outside the root, replaceable, writable; written into a staging
     # sibling and renamed into place only when complete, so a killed run leaves the last output.
-    staged = StagedDir(out_dir, "run", root)
-    try:
-        summary = _measure_into(root, staged.path, params, jobs, cache_dir, progress or current(), executor, scheduler)
-    except BaseException:
-        staged.abort()
-        raise
-    staged.commit()
+    with StagedDir(out_dir, "run", root) as staging:
+        summary = _measure_into(root, staging, params, jobs, cache_dir, progress or current(), executor, scheduler)
     return replace(summary, out_dir=os.fspath(out_dir))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -46,19 +46,18 @@ def unsorted_frame(table: Table, rows: list[dict], extra: dict[str, list] | None
     return pl.DataFrame(columns, schema=schema)
 
 
-class Rows(Sequence):
-    """A DataFrame seen as a sequence of read-only row mappings (`row["col"]`, `row.get("col")`),
-    for code written over lists of row dicts; a column becomes a Python list only when read."""
+class Rows:
+    """A DataFrame seen as rows (`row["col"]`, `row.get("col")`) by code written over lists of row
+    dicts; a column becomes a Python list only when a row reads it."""
 
     def __init__(self, df: pl.DataFrame):
         self.df = df
         self._columns: dict[str, list] = {}
-        self._names = frozenset(df.columns)
 
     def column(self, name: str) -> list:
         values = self._columns.get(name)
         if values is None:
-            if name not in self._names:
+            if name not in self.df.columns:
                 raise KeyError(name)
             values = self._columns[name] = self.df[name].to_list()
         return values
@@ -66,18 +65,8 @@ class Rows(Sequence):
     def __len__(self) -> int:
         return self.df.height
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return _Row(self, i)
-
     def __iter__(self):
-        for i in range(self.df.height):
-            yield _Row(self, i)
+        return (_Row(self, i) for i in range(self.df.height))
 
 
 class _Row(Mapping):
