@@ -191,3 +191,17 @@ def test_a_table_is_written_as_a_safe_csv_and_an_unchanged_parquet(tmp_path):
     tables.write_tables({"t": df}, tmp_path)
     assert (tmp_path / "t.csv").read_bytes() == b"path,x\n'-a,1.5\nb,\n'=c,2.0\n,3.25\nd,0.1\n'+e,7.0\nf,1e+21\n"
     assert pl.read_parquet(tmp_path / "t.parquet")["path"].to_list() == df["path"].to_list()
+
+
+def test_a_csv_written_in_slices_is_the_csv_written_at_once(tmp_path, monkeypatch):
+    """Tables over CSV_SLICE_ROWS are written slice by slice (csv_safe copies one slice's text at a
+    time): the bytes are those of the table written whole."""
+    from measure.runner import tables
+
+    df = pl.DataFrame({"path": ["-a", "b", "=c", None, "d", "+e", "f"], "x": [1.5, None, 2.0, 3.25, 0.1, 7.0, 1e21]})
+    tables.write_tables({"t": df}, tmp_path / "whole")
+    monkeypatch.setattr(tables, "CSV_SLICE_ROWS", 2)
+    tables.write_tables({"t": df}, tmp_path / "sliced")
+    whole, sliced = (tmp_path / "whole" / "t.csv").read_bytes(), (tmp_path / "sliced" / "t.csv").read_bytes()
+    assert whole == sliced and whole.count(b"path,x") == 1 and b"'-a" in whole and b"'=c" in whole
+    assert pl.read_parquet(tmp_path / "sliced" / "t.parquet")["path"].to_list() == df["path"].to_list()
