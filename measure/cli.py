@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import shlex
@@ -19,17 +20,10 @@ POSITIVE = click.IntRange(min=1)
 
 def _budgets(ctx, param, values: tuple[str, ...]) -> tuple[int, ...]:
     """`N,N,...` (or `N N`) -> the sorted budgets; an empty item (`1,,2`, `1,`) is an error, not skipped."""
-    budgets: set[int] = set()
-    for text in values:
-        if any(not item.strip() for item in text.split(",")):
-            raise click.BadParameter(f"empty item in {text!r}: write N,N,... (positive integers)")
-        try:
-            budgets |= {int(item) for item in text.split(",")}
-        except ValueError:
-            raise click.BadParameter(f"expected comma-separated integers, got {text!r}") from None
-    if any(b <= 0 for b in budgets):
-        raise click.BadParameter(f"budgets must be positive integers, got {' '.join(values)!r}")
-    return tuple(sorted(budgets))
+    items = [item.strip() for text in values for item in text.split(",")]
+    if not all(item.isdecimal() and int(item) > 0 for item in items):
+        raise click.BadParameter(f"write positive integers N,N,... (an empty item is an error), got {' '.join(values)!r}")
+    return tuple(sorted({int(item) for item in items}))
 
 
 class _OneOrMore(click.Option):
@@ -223,12 +217,7 @@ def report_command(out, root, budgets, sessions, since_ms, session_cap, max_even
     from measure.runner.select import UnknownSessions  # noqa: PLC0415
 
     _check_scheduler(scheduler, executor)
-    show = not quiet and sys.stdout.isatty()
-
-    def log(message: str) -> None:
-        if show:
-            print(message, flush=True)
-
+    log = functools.partial(print, flush=True) if not quiet and sys.stdout.isatty() else (lambda message: None)
     bar = progress.for_terminal(quiet=quiet)
     try:
         if golden:

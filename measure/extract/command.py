@@ -67,26 +67,21 @@ def command(root, out, sessions, shell_command, template, max_total_chars, file_
     from measure.extract.run import ExtractParams, run_extract  # noqa: PLC0415
     from measure.report.views.common import file_time_for  # noqa: PLC0415
 
-    try:
-        root_path = resolve_root(root)
-    except (OSError, ValueError) as exc:
-        print(f"measure extract: {exc}", file=sys.stderr)
-        return 2
-    if not os.path.isdir(root_path):
-        print(f"measure extract: sessions root not found: {root_path}", file=sys.stderr)
-        return 2
-    params = ExtractParams(
-        sessions=sessions,
-        command=shell_command,
-        template_path=os.path.abspath(template) if template else None,
-        budget=max_total_chars,
-        file_time_ms=file_time_ms if file_time_ms is not None else file_time_for(root_path),
-        **options,
-    )
     bar = progress.for_terminal(quiet=quiet, what="calls")
     # On a terminal the bar shows each call; elsewhere one line per call sent, unless --quiet.
     log = None if bar.bar or quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
+        root_path = resolve_root(root)
+        if not os.path.isdir(root_path):
+            raise ValueError(f"sessions root not found: {root_path}")
+        params = ExtractParams(
+            sessions=sessions,
+            command=shell_command,
+            template_path=os.path.abspath(template) if template else None,
+            budget=max_total_chars,
+            file_time_ms=file_time_ms if file_time_ms is not None else file_time_for(root_path),
+            **options,
+        )
         with progress.shown(bar):
             summary = run_extract(root_path, out, params, dry_run=dry_run, offline=offline, jobs=jobs, log=log)
     except (ClientUnavailable, OSError, ValueError) as exc:
