@@ -96,14 +96,15 @@ def test_figures(report, name, tmp_path):
 
 
 def test_report_parser_takes_the_replay_schedule():
-    from measure.cli import (
-        parse_args,  # the report's options live in measure/cli.py (issue #14)
-    )
+    import click
 
-    assert parse_args(["report"]).replay_at == "turn_end"
-    assert parse_args(["report", "--replay-at", "every:5"]).replay_at == "every:5"
+    from measure.cli import cli, main  # the report's options live in measure/cli.py
+
+    report_command = cli.get_command(click.Context(cli), "report")
+    assert report_command.make_context("report", []).params["replay_at"] == "turn_end"
+    assert report_command.make_context("report", ["--replay-at", "every:5"]).params["replay_at"] == "every:5"
     with pytest.raises(SystemExit):
-        parse_args(["report", "--replay-at", "hourly"])
+        main(["report", "--replay-at", "hourly"])
 
 
 def test_never_delivered_breakdown_only_when_some_were_never_delivered(report):

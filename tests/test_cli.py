@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+import click
 import pytest
 
-from measure.cli import build_parser, main
+from measure.cli import cli, main
 
 README = Path(__file__).parent.parent / "README.md"
 FOLD_SMALL = "-home-dev-fold-small/e88b7591-31db-4e32-98dc-b35f94c662cd.jsonl"
@@ -50,16 +53,25 @@ def test_run_rejects_bad_values(bad, tmp_path):
         main(["run", "--out", str(tmp_path), bad])
 
 
+def _command(name: str) -> click.Command:
+    return cli.get_command(click.Context(cli), name)
+
+
+def parse(argv: list[str]) -> dict:
+    """The values a command line gives its command, parsed as `measure` parses them (nothing runs)."""
+    return _command(argv[0]).make_context(argv[0], list(argv[1:])).params
+
+
+def _options(command: str) -> set[str]:
+    return {o for p in _command(command).params for o in p.opts if o.startswith("--")}
+
+
 def test_every_command_and_flag_is_documented():
     readme = README.read_text(encoding="utf-8")
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    for name, p in sub.choices.items():
+    for name in cli.list_commands(click.Context(cli)):
         assert f"measure {name}" in readme, f"`measure {name}` is not in the README"
-        for action in p._actions:
-            for opt in action.option_strings:
-                if opt.startswith("--") and opt != "--help":
-                    assert opt in readme, f"{name} {opt} is not in the README"
+        for opt in _options(name):
+            assert opt in readme, f"{name} {opt} is not in the README"
 
 
 def test_run_filters_by_session_and_date(parity_root, tmp_path):
@@ -101,15 +113,8 @@ def test_inspect_json_writes_a_lone_surrogate_as_js_does(tmp_path, monkeypatch):
 # One grammar for run and report (issue #14)
 # ------------------------------------------------------------------------------------------------
 
-from measure.cli import _subparsers, parse_args  # noqa: E402
-
 REPORT_ONLY = {"--extraction", "--timeout", "--golden"}
 SID = "e88b7591-31db-4e32-98dc-b35f94c662cd"
-
-
-def _options(command: str) -> set[str]:
-    sub = _subparsers(build_parser())[command]
-    return {s for a in sub._actions for s in a.option_strings if s.startswith("--")}
 
 
 def test_run_and_report_share_their_options():
@@ -122,8 +127,8 @@ def test_run_and_report_have_the_same_default_root(monkeypatch, tmp_path):
     from measure.akm.read import resolve_root
 
     for argv in (["run", "--out", "o"], ["report"]):
-        args = parse_args(argv)
-        assert args.root is None and resolve_root(args.root) == tmp_path / "projects"
+        root = parse(argv)["root"]
+        assert root is None and resolve_root(root) == tmp_path / "projects"
 
 
 @pytest.mark.parametrize("command", ["run", "report"])
@@ -132,21 +137,24 @@ def test_bad_values_are_rejected_by_both(command, bad, capsys):
     if bad == "--timeout=0" and command == "run":
         bad = "--max-total-chars=0"
     with pytest.raises(SystemExit) as info:
-        parse_args([command, "--out", "o", bad])
+        main([command, "--out", "o", bad])
     assert info.value.code == 2
     err = capsys.readouterr().err
-    assert f"usage: measure {command}" in err
+    assert err.startswith(f"Usage: measure {command} [OPTIONS]\n")
+    (error,) = [line for line in err.splitlines() if line.startswith("Error: ")]  # one line says what is wrong
+    assert f"'{bad.split('=')[0]}'" in error
     if "budgets" in bad:
-        assert "empty item" in err
+        assert "empty item" in error
 
 
 @pytest.mark.parametrize("command", ["run", "report"])
 def test_a_mistyped_option_prints_the_subcommands_usage(command, capsys):
-    with pytest.raises(SystemExit):
-        parse_args([command, "--out", "o", "--jbos", "2"])
+    with pytest.raises(SystemExit) as info:
+        main([command, "--out", "o", "--jbos", "2"])
+    assert info.value.code == 2
     err = capsys.readouterr().err
-    assert f"usage: measure {command}" in err and "--session-cap" in err
-    assert "unrecognized arguments: --jbos (did you mean --jobs?)" in err
+    assert err.startswith(f"Usage: measure {command} [OPTIONS]\nTry 'measure {command} --help' for help.\n")
+    assert err.splitlines()[-1] == "Error: No such option '--jbos'. Did you mean '--jobs'?"
 
 
 def test_a_template_without_the_placeholders_is_an_error(tmp_path, capsys):
@@ -155,11 +163,11 @@ def test_a_template_without_the_placeholders_is_an_error(tmp_path, capsys):
     for command in ("run", "report", "inspect"):
         argv = [command, "x.jsonl"] if command == "inspect" else [command, "--out", "o"]
         with pytest.raises(SystemExit):
-            parse_args([*argv, "--template", str(bad)])
+            main([*argv, "--template", str(bad)])
         err = capsys.readouterr().err
         assert "lacks akm's placeholder(s) {{HARNESS}}" in err and "{{TRANSCRIPT}}" not in err.split("lacks")[1].split("(")[0]
     good = Path(__file__).parent / "parity" / "template.md"
-    assert parse_args(["run", "--out", "o", "--template", str(good)]).template == str(good.resolve())
+    assert parse(["run", "--out", "o", "--template", str(good)])["template"] == str(good.resolve())
 
 
 def _run(parity_root, tmp_path, *extra):
@@ -189,12 +197,19 @@ def test_values_starting_with_a_dash(parity_root, tmp_path):
     import polars as pl
 
     # Claude Code's project folders all start with "-": `--session -home-…` works, as `--session=-home-…` does.
-    assert parse_args(["run", "--out", "o", "--session", FOLD_SMALL]).session == [FOLD_SMALL]
-    assert parse_args(["run", "--out", "o", "--session", FOLD_SMALL, "--jobs", "1"]).jobs == 1
+    assert parse(["run", "--out", "o", "--session", FOLD_SMALL])["sessions"] == (FOLD_SMALL,)
+    assert parse(["run", "--out", "o", f"--session={FOLD_SMALL}"])["sessions"] == (FOLD_SMALL,)
+    assert parse(["run", "--out", "o", "--session", FOLD_SMALL, "--jobs", "1"])["jobs"] == 1
     assert _run(parity_root, tmp_path, "--session", FOLD_SMALL) == 0
     assert pl.read_parquet(tmp_path / "o" / "sessions.parquet")["session_id"].unique().to_list() == [SID]
-    with pytest.raises(SystemExit):  # an option is never taken as a value
-        parse_args(["run", "--out", "o", "--session", "--jobs", "1"])
+    with pytest.raises(SystemExit):  # `--jobs` is taken as the session's value, and the `1` after it is left over
+        main(["run", "--out", "o", "--session", "--jobs", "1"])
+
+
+def test_budgets_take_commas_and_spaces(parity_root, tmp_path):
+    assert parse(["run", "--out", "o", "--budgets", "3000", "1000,2000", "--jobs", "1"])["budgets"] == (1000, 2000, 3000)
+    assert parse(["run", "--out", "o", "--budgets=500", "--budgets", "40"])["budgets"] == (40, 500)
+    assert parse(["report"])["budgets"] == ()
 
 
 def test_report_missing_root_is_an_error(tmp_path, capsys):
@@ -208,6 +223,7 @@ def test_report_unknown_session_is_an_error(parity_root, tmp_path, capsys):
     assert "no session matches 'zzzz'; closest:" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_path_printed_is_where_the_report_is_even_with_spaces(parity_root, tmp_path, monkeypatch, capsys):
     import shlex
 
@@ -234,6 +250,7 @@ def test_session_accepts_the_short_id_of_a_redacted_report(parity_root, tmp_path
     assert pl.read_parquet(tmp_path / "o" / "sessions.parquet")["session_id"].unique().to_list() == [redact(SID)]
 
 
+@pytest.mark.slow
 def test_report_of_one_redacted_session_by_its_short_id(parity_root, tmp_path):
     out = tmp_path / "r"
     code = main(["report", "--root", str(parity_root / "projects"), "--out", str(out), "--no-cache", "--jobs", "1",
@@ -244,22 +261,20 @@ def test_report_of_one_redacted_session_by_its_short_id(parity_root, tmp_path):
     assert "(1 session measured" in (out / "00-overview.ipynb").read_text()  # the notebooks keep it too
 
 
+@pytest.mark.slow
 def test_measure_run_does_not_import_the_report_or_synth_modules():
-    # `measure run` pays for what it runs: the report and synth subcommands define their
-    # options only when they are the command (their imports cost tens of ms of every run).
-    import subprocess
-    import sys
-
+    # `measure run` pays for what it runs: the synth and extract subcommands are imported only
+    # when they run, the report's modules only inside its command (tens of ms of every run).
     code = (
-        "import sys\n"
-        "from measure.cli import parse_args\n"
-        "args = parse_args(['run', '--root', 'r', '--out', 'o'])\n"
-        "assert args.command == 'run'\n"
+        "import sys, click\n"
+        "from measure.cli import cli\n"
+        "command = lambda name: cli.get_command(click.Context(cli), name)\n"
+        "assert command('run').make_context('run', ['--root', 'r', '--out', 'o']).params['root'] == 'r'\n"
         "loaded = [m for m in ('measure.synth', 'measure.report.build', 'measure.report.notebooks', 'measure.extract.command', 'polars') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
-        "assert parse_args(['synth', '--out', 'x']).func.__module__ == 'measure.synth.cli'\n"
-        "assert parse_args(['report']).budgets is None\n"
-        "assert parse_args(['extract', '--out', 'x']).func.__module__ == 'measure.extract.command'\n"
+        "assert command('synth').callback.__module__ == 'measure.synth.cli'\n"
+        "assert command('report').make_context('report', []).params['budgets'] == ()\n"
+        "assert command('extract').callback.__module__ == 'measure.extract.command'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -278,40 +293,27 @@ def test_the_allocator_setting_replaces_polars_own_default_but_not_the_users():
         assert env["_RJEM_MALLOC_CONF"] == expected
 
 
-_PROGRAM = (
-    "import atexit, sys, threading\n"
-    "atexit.register(lambda: open(sys.argv[1], 'w').close())\n"
-    "if sys.argv[2] == 'thread':\n"
-    "    threading.Thread(target=threading.Event().wait, args=(1,), daemon=True).start()\n"
-    "from measure.cli import main\n"
-    "sys.exit(main(sys.argv[3:], program=True))\n"
-)
-
-
-@pytest.mark.parametrize("thread", [False, True])
-def test_the_program_ends_without_teardown_only_when_nothing_runs(parity_root, tmp_path, thread):
-    # The installed program skips the interpreter's teardown after `measure run` (50 ms of
-    # freeing modules); every table is complete before, and the exit code is the command's.
-    # A thread still running (or a child process) gets the ordinary exit, atexit included.
-    import subprocess
-    import sys
-
-    marker, out = tmp_path / "atexit-ran", tmp_path / "out"
+@pytest.mark.slow
+def test_the_program_exits_with_the_commands_code(parity_root, tmp_path):
+    # `python -m measure` (the installed program's code) ends when the tables are complete, with
+    # the command's exit code; a missing root is exit code 2 and one line.
+    out = tmp_path / "out"
     args = ["run", "--root", str(parity_root / "projects"), "--out", str(out), "--no-cache", "--quiet", "--jobs", "2"]
-    done = subprocess.run([sys.executable, "-c", _PROGRAM, str(marker), "thread" if thread else "-", *args])
-    assert done.returncode == 0
-    assert marker.exists() is thread
+    assert subprocess.run([sys.executable, "-m", "measure", *args]).returncode == 0
     assert (out / "run.json").is_file() and (out / "sessions.parquet").is_file()
-    failed = subprocess.run([sys.executable, "-c", _PROGRAM, str(marker), "-", "run", "--root", str(tmp_path / "none"),
-                             "--out", str(tmp_path / "o2")], capture_output=True, text=True)
-    assert failed.returncode == 2 and "sessions root not found" in failed.stderr
+    failed = subprocess.run([sys.executable, "-m", "measure", "run", "--root", str(tmp_path / "none"), "--out", str(tmp_path / "o2")],
+                            capture_output=True, text=True)
+    assert failed.returncode == 2 and len(failed.stderr.splitlines()) == 1 and "sessions root not found" in failed.stderr
 
 
-def test_installed_versions_agree_with_importlib_metadata():
-    from importlib.metadata import version
+def test_run_json_names_the_versions_of_the_libraries_that_wrote_it():
+    import matplotlib
+    import orjson
+    import polars
 
-    from measure.runner.run import installed_versions
+    from measure import __version__
+    from measure.runner.run import _versions
 
-    names = ("orjson", "polars", "matplotlib", "jupyter-client", "Jupyter.Client", "typing_extensions", "PyYAML")
-    assert installed_versions(names) == {n: version(n) for n in names}
-    assert installed_versions(("no-such-distribution-here",)) == {"no-such-distribution-here": None}
+    expected = {"measure": __version__, "orjson": orjson.__version__, "polars": polars.__version__, "matplotlib": matplotlib.__version__}
+    assert {k: v for k, v in _versions().items() if k != "python"} == expected
+    assert _versions()["python"] == ".".join(map(str, sys.version_info[:3]))

@@ -42,20 +42,22 @@ def test_batches_go_largest_first_and_cover_every_task():
     assert [sizes[i] for i in flat] == sorted(sizes, reverse=True)
 
 
-def test_outcomes_come_back_in_task_order(parity_root):
+def test_outcomes_come_back_with_their_task_index(parity_root):
     root = os.fspath(parity_root / "projects")
     from measure.akm.prompt import load_template
+    from measure.akm.read import rel
     from measure.runner.inputs import session_files
 
     paths = sorted(str(p) for p in (parity_root / "projects").glob("*/*.jsonl"))
     tmpl = load_template(TEMPLATE)
     tasks = [Task(root, p, RunParams(template_path=TEMPLATE), tmpl, sum(os.path.getsize(f) for f in session_files(p))) for p in paths]
-    serial = run_tasks(tasks, jobs=1)
-    pooled = run_tasks(tasks, jobs=2)
-    assert [o.session_path for o in serial] == [o.session_path for o in pooled]
+    serial, pooled = dict(run_tasks(tasks, jobs=1)), dict(run_tasks(tasks, jobs=2))
+    assert sorted(serial) == sorted(pooled) == list(range(len(tasks)))  # every task, once
+    assert [serial[i].session_path for i in range(len(tasks))] == [rel(p, root) for p in paths]  # each outcome its task's
     assert serial == pooled
 
 
+@pytest.mark.slow
 def test_local_pool_matches_one_process(tmp_path):
     params = RunParams(file_time_ms=PIN_MS, budgets=(20_000, 160_000))
     run_measurement(DEFAULT, tmp_path / "one", params, jobs=1, cache_dir=None)
@@ -70,6 +72,7 @@ def dask_distributed():
     )
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_local_tables(dask_distributed, tmp_path):
     params = RunParams(file_time_ms=PIN_MS)
     run_measurement(DEFAULT, tmp_path / "local", params, jobs=1, cache_dir=None)
@@ -77,6 +80,7 @@ def test_dask_local_cluster_gives_the_local_tables(dask_distributed, tmp_path):
     _same_tables(tmp_path / "local", tmp_path / "dask")
 
 
+@pytest.mark.slow
 def test_dask_scheduler_address_gives_the_local_tables(dask_distributed, tmp_path):
     from distributed import LocalCluster
 
@@ -121,6 +125,7 @@ _LIBRARY_RUN = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("how", ["cli", "library_holding_polars"])
 def test_a_sigkilled_run_leaves_no_worker_processes(slow_root, tmp_path, how):
@@ -157,7 +162,8 @@ def test_a_sigkilled_run_leaves_no_worker_processes(slow_root, tmp_path, how):
 def test_cli_refuses_a_scheduler_without_the_dask_executor(tmp_path, capsys):
     from measure.cli import main
 
-    rc = main(["run", "--root", os.fspath(DEFAULT), "--out", os.fspath(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:1"])
-    assert rc == 2
-    assert "--executor dask" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--root", os.fspath(DEFAULT), "--out", os.fspath(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:1"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == "Error: --scheduler needs --executor dask"
     assert not (tmp_path / "o").exists()

@@ -8,6 +8,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from measure.runner.inputs import INDEX_NAME, StatIndex, session_files
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement
@@ -114,6 +116,7 @@ def _remove_deep(top: str, deepest: str) -> None:
         d = os.path.dirname(d)
 
 
+@pytest.mark.slow
 def test_session_files_walks_deep_folders_in_os_walk_order(tmp_path):
     parent = tmp_path / "p" / "s.jsonl"
     parent.parent.mkdir()

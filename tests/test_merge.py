@@ -67,6 +67,7 @@ def test_errors_come_back_by_position():
     assert [m.errors[p][0]["kind"] for p in sorted(m.errors)] == ["early", "late"]
 
 
+@pytest.mark.slow
 def test_rows_wait_without_polars(tmp_path):
     # A run that never spills must not load polars while its workers measure (the parent's
     # memory is part of the run's peak). Checked in a fresh interpreter.

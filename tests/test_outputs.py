@@ -120,6 +120,7 @@ def test_an_unwritable_out_is_refused_before_any_work(tmp_path):
         StagedDir(tmp_path / "file" / "out", "run")
 
 
+@pytest.mark.slow
 def test_a_killed_run_leaves_the_previous_output(root, tmp_path):
     out = tmp_path / "out"
     run_measurement(root, out, RunParams(), jobs=1)
@@ -140,25 +141,6 @@ def _run_killed_while_writing(root, out) -> None:
     assert proc.returncode == -9, proc.stderr.decode(errors="replace")[-2000:]
 
 
-def test_a_report_from_before_manifests_is_adopted_only_if_it_holds_nothing_else(tmp_path):
-    from measure.runner.outputs import adopt
-
-    known = {"run.json", "00-overview.html", "tables/sessions.csv"}
-    old = tmp_path / "old"
-    (old / "tables").mkdir(parents=True)
-    (old / "run.json").write_text("{}")
-    (old / "tables" / "sessions.csv").write_text("a\n")
-    assert adopt(old, "report", known)
-    StagedDir(old, "report").abort()  # replaceable now
-    mine = tmp_path / "mine"
-    (mine / "tables").mkdir(parents=True)
-    (mine / "run.json").write_text("{}")
-    (mine / "tables" / "budget.csv").write_text("a\n")  # not a name a report writes
-    assert not adopt(mine, "report", known)
-    with pytest.raises(OutputError):
-        StagedDir(mine, "report")
-
-
 def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
@@ -177,9 +159,12 @@ def _staging(tmp_path: Path, suffix: str, owner: dict | None) -> Path:
 def test_stale_staging_folders_of_dead_runs_are_removed_and_nothing_else(tmp_path):
     from measure.runner.outputs import _owner
 
+    import psutil
+
     dead = _staging(tmp_path, "dead", {**_owner(os.getpid()), "pid": _dead_pid()})
-    rebooted = _staging(tmp_path, "reboot", {**_owner(os.getpid()), "boot_id": "another-boot"})
-    reused = _staging(tmp_path, "reused", {**_owner(os.getpid()), "start_ticks": -1})  # our pid, not our start
+    # a writer of an earlier boot whose pid is ours now: this process started after it
+    rebooted = _staging(tmp_path, "reboot", {**_owner(os.getpid()), "started": psutil.boot_time() - 3600.0})
+    reused = _staging(tmp_path, "reused", {**_owner(os.getpid()), "started": psutil.Process().create_time() - 5})  # our pid, not our start
     live = _staging(tmp_path, "live", _owner(os.getpid()))
     foreign = _staging(tmp_path, "foreign", None)  # same prefix, no marker: not ours to judge
     garbled = _staging(tmp_path, "garbled", None)
@@ -196,6 +181,7 @@ def test_stale_staging_folders_of_dead_runs_are_removed_and_nothing_else(tmp_pat
     assert STAGING_MARKER not in _listing(tmp_path / "out")  # the marker never reaches the output
 
 
+@pytest.mark.slow
 def test_a_sigkilled_runs_staging_folder_is_removed_by_the_next_run(root, tmp_path):
     out = tmp_path / "out"
     _run_killed_while_writing(root, out)
@@ -205,6 +191,7 @@ def test_a_sigkilled_runs_staging_folder_is_removed_by_the_next_run(root, tmp_pa
     assert not any(p.name.startswith(".measure-staging-") for p in tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_the_report_measures_in_a_child_process_whose_errors_come_back_whole():
     """measure report runs the measurement in a forked child (its memory goes when it ends): a
     result comes back, and an exception keeps its type and message, whatever its __init__ takes."""

@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from measure.cli import main
 from measure.runner import progress
 
@@ -57,10 +59,14 @@ def test_quiet_prints_nothing_even_on_a_terminal():
 
 def test_the_library_is_silent_unless_a_progress_is_shown():
     assert not progress.current().bar and not progress.current().summary
-    mine = progress.for_terminal(stream=io.StringIO())
+    out = FakeTerminal()
+    mine = progress.for_terminal(stream=out)
     with progress.shown(mine):
         assert progress.current() is mine
+        mine.start(total=2, total_bytes=2)
+        mine.advance(1)
     assert progress.current() is not mine
+    assert mine._tqdm is None and out.getvalue().endswith("\r")  # the block's end removed the bar (tqdm's leave=False)
 
 
 def test_run_not_on_a_terminal(parity_root, tmp_path, capsys):
@@ -74,6 +80,7 @@ def test_run_not_on_a_terminal(parity_root, tmp_path, capsys):
     assert capsys.readouterr() == ("", "")
 
 
+@pytest.mark.slow
 def test_run_on_a_terminal_shows_progress(parity_root, tmp_path):
     """`measure run` with its stderr on a pseudo-terminal draws a bar, then the summary line."""
     master, slave = pty.openpty()
@@ -106,12 +113,20 @@ def test_run_on_a_terminal_shows_progress(parity_root, tmp_path):
     assert last.startswith("measured 15 of 15 sessions under projects/") and "MB/s)" in last
 
 
-def test_a_plain_callback_still_works(parity_root, tmp_path):
+def test_a_progress_given_to_the_library_counts_every_session(parity_root, tmp_path):
     from measure.runner.run import run_measurement
 
     seen = []
-    run_measurement(parity_root / "projects", tmp_path / "o", jobs=1, progress=lambda done, total: seen.append((done, total)))
+
+    class Recording(progress.Progress):
+        def advance(self, n_bytes: int = 0) -> None:
+            super().advance(n_bytes)
+            seen.append((self.done, self.total))
+
+    mine = Recording()
+    run_measurement(parity_root / "projects", tmp_path / "o", jobs=1, progress=mine)
     assert seen == [(i, 15) for i in range(1, 16)]
+    assert mine.done_bytes == mine.total_bytes > 0
 
 
 def test_extract_shows_its_calls_on_a_terminal_and_nothing_with_quiet(tmp_path, monkeypatch, capsys):

@@ -63,4 +63,4 @@ def test_redacted_outcomes_hold_no_name():
     text = repr(o)
     for name in ("login", "Explore", "agent-a'", "'p/", "toolu_1", "'s'"):
         assert name not in text, name
-    assert o.redacted and o.session_path == redact_path("p/s.jsonl")
+    assert o.session_path == redact_path("p/s.jsonl")

@@ -472,7 +472,9 @@ def test_sessions_of_a_run_made_for_all_are_measured_again_with_their_run_level_
 
 
 def test_readme_documents_every_table_notebook_figure_and_report_option():
-    from measure.cli import _subparsers, build_parser
+    import click
+
+    from measure.cli import cli
     from measure.report import plots
     from measure.schema import TABLES
 
@@ -483,10 +485,9 @@ def test_readme_documents_every_table_notebook_figure_and_report_option():
         assert f"`{source.stem}`" in readme, source.stem
     for name in plots.FIGURES:
         assert name in readme, name
-    parser = _subparsers(build_parser())["report"]
-    for action in parser._actions:
-        for flag in action.option_strings:
-            if flag.startswith("--") and flag != "--help":
+    for param in cli.get_command(click.Context(cli), "report").params:
+        for flag in param.opts:
+            if flag.startswith("--"):
                 assert f"`{flag}" in readme, flag
     assert "## Performance" in readme
 

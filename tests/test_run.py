@@ -170,17 +170,13 @@ def test_redact_hashes_task_ids_of_the_cost_tables(tmp_path):
     assert tokens["session_path"].str.starts_with("sha256:").all() and tokens["models"].str.starts_with("claude").any()
 
 
-@pytest.mark.parametrize("python_rows", [10_000, 0], ids=["python", "polars"])
-def test_csv_cells_are_injection_safe_and_text_is_valid_utf8(monkeypatch, python_rows):
-    from measure.runner import tables
+def test_csv_cells_are_injection_safe_and_text_is_valid_utf8():
     from measure.runner.tables import csv_safe, text_cell
 
-    # small tables are checked in Python, large ones by a polars query: both must agree
-    monkeypatch.setattr(tables, "CSV_SAFE_PYTHON_ROWS", python_rows)
-    cells = ["=1+1", "+x", "-home-x", "@SUM", "\tt", "\rr", "plain", "a=b", "", "'q", None]
+    cells = ["=1+1", "+x", "-home-x", "@SUM", "\tt", "\rr", "plain", "a=b", "", "'q", None, " =x", "\n=x"]
     df = pl.DataFrame({"a": cells, "b": ["ok"] * len(cells), "n": list(range(-1, len(cells) - 1))})
     out = csv_safe(df)
-    assert out["a"].to_list() == ["'=1+1", "'+x", "'-home-x", "'@SUM", "'\tt", "'\rr", "plain", "a=b", "", "'q", None]
+    assert out["a"].to_list() == ["'=1+1", "'+x", "'-home-x", "'@SUM", "'\tt", "'\rr", "plain", "a=b", "", "'q", None, " =x", "\n=x"]
     assert out["b"].to_list() == df["b"].to_list() and out["n"].to_list() == df["n"].to_list()  # safe text, numbers untouched
     assert df["a"].to_list() == cells  # the frame given (Parquet's values) is not changed
     assert text_cell("name\udcff\udcfe") == "name\\xff\\xfe"  # a file name byte that is not UTF-8
@@ -188,15 +184,23 @@ def test_csv_cells_are_injection_safe_and_text_is_valid_utf8(monkeypatch, python
     assert text_cell("ok é") == "ok é"
 
 
+def test_a_table_is_written_as_a_safe_csv_and_an_unchanged_parquet(tmp_path):
+    from measure.runner import tables
+
+    df = pl.DataFrame({"path": ["-a", "b", "=c", None, "d", "+e", "f"], "x": [1.5, None, 2.0, 3.25, 0.1, 7.0, 1e21]})
+    tables.write_tables({"t": df}, tmp_path)
+    assert (tmp_path / "t.csv").read_bytes() == b"path,x\n'-a,1.5\nb,\n'=c,2.0\n,3.25\nd,0.1\n'+e,7.0\nf,1e+21\n"
+    assert pl.read_parquet(tmp_path / "t.parquet")["path"].to_list() == df["path"].to_list()
+
+
 def test_a_csv_written_in_slices_is_the_csv_written_at_once(tmp_path, monkeypatch):
     """Tables over CSV_SLICE_ROWS are written slice by slice (csv_safe copies one slice's text at a
-    time): the bytes are those of the table written whole, by both csv_safe paths."""
+    time): the bytes are those of the table written whole."""
     from measure.runner import tables
 
     df = pl.DataFrame({"path": ["-a", "b", "=c", None, "d", "+e", "f"], "x": [1.5, None, 2.0, 3.25, 0.1, 7.0, 1e21]})
     tables.write_tables({"t": df}, tmp_path / "whole")
     monkeypatch.setattr(tables, "CSV_SLICE_ROWS", 2)
-    monkeypatch.setattr(tables, "CSV_SAFE_PYTHON_ROWS", 1)
     tables.write_tables({"t": df}, tmp_path / "sliced")
     whole, sliced = (tmp_path / "whole" / "t.csv").read_bytes(), (tmp_path / "sliced" / "t.csv").read_bytes()
     assert whole == sliced and whole.count(b"path,x") == 1 and b"'-a" in whole and b"'=c" in whole

@@ -140,7 +140,7 @@ def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None
             root, tmp,
             RunParams.from_options(max_total_chars=p.budget, max_event_chars=p.max_event_text_length, template=p.template_path,
                                    sessions=p.sessions, strategies=("link", "fold"), file_time_ms=p.file_time_ms),
-            jobs=jobs, cache_dir=cache_dir, progress=lambda done, total: None,
+            jobs=jobs, cache_dir=cache_dir, progress=progress.Progress(),  # silent: the bar counts calls
         )
         sessions_table = pl.read_parquet(Path(tmp) / "sessions.parquet")
     chosen = select_sessions(sessions_table, p.select, p.max_sessions, list(p.sessions))

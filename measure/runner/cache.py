@@ -1,36 +1,37 @@
 """The incremental cache: a session's key (files, parameters, code) and its stored outcome.
 
-Entries are JSON behind a version header (a format that cannot execute code when loaded),
-written to a temporary file and renamed into place. An entry that fails to load for any
-reason is a miss: logged, measured again and replaced.
+Entries are JSON behind a version header (a format that cannot execute code when loaded), a whole
+run's files one zip, each written to a temporary file and renamed into place. An entry that fails
+to load for any reason is a miss: logged, measured again and replaced.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
 import logging
 import math
 import os
-import shutil
 import time
+import zipfile
 from dataclasses import asdict
 from pathlib import Path
 
 import orjson
+import psutil
 
 from measure.akm.read import rel
 from measure.runner.inputs import FileState
 from measure.runner.job import RunParams, SessionOutcome
-from measure.runner.outputs import pid_alive
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 2
-ENTRY_HEADER = b"measure-cache 2\n"
-RUN_HEADER = b"measure-cache-run 2\n"
-RUN_META = "run-entry.json"
+CACHE_VERSION = 3
+ENTRY_HEADER = f"measure-cache {CACHE_VERSION}\n".encode()
+RUN_SUMMARY = "summary.json"
+"""The last member of a whole run's zip: its RunSummary counts (the run's files come before it)."""
 #: Whole runs kept (the most recent); each is a copy of one run's tables.
 KEEP_RUNS = 8
 #: A `.tmp` file older than this, or whose writer is gone, is a leftover (a full disk, a kill).
@@ -75,35 +76,16 @@ def run_key(session_keys: list[str], listed: list[str], errors: list[dict], root
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _decode_run_meta(data: bytes) -> dict:
-    if not data.startswith(RUN_HEADER):
-        raise ValueError("not a measure run entry of this version")
-    try:
-        meta = orjson.loads(data[len(RUN_HEADER) :])
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc}") from None
-    files, summary = (meta.get("files"), meta.get("summary")) if isinstance(meta, dict) else (None, None)
-    if not isinstance(files, dict) or not files or not isinstance(summary, dict):
-        raise ValueError("wrong shape")
-    for name, digest in files.items():
-        if not isinstance(digest, str) or not isinstance(name, str) or os.path.basename(name) != name or name.startswith("."):
-            raise ValueError(f"bad file name {name!r}")
-    if not all(isinstance(summary.get(k), int) for k in ("measured", "errors")):
-        raise ValueError("wrong shape: summary")
-    return meta
-
-
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "measure"
 
 
 class Cache:
-    """Session outcomes by key under one directory (`<key[:2]>/<key>.json`)."""
+    """Session outcomes by key under one directory (`<key[:2]>/<key>.json`), whole runs under `runs/`."""
 
     def __init__(self, directory: str | os.PathLike):
         self.dir = Path(directory)
-        self.damaged = 0
 
     def entry(self, key: str) -> Path:
         return self.dir / key[:2] / f"{key}.json"
@@ -112,139 +94,100 @@ class Cache:
         """The stored outcome, or None (a miss) when absent or not loadable."""
         path = self.entry(key)
         try:
-            data = path.read_bytes()
+            return decode(path.read_bytes())
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            return self._damaged(path, f"unreadable: {exc.strerror or exc}")
-        try:
-            return decode(data)
-        except ValueError as exc:
-            return self._damaged(path, str(exc))
-
-    def _damaged(self, path: Path, why: str) -> None:
-        self.damaged += 1
-        log.warning("measure: cache entry %s ignored (%s); measuring the session again", path.name, why)
-        return None
+        except (OSError, ValueError) as exc:
+            return _damaged(path, exc)
 
     def store(self, key: str, outcome: SessionOutcome) -> bool:
         """Write an entry atomically; False when it was not written (a cache only costs time)."""
         data = encode(outcome)
-        if data is None:
-            return False
-        path = self.entry(key)
+        return data is not None and self._write(self.entry(key), lambda f: f.write(data))
+
+    def _write(self, path: Path, write) -> bool:
+        """`write(file)` into a temporary file renamed to `path`; False when that failed (logged when the disk is full)."""
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as f:
-                f.write(data)
+                write(f)
             os.replace(tmp, path)
             return True
         except OSError as exc:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                 log.warning("measure: cache %s is full; results are not cached", self.dir)
             return False
 
     # --- whole runs: when every session and the listing are unchanged, the written tables are too
 
-    def run_dir(self, run_key: str) -> Path:
-        return self.dir / "runs" / run_key
+    def run_entry(self, run_key: str) -> Path:
+        return self.dir / "runs" / f"{run_key}.zip"
 
     def load_run(self, run_key: str, out: Path) -> dict | None:
         """Copy a stored run's files into `out` and return its summary, or None (a miss)."""
-        d = self.run_dir(run_key)
+        path = self.run_entry(run_key)
         try:
-            data = (d / RUN_META).read_bytes()
+            with zipfile.ZipFile(path) as z:
+                *names, last = z.namelist()
+                if last != RUN_SUMMARY or any(os.path.basename(n) != n or n.startswith(".") for n in names):
+                    raise ValueError("not a measure run entry of this version")
+                damaged = z.testzip()  # every member against its CRC
+                if damaged is not None:
+                    raise ValueError(f"{damaged} does not match its checksum")
+                summary = orjson.loads(z.read(RUN_SUMMARY))
+                if not (isinstance(summary, dict) and all(type(summary.get(k)) is int for k in ("measured", "errors"))):
+                    raise ValueError("wrong shape: summary")
+                for name in names:  # in the order a fresh run wrote them (run.json last)
+                    (out / name).write_bytes(z.read(name))
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            return self._damaged(d, f"unreadable: {exc.strerror or exc}")
-        try:
-            meta = _decode_run_meta(data)
-            blobs = {}
-            for name, digest in meta["files"].items():
-                blob = (d / name).read_bytes()
-                if hashlib.sha256(blob).hexdigest() != digest:
-                    raise ValueError(f"{name} does not match its digest")
-                blobs[name] = blob
-        except (ValueError, OSError) as exc:
-            return self._damaged(d, str(exc))
-        out.mkdir(parents=True, exist_ok=True)
-        for name in sorted(blobs, key=lambda n: n == "run.json"):  # run.json last, as a fresh run writes it
-            (out / name).write_bytes(blobs[name])
-        return meta["summary"]
+        except (OSError, ValueError, zipfile.BadZipFile) as exc:
+            return _damaged(path, exc)
+        return summary
 
     def store_run(self, run_key: str, out: Path, names: list[str], summary: dict) -> None:
-        """Keep a copy of a finished run's files (a failure only costs the next run time)."""
-        d = self.run_dir(run_key)
-        tmp = d.with_name(f"{run_key}.{os.getpid()}.tmp")
-        try:
-            tmp.mkdir(parents=True, exist_ok=True)
-            files = {}
-            for name in names:
-                blob = (out / name).read_bytes()
-                (tmp / name).write_bytes(blob)
-                files[name] = hashlib.sha256(blob).hexdigest()
-            (tmp / RUN_META).write_bytes(RUN_HEADER + orjson.dumps({"files": files, "summary": summary}))
-            if d.exists():
-                shutil.rmtree(d, ignore_errors=True)
-            os.replace(tmp, d)
-        except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                log.warning("measure: cache %s is full; the run is not cached", self.dir)
-            return
-        self._prune_runs()
+        """Keep a copy of a finished run's files, then only the KEEP_RUNS most recent runs."""
+        def write(f) -> None:
+            with zipfile.ZipFile(f, "w") as z:  # stored, not compressed: Parquet is compressed already
+                for name in names:
+                    z.write(out / name, name)
+                z.writestr(RUN_SUMMARY, orjson.dumps(summary))
 
-    def _prune_runs(self) -> None:
-        try:
-            runs = sorted((e for e in os.scandir(self.dir / "runs") if e.is_dir() and not e.name.endswith(".tmp")),
-                          key=lambda e: e.stat().st_mtime, reverse=True)
-        except OSError:
-            return
-        for e in runs[KEEP_RUNS:]:
-            shutil.rmtree(e.path, ignore_errors=True)
+        if self._write(self.run_entry(run_key), write):
+            with contextlib.suppress(OSError):  # another run pruning at the same time
+                runs = sorted((self.dir / "runs").glob("*.zip"), key=lambda p: p.stat().st_mtime, reverse=True)
+                for old in runs[KEEP_RUNS:]:
+                    old.unlink()
 
-    def clean_tmp(self, now: float | None = None) -> int:
-        """Remove `.tmp` files a crashed or starved writer left behind; returns how many."""
+    def clean_tmp(self, now: float | None = None) -> None:
+        """Remove the `.tmp` files a crashed or starved writer left behind."""
         now = time.time() if now is None else now
-        removed = 0
         try:
-            subdirs = [d for d in os.scandir(self.dir) if d.is_dir(follow_symlinks=False)]
+            subdirs = [Path(d.path) for d in os.scandir(self.dir) if d.is_dir(follow_symlinks=False)]
         except OSError:
-            return 0
-        for sub in [self.dir, *(Path(d.path) for d in subdirs)]:
-            try:
-                names = [e for e in os.scandir(sub) if e.name.endswith(".tmp")]
-            except OSError:
-                continue
-            for e in names:
-                if _tmp_is_stale(e, now):
-                    try:
-                        if e.is_dir(follow_symlinks=False):
-                            shutil.rmtree(e.path)
-                        else:
-                            os.unlink(e.path)
-                        removed += 1
-                    except OSError:
-                        pass
-        return removed
+            return
+        for folder in (self.dir, *subdirs):
+            for tmp in folder.glob("*.tmp"):
+                if _tmp_is_stale(tmp, now):
+                    with contextlib.suppress(OSError):
+                        tmp.unlink()
 
 
-def _tmp_is_stale(entry: os.DirEntry, now: float) -> bool:
-    parts = entry.name.rsplit(".", 2)  # <name>.<pid>.tmp
-    try:
-        pid = int(parts[-2])
-    except (ValueError, IndexError):
-        pid = None
-    if pid is not None and pid != os.getpid() and not pid_alive(pid):
+def _damaged(path: Path, exc: Exception) -> None:
+    why = f"unreadable: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+    log.warning("measure: cache entry %s ignored (%s); measuring the session again", path.name, why)
+    return None
+
+
+def _tmp_is_stale(path: Path, now: float) -> bool:
+    pid = path.name.rsplit(".", 2)[-2]  # <name>.<pid>.tmp
+    if pid.isdigit() and int(pid) != os.getpid() and not psutil.pid_exists(int(pid)):
         return True
     try:
-        return now - entry.stat(follow_symlinks=False).st_mtime > STALE_TMP_S
+        return now - path.lstat().st_mtime > STALE_TMP_S
     except OSError:
         return False
 

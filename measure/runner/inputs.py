@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -44,7 +45,6 @@ class FileState:
     size: int
     mtime_ns: int
     ctime_ns: int
-    ino: int
     digest: str
 
 
@@ -130,7 +130,7 @@ class StatIndex:
         window = RACY_COARSE_NS if st.st_mtime_ns % 1_000_000_000 == 0 == st.st_ctime_ns % 1_000_000_000 else RACY_NS
         racy = int(self.started_ns - max(st.st_mtime_ns, st.st_ctime_ns) < window)
         self.seen[path] = [*stat, digest, racy]
-        return FileState(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, digest)
+        return FileState(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)
 
     def save(self) -> None:
         """Write the entries seen this run (atomically); a failure only costs the next run time."""
@@ -148,7 +148,8 @@ class StatIndex:
             os.replace(tmp, self.path)
         except OSError as exc:
             log.warning("measure: could not write the stat index %s: %s", self.path, exc)
-            _unlink(tmp)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def _load_index(path: Path) -> dict[str, list]:
@@ -174,19 +175,12 @@ def _load_index(path: Path) -> dict[str, list]:
     return entries
 
 
-def _unlink(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
 def fingerprint(root: str, sessions: dict[str, list[FileState]]) -> str:
     """sha256 over every measured file's root-relative path, size and content digest.
 
-    Sessions in path order, each one's files in `session_files` order; the digest line keeps
-    the layout of the earlier per-file key ([size, 0, digest]), so the same files give the
-    same fingerprint as before the stat index.
+    Sessions in path order, each one's files in `session_files` order. The line per file
+    (`path\\0[size, 0, digest]`) is fixed: run.json files of different versions compare equal
+    for the same files only while it is.
     """
     h = hashlib.sha256()
     for parent in sorted(sessions):

@@ -12,9 +12,7 @@ from measure.measurements import tasks  # noqa: F401  (registers the "tasks" lin
 from measure.measurements.background import background_rows
 from measure.measurements.breakdown import session_info_rows
 from measure.measurements.budget_sweep import sweep_rows
-from measure.measurements.cost import (
-    cost_tables,  # its modules register the "usage" and "reads" collectors
-)
+from measure.measurements.cost import cost_tables  # its modules register the "usage" and "reads" collectors
 from measure.measurements.delegation import delegation_rows, delegation_totals
 from measure.measurements.duplicates import async_launch_ids, duplicate_rows
 from measure.measurements.eviction import eviction_rows
@@ -97,7 +95,6 @@ class SessionOutcome:
     session_path: str
     tables: dict[str, list[dict]] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
-    redacted: bool = False  # --redact already applied (see redact.protect_outcome)
 
 
 def _error(path: str, session_path: str | None, kind: str, reason: str, count: int = 1) -> dict:
@@ -113,7 +110,7 @@ def measure_session(root: str, path: str, params: RunParams, template: str) -> S
     gc.disable()
     try:
         outcome = _measure_session(root, path, params, template)
-        # Privacy before the outcome goes anywhere (cache included): issue #17.
+        # Privacy rules before the outcome goes anywhere, the cache included.
         protect_outcome(outcome, params.redact, params.show_excerpts)
         return outcome
     finally:

@@ -14,9 +14,9 @@ class TableBuilder:
 
     `add(position, rows)` takes one session's rows and its place in the run's merge order;
     `frame()` gives exactly what `tables.frame(table, rows)` gives for every session's rows
-    concatenated in that order. Rows wait as Python dicts; `spill()` turns those waiting into an
-    Arrow IPC chunk under `spill_dir` (kept in memory without one). Polars is loaded only by
-    `spill` and `frame`, so a run whose rows never spill loads it once its workers are done.
+    concatenated in that order. Rows wait as Python dicts; `spill()` writes those waiting as an
+    Arrow IPC chunk under `spill_dir`. Polars is loaded only by `spill` and `frame`, so a run
+    whose rows never spill loads it once its workers are done.
     """
 
     def __init__(self, name: str, spill_dir: str | os.PathLike | None = None):
@@ -24,7 +24,7 @@ class TableBuilder:
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
         self.rows: list[dict] = []
         self.positions: list[int] = []
-        self.chunks: list = []  # spilled chunks: paths, or DataFrames without a spill_dir
+        self.chunks: list[Path] = []
         self.arrived = 0  # rows so far: with the position, a sort key no two rows share
 
     def add(self, position: int, rows: list[dict]) -> None:
@@ -48,16 +48,12 @@ class TableBuilder:
         return chunk
 
     def spill(self) -> None:
-        """Move the waiting rows into a chunk (on disk with a spill_dir)."""
+        """Write the waiting rows as one chunk under spill_dir."""
         if not self.rows:
             return
-        chunk = self._waiting()
-        if self.spill_dir is not None:
-            path = self.spill_dir / f"{self.name}-{len(self.chunks):05d}.arrow"
-            chunk.write_ipc(path, compression="uncompressed")
-            self.chunks.append(path)
-        else:
-            self.chunks.append(chunk)
+        path = self.spill_dir / f"{self.name}-{len(self.chunks):05d}.arrow"
+        self._waiting().write_ipc(path, compression="uncompressed")
+        self.chunks.append(path)
 
     def frame(self):
         """The table, sorted as `frame` sorts it; ties keep the merge order (then each session's own)."""
@@ -70,16 +66,10 @@ class TableBuilder:
             df = self._waiting()
             return df.sort(keys, nulls_last=True).drop(_POS, _SEQ)
         self.spill()
-        chunks, self.chunks = self.chunks, []
-        spilled = [c for c in chunks if isinstance(c, Path)]
-        held = [c for c in chunks if not isinstance(c, Path)]
-        del chunks
+        spilled, self.chunks = self.chunks, []
 
-        def column(names: list[str]):
-            # Spilled chunks are read a column set at a time (Arrow IPC reads only those).
-            parts = [pl.scan_ipc(spilled).select(names).collect()] if spilled else []
-            parts += [c.select(names) for c in held]
-            return pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]
+        def column(names: list[str]):  # the spilled chunks read a column set at a time (Arrow IPC reads only those)
+            return pl.scan_ipc(spilled).select(names).collect()
 
         order = column(keys).select(pl.arg_sort_by(keys, nulls_last=True)).to_series()
         # Then the table column by column, each gathered into that order: what is held is the
@@ -95,8 +85,9 @@ class Merged:
     """Every table's builder, plus the errors, for a run; rows spill when too many wait.
 
     Up to HOLD_ROWS rows (all tables together) wait as dicts; past that every table spills
-    its waiting rows. A root of a few hundred sessions never spills (and never loads polars
-    while it measures); 20,000 sessions hold at most HOLD_ROWS rows' dicts at a time.
+    its waiting rows into `spill` (without one, every row waits). A root of a few hundred sessions
+    never spills (and never loads polars while it measures); 20,000 sessions hold at most
+    HOLD_ROWS rows' dicts at a time.
     """
 
     HOLD_ROWS = 20_000
@@ -118,9 +109,8 @@ class Merged:
             self.waiting += len(rows)
         if errors:
             self.errors[position] = errors
-        if self.waiting > self.HOLD_ROWS:
-            if self.spill is not None:
-                self.spill.mkdir(exist_ok=True)
+        if self.waiting > self.HOLD_ROWS and self.spill is not None:
+            self.spill.mkdir(exist_ok=True)
             for b in self.builders.values():
                 b.spill()
             self.waiting = 0

@@ -17,9 +17,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+import psutil
 
 MANIFEST = ".measure-output.json"
 """The file an output folder's writer owns: what wrote the folder and every file it wrote."""
@@ -69,19 +72,6 @@ def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike) -> Pa
     return c
 
 
-def read_manifest(folder: str | os.PathLike) -> dict | None:
-    """The manifest of an output folder, or None when it has none (or an unreadable one)."""
-    p = Path(folder) / MANIFEST
-    try:
-        with open(p, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
-        return None
-    return doc
-
-
 def _listing(folder: Path) -> list[str]:
     """Every file and folder below `folder`, relative, `/`-separated, sorted (no recursion)."""
     found, stack = [], [folder]
@@ -112,8 +102,12 @@ def check_replaceable(out: str | os.PathLike, kind: str) -> None:
         raise OutputError(f"--out {out} cannot be listed ({exc.strerror or exc}); choose another") from exc
     if not present:
         return
-    manifest = read_manifest(p)
-    if manifest is None:
+    try:
+        with open(p / MANIFEST, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
         raise OutputError(
             f"--out {out} is a non-empty folder that measure did not write (no {MANIFEST}); "
             "choose an empty or new folder"
@@ -121,34 +115,13 @@ def check_replaceable(out: str | os.PathLike, kind: str) -> None:
     if manifest.get("kind") != kind:
         raise OutputError(f"--out {out} holds a measure {manifest.get('kind')!r} output, not a {kind}; choose another")
     owned = set(manifest["files"]) | {MANIFEST}
-    owned |= {d + "/" for f in owned for d in _parents(f)}
+    owned |= {f"{d}/" for f in owned for d in PurePosixPath(f).parents if d.name}  # the folders they are in
     foreign = [f for f in present if f not in owned]
     if foreign:
         raise OutputError(
             f"--out {out} holds {len(foreign)} file(s) measure did not write (first: {foreign[0]}); "
             "move them away or choose another folder"
         )
-
-
-def adopt(folder: str | os.PathLike, kind: str, known: set[str]) -> bool:
-    """Give a folder written before manifests existed a manifest, if every file in it is one of
-    `known` (exact relative paths an earlier version wrote). Returns whether it was adopted;
-    a folder holding anything else is left untouched (and `check_replaceable` refuses it)."""
-    p = Path(folder)
-    if not p.is_dir() or p.is_symlink() or read_manifest(p) is not None:
-        return False
-    files = [f for f in _listing(p) if not f.endswith("/")]
-    if not files or any(f not in known for f in files):
-        return False
-    with open(p / MANIFEST, "w", encoding="utf-8") as f:
-        json.dump({"kind": kind, "files": files}, f, indent=1)
-        f.write("\n")
-    return True
-
-
-def _parents(rel: str) -> list[str]:
-    parts = rel.split("/")[:-1]
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 class StagedDir:
@@ -169,7 +142,9 @@ class StagedDir:
         parent = self.out.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
-            self.path = Path(tempfile.mkdtemp(prefix=_STAGING + self.out.name + "-", dir=parent))
+            # Not mkdtemp: its folder would be 0700, the output's mode is the umask's.
+            self.path = parent / f"{_STAGING}{self.out.name}-{os.getpid()}-{secrets.token_hex(4)}"
+            self.path.mkdir()
             with open(self.path / STAGING_MARKER, "w", encoding="utf-8") as f:
                 json.dump(_owner(os.getpid()), f)
         except OSError as exc:
@@ -203,7 +178,6 @@ class StagedDir:
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(self.path, 0o777 & ~_umask())  # mkdtemp makes it 0700
         check_replaceable(self.out, self.kind)  # nothing foreign arrived while we worked
         retired = None
         if os.path.lexists(self.out):
@@ -221,80 +195,44 @@ class StagedDir:
         return self.out
 
 
-def _boot_id() -> str | None:
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def _start_ticks(pid: int) -> int | None:
-    """When process `pid` started (clock ticks after boot, /proc/<pid>/stat field 22), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(b")") + 2 :].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _owner(pid: int) -> dict:
-    return {"writer": "measure", "pid": pid, "boot_id": _boot_id(), "start_ticks": _start_ticks(pid)}
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (someone else's included)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, someone else's
-    return True
+    return {"writer": "measure", "pid": pid, "started": psutil.Process(pid).create_time()}
 
 
 def _alive(owner: dict) -> bool:
-    """Whether the process a staging marker names is still running (a reused pid is not it)."""
-    pid = owner["pid"]
-    if owner.get("boot_id") is not None and owner["boot_id"] != _boot_id():
-        return False  # written before the machine restarted
-    if not pid_alive(pid):
+    """Whether the process a staging marker names is still running: a process holding its pid
+    that started later (the pid was reused, or the machine restarted) is not it."""
+    try:
+        # A second of slack: create times are read from the system clock, which may be adjusted.
+        return psutil.Process(owner["pid"]).create_time() <= owner["started"] + 1
+    except psutil.NoSuchProcess:
         return False
-    started = _start_ticks(pid)
-    return owner.get("start_ticks") is None or started is None or started == owner["start_ticks"]
+    except psutil.Error:
+        return True  # cannot tell: keep the folder
 
 
-def remove_stale_staging(out: str | os.PathLike) -> list[Path]:
+def remove_stale_staging(out: Path) -> None:
     """Remove the staging folders of `out` that a killed `measure` left beside it.
 
     Only a real folder named `.measure-staging-<out name>-*` holding a STAGING_MARKER that names
     a process no longer running is removed; anything else (no marker, a marker that does not
-    parse, a live writer, a link) is left alone. Returns what was removed.
+    parse, a live writer, a link) is left alone.
     """
-    out = Path(os.path.abspath(os.fspath(out)))
-    removed = []
     try:
         entries = list(os.scandir(out.parent))
     except OSError:
-        return removed
+        return
     for e in entries:
         if not e.name.startswith(_STAGING + out.name + "-") or not e.is_dir(follow_symlinks=False):
             continue
         try:
             with open(Path(e.path) / STAGING_MARKER, encoding="utf-8") as f:
                 owner = json.load(f)
-            if not (isinstance(owner, dict) and owner.get("writer") == "measure" and type(owner.get("pid")) is int):
+            if not (isinstance(owner, dict) and owner.get("writer") == "measure" and type(owner.get("pid")) is int
+                    and type(owner.get("started")) is float):
                 continue
         except (OSError, ValueError):
             continue
         if not _alive(owner):
             shutil.rmtree(e.path, ignore_errors=True)
-            removed.append(Path(e.path))
-    return removed
 
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -9,9 +9,10 @@ _STRUCTURAL = ("subagents", "workflows", "tool-results", "journal.jsonl", "journ
 _PREFIXES = ("agent-", "wf_")
 _SUFFIXES = (".meta.json", ".jsonl")
 
-#: Columns holding a root-relative path, and columns holding a name, id or transcript text.
+#: Columns holding a root-relative path, and columns holding a name, id or transcript text
+#: (task_id: the background task ids of the cost tables; project: a project folder's name).
 PATH_COLUMNS = ("session_path", "subagent_path", "path")
-TEXT_COLUMNS = ("session_id", "description", "agent_type", "tool_use_id", "task_id", "project")  # task_id: #12; project: #14
+TEXT_COLUMNS = ("session_id", "description", "agent_type", "tool_use_id", "task_id", "project")
 
 
 def redact(value: str | None) -> str | None:
@@ -74,7 +75,7 @@ def redact_row(row: dict) -> None:
         row["agent_id"] = redact_agent_id(row["agent_id"])
     if "reason" in row and "kind" in row:
         row["reason"] = redact_reason(row["kind"], row["reason"])
-    if row.get("dimension") == "project" and row.get("value"):  # the breakdown table (#14)
+    if row.get("dimension") == "project" and row.get("value"):  # the breakdown table's project folder
         row["value"] = redact(row["value"])
 
 
@@ -96,8 +97,7 @@ def protect_outcome(outcome, redact_names: bool, show_excerpts: bool) -> None:
     - without `show_excerpts`, transcript-derived text (subagent descriptions) is dropped;
     - text read through a symlink leaving the sessions root (an `outside_link` errors row) is
       never copied: description, agent type and tool-use id of such files are dropped;
-    - with `redact_names`, every row is redacted (see `redact_row`), and the outcome is marked so
-      the run does not redact it twice.
+    - with `redact_names`, every row is redacted (see `redact_row`), and the session's path too.
     """
     outside = {e["path"] for e in outcome.errors if e.get("kind") == "outside_link"}
     parent_outside = outcome.session_path in outside
@@ -117,4 +117,3 @@ def protect_outcome(outcome, redact_names: bool, show_excerpts: bool) -> None:
             for row in rows:
                 redact_row(row)
         outcome.session_path = redact_path(outcome.session_path)
-        outcome.redacted = True

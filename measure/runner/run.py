@@ -7,11 +7,9 @@ import hashlib
 import json
 import os
 import platform
-import re
 import shutil
-import sys
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from importlib.metadata import version
 from pathlib import Path
 
 from measure import __version__
@@ -28,14 +26,15 @@ from measure.runner.inputs import FileState, StatIndex, session_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.merge import Merged
 from measure.runner.outputs import StagedDir, check_cache_dir
-from measure.runner.progress import Progress
-from measure.runner.progress import resolve as resolve_progress
+from measure.runner.progress import Progress, current
 from measure.runner.redact import _redact_rows, redact, redact_path
 from measure.runner.select import select_sessions
 
 
 @dataclass(frozen=True)
 class RunSummary:
+    """What a run measured and where it wrote the tables."""
+
     sessions: int
     measured: int
     errors: int
@@ -55,15 +54,8 @@ def orphan_errors(root: str) -> list[dict]:
             session_dir = os.path.dirname(dirpath)
             if session_dir != root and not os.path.exists(session_dir + ".jsonl"):
                 n = sum(1 for p in walk_files(dirpath) if p.endswith(".jsonl"))
-                rows.append(
-                    _error(
-                        rel(dirpath, root),
-                        None,
-                        "orphan_subagents",
-                        f"{n} subagent transcript(s) whose parent session file is missing; akm never reads them",
-                        n,
-                    )
-                )
+                reason = f"{n} subagent transcript(s) whose parent session file is missing; akm never reads them"
+                rows.append(_error(rel(dirpath, root), None, "orphan_subagents", reason, n))
             continue
         try:
             with os.scandir(dirpath) as it:
@@ -87,7 +79,7 @@ def run_measurement(
     params: RunParams = RunParams(),
     jobs: int | None = None,
     cache_dir: str | os.PathLike | None = None,
-    progress: Progress | Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     executor: str = "local",
     scheduler: str | None = None,
 ) -> RunSummary:
@@ -97,8 +89,7 @@ def run_measurement(
     cluster at `scheduler`, or a LocalCluster of `jobs` workers when None). With a
     `cache_dir`, sessions whose files, parameters and code are unchanged are not measured.
     `progress` (default: `measure.runner.progress.current()`, silent unless the command line
-    made one active) is told the sessions and the bytes to measure, and stopped when they are
-    measured; a plain `callback(done, total)` is called after each session instead.
+    made one active) is told the sessions and the bytes to measure, and stopped when they are.
     """
     root = os.path.abspath(os.fspath(root))
     if not os.path.isdir(root):
@@ -106,18 +97,13 @@ def run_measurement(
     if cache_dir:
         check_cache_dir(cache_dir, root)
     # Before any work: --out outside the root, replaceable, writable; written into a staging
-    # sibling and renamed into place only when complete (issue #17).
-    staged = StagedDir(out_dir, "run", root)
-    try:
-        summary = _measure_into(root, staged.path, params, jobs, cache_dir, progress, executor, scheduler)
-    except BaseException:
-        staged.abort()
-        raise
-    staged.commit()
+    # sibling and renamed into place only when complete, so a killed run leaves the last output.
+    with StagedDir(out_dir, "run", root) as staging:
+        summary = _measure_into(root, staging, params, jobs, cache_dir, progress or current(), executor, scheduler)
     return replace(summary, out_dir=os.fspath(out_dir))
 
 
-def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, progress, executor, scheduler) -> RunSummary:
+def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar: Progress, executor, scheduler) -> RunSummary:
     template = load_template(params.template_path)
     list_errors: list = []
     listings = list_sessions(
@@ -142,17 +128,12 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
     states: dict[str, list[FileState]] = {}
     keys: list[str | None] = []
     for s in order:
-        files, key = [], None
         try:
-            files = [index.state(p) for p in session_files(s.path)]
-            if cache is not None:
-                key = session_key(root, s.path, files, params, template)
-        except OSError:
-            # unreadable now: measure it and let the reader report why
-            files = [f for f in (_try_state(index, p) for p in session_files(s.path)) if f is not None]
-        states[s.path] = files
-        keys.append(key)
-    out = Path(out_dir)
+            states[s.path] = [index.state(p) for p in session_files(s.path)]
+            keys.append(session_key(root, s.path, states[s.path], params, template) if cache else None)
+        except OSError:  # unreadable now: measure it and let the reader report why
+            states[s.path] = [f for f in (_try_state(index, p) for p in session_files(s.path)) if f is not None]
+            keys.append(None)
     whole = None
     if cache is not None and all(keys):
         # Every session and the listing unchanged: the tables are the stored ones, copied
@@ -161,10 +142,9 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
         hit = cache.load_run(whole, out)
         if hit is not None:
             index.save()
-            bar = resolve_progress(progress)
-            bar.start(len(order), 0)
+            bar.start(len(order))
             for _ in order:
-                bar.advance(0)
+                bar.advance()
             bar.stop()
             return RunSummary(len(listings), hit["measured"], hit["errors"], os.fspath(out), len(order), index.hashed, index.reused)
     per_session = cache is not None and not params.redact
@@ -177,29 +157,23 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
     # so the tables are the ones a merge in that order gives.
     spill = out / ".measure-spill"  # inside the staging folder: removed below, or with it
     merged = Merged(spill)
-    bar = resolve_progress(progress)
     todo = []
-    cached = 0
     for i, k in enumerate(keys):
         o = cache.load(k) if per_session and k else None
         if o is None:
             todo.append(i)
         else:
             _merge(merged, i, o, rank)
-            cached += 1
     tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path])) for i in todo]
     bar.start(len(order), sum(t.size for t in tasks))  # bytes: what is measured now, not what the cache holds
-    for _ in range(cached):
-        bar.advance(0)
-
-    def arrived(t: int, o: SessionOutcome) -> None:
+    for _ in range(len(order) - len(todo)):
+        bar.advance()
+    for t, o in run_tasks(tasks, jobs, executor, scheduler):
         i = todo[t]
-        # An internal error is not cached: a fixed measure should try again.
-        if per_session and keys[i] and not any(e["kind"] == "internal_error" for e in o.errors):
+        if per_session and keys[i] and not _internal_error(o.errors):  # a fixed measure should try again
             cache.store(keys[i], o)
         _merge(merged, i, o, rank)
-
-    run_tasks(tasks, jobs=jobs, executor=executor, scheduler=scheduler, progress=bar, sink=arrived)
+        bar.advance(tasks[t].size)
     bar.stop()
     index.save()
     from measure.runner.tables import Rows, frame, write_tables  # polars: only when tables are built
@@ -207,20 +181,17 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
 
     for pos in sorted(merged.errors):
         errors.extend(merged.errors[pos])
-    # One table at a time: built, written, and let go unless a whole-run table reads it.
-    keep = {"llm_calls", "sessions", "eviction", "session_info", "subagents"}
-    frames: dict = {}
     heights: dict[str, int] = {}
-    written: dict[str, list[Path]] = {}
 
     def emit(name: str, df) -> None:
         heights[name] = df.height
-        written[name] = write_tables({name: df}, out)
+        write_tables({name: df}, out)
 
-    # The tables the whole-run tables read first, then those, then every other one alone.
-    for name in [n for n in TABLES if n in keep]:
-        frames[name] = merged.frame(name)
-        emit(name, frames[name])
+    # One table at a time, built, written and let go: first the tables the whole-run tables
+    # read (kept until those are built), then those, then every other one.
+    frames = {}
+    for name in (n for n in TABLES if n in _READ_BY_DERIVED):
+        emit(name, frames.setdefault(name, merged.frame(name)))
     run_cost = run_cost_rows(Rows(frames["llm_calls"]), run_order, params.session_cap)
     derived = {
         "run_cost": run_cost,
@@ -235,17 +206,22 @@ def _measure_into(root: str, out_dir: Path, params: RunParams, jobs, cache_dir, 
         emit(name, frame(TABLES[name], rows))
     del derived
     for name in TABLES:
-        if name not in keep and name not in _DERIVED:
+        if name not in heights:
             emit(name, merged.frame(name))
     shutil.rmtree(spill, ignore_errors=True)
     _write_run_json(out, root, params, listings, heights, inputs.fingerprint(root, states))
-    if whole is not None and cache is not None and not any(e["kind"] == "internal_error" for e in errors):
-        cache.store_run(whole, out, [p.name for name in sorted(written) for p in written[name]] + ["run.json"], {"measured": measured, "errors": len(errors)})
-    return RunSummary(len(listings), measured, len(errors), os.fspath(out), cached, index.hashed, index.reused)
+    if whole is not None and not _internal_error(errors):
+        files = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))  # the staging marker aside
+        cache.store_run(whole, out, files, {"measured": measured, "errors": len(errors)})
+    return RunSummary(len(listings), measured, len(errors), os.fspath(out), len(order) - len(todo), index.hashed, index.reused)
 
 
-_DERIVED = ("run_cost", "verdict", "breakdown", "errors")
-"""Tables built from the whole run's rows (and the errors, gathered apart), not merged per session."""
+_READ_BY_DERIVED = ("llm_calls", "sessions", "eviction", "session_info", "subagents")
+"""The tables the whole-run tables (run_cost, verdict, breakdown) are built from."""
+
+
+def _internal_error(errors: list[dict]) -> bool:
+    return any(e["kind"] == "internal_error" for e in errors)
 
 
 def _merge(merged: Merged, position: int, o: SessionOutcome, rank: dict[str, int]) -> None:
@@ -270,42 +246,7 @@ def _size(path: str) -> int:
 
 @functools.lru_cache(maxsize=1)
 def _versions() -> dict:
-    found = {"measure": __version__, "python": platform.python_version()}
-    found.update(installed_versions(("orjson", "polars", "matplotlib")))
-    return found
-
-
-def installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
-    """Each distribution's version, from its `<name>-<version>.dist-info` folder on sys.path:
-    what importlib.metadata finds first, without loading it (15 ms of a warm re-run's 0.15 s).
-    A distribution not installed as a wheel is asked of importlib.metadata."""
-    found: dict[str, str | None] = {}
-    wanted = {_normalized(n): n for n in names}
-    for entry in sys.path:
-        try:
-            folders = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for folder in folders:
-            if folder.endswith(".dist-info"):
-                name, _, version = folder[: -len(".dist-info")].partition("-")
-                n = wanted.get(_normalized(name))
-                if n is not None and n not in found and version:
-                    found[n] = version
-    for n in names:
-        if n not in found:
-            from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-
-            try:
-                found[n] = version(n)
-            except PackageNotFoundError:
-                found[n] = None
-    return {n: found[n] for n in names}
-
-
-def _normalized(name: str) -> str:
-    """A distribution name as PEP 503 compares them (case, and runs of - _ . alike)."""
-    return re.sub(r"[-_.]+", "_", name).lower()
+    return {"measure": __version__, "python": platform.python_version(), **{n: version(n) for n in ("orjson", "polars", "matplotlib")}}
 
 
 def _write_run_json(out: Path, root: str, params: RunParams, listings, heights: dict[str, int], fingerprint: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Sequence
 
 from measure.akm.read import rel
@@ -46,26 +47,16 @@ def closest_ids(value: str, ids: Iterable[str], n: int = 3) -> list[str]:
     key = value.split("/")[-1].removesuffix(".jsonl")
 
     def score(i: str) -> tuple[float, str]:
-        prefix = len(_common_prefix(key, i))
-        return (-(prefix + difflib.SequenceMatcher(None, key, i).ratio()), i)
+        return (-(len(os.path.commonprefix([key, i])) + difflib.SequenceMatcher(None, key, i).ratio()), i)
 
     return sorted(ids, key=score)[:n]
 
 
-def _common_prefix(a: str, b: str) -> str:
-    k = 0
-    while k < min(len(a), len(b)) and a[k] == b[k]:
-        k += 1
-    return a[:k]
-
-
 def select_sessions(listings: Sequence, wanted: Iterable[str], root: str) -> list:
     """The listings named by `wanted` (listing order kept); raises UnknownSessions for a value naming none."""
-    wanted = [w for w in dict.fromkeys(wanted)]
+    wanted = list(dict.fromkeys(wanted))
     paths = [rel(s.path, root) for s in listings]
-    chosen = [
-        s for s, p in zip(listings, paths) if any(matches(w, s.session_id, p) for w in wanted)
-    ]
+    chosen = [s for s, p in zip(listings, paths) if any(matches(w, s.session_id, p) for w in wanted)]
     missing = {
         w: closest_ids(w, [s.session_id for s in listings])
         for w in wanted

@@ -14,7 +14,7 @@
 #   cli          `measure synth ...` and `python -m measure.synth`
 
 from measure.synth.build import DEFAULT_REAL_SUBSET, SynthSummary, copy_real, generate
-from measure.synth.cli import add_arguments, main, run
+from measure.synth.cli import main
 from measure.synth.lines import flat_text, iso
 from measure.synth.shapes import (
     S840_SESSIONS,
@@ -24,6 +24,6 @@ from measure.synth.shapes import (
 from measure.synth.stats import corpus_stats, stats_markdown
 
 __all__ = [
-    "DEFAULT_REAL_SUBSET", "S840_SESSIONS", "SHAPES", "SynthSummary", "add_arguments", "copy_real", "corpus_stats",
-    "flat_text", "generate", "iso", "main", "run", "stats_markdown",
+    "DEFAULT_REAL_SUBSET", "S840_SESSIONS", "SHAPES", "SynthSummary", "copy_real", "corpus_stats",
+    "flat_text", "generate", "iso", "main", "stats_markdown",
 ]
