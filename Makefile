@@ -79,6 +79,10 @@ test: $(STAMP) $(LAB_STAMP) $(S840) ## Unit tests, then nbval re-executes the go
 	$(PY) -m pytest tests/ -q
 	$(PY) -m pytest $(NBVAL) tests/golden -q
 
+.PHONY: test-fast
+test-fast: $(STAMP) $(S840) ## The edit-test loop: unit tests not marked slow (no full reports, clusters, nbval; make test runs everything)
+	$(PY) -m pytest tests/ -q -m "not slow"
+
 .PHONY: golden
 golden: $(STAMP) $(S840) ## Regenerate tests/golden/ from the bundled fixtures (review the diff, then commit)
 	$(PY) -m measure report --golden
