@@ -47,7 +47,7 @@ def in_process_cpu(root: Path, work: Path, rounds: int) -> float:
     for i in range(max(1, rounds)):
         clear_caches()
         with Stopwatch() as watch:
-            run_measurement(root, work / f"in-process{i}", RunParams.from_options(), jobs=1, progress=lambda *_: None)
+            run_measurement(root, work / f"in-process{i}", RunParams.from_options(), jobs=1)
         best = min(best, watch.own_cpu_s)
     return best
 
