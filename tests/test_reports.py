@@ -473,6 +473,25 @@ def test_sessions_of_a_run_made_for_all_are_measured_again_with_their_run_level_
     assert common.load("fixtures/default", default_run)["run_cost"]["sessions"].to_list() == [30] * len(STRATEGIES)
 
 
+def test_the_classification_and_the_stubs_are_stated_from_the_tables(default_run):
+    r = common.load("fixtures/default", default_run)
+    sub, s = r["subagents"], r["sessions"]
+    text = overview.classification_note(r).data
+    delegated = sub.filter(pl.col("kind").is_in(["task_agent", "workflow_agent", "fork"])).height
+    assert text.startswith(f"**{sub.height} subagent transcripts, {delegated} counted as delegated work**")
+    assert delegated == s.filter(pl.col("strategy") == "fold")["delegated_transcripts"].sum()
+    assert "- 1 side question: replays of the parent conversation" in text and "- 2 compaction helpers:" in text
+    assert "- 2 delegated transcript(s) whose launch the user rejected or interrupted" in text
+    launches = overview.launches(r)
+    assert launches["transcripts"].sum() == sub.height
+    assert {"agent_progress", "sidecar_tool_use_id", "tool_result_ack"} <= set(launches["launch_source"])
+    stubs = duplication.stubs_table(r)
+    for name, n in zip(stubs["strategy"], stubs["copies stubbed"]):
+        assert n == s.filter(pl.col("strategy") == name)["stubbed"].sum()
+    would = r["duplicates"]["stub_would_save_chars"].sum()
+    assert f"would save {would:,} raw chars" in duplication.stubs_note(r).data
+
+
 def test_readme_documents_every_table_notebook_figure_and_report_option():
     import click
 
