@@ -204,3 +204,10 @@ def test_a_report_the_freed_budget_displaces_keeps_its_copy(tmp_path):
     assert final not in kept(once)  # a single re-run loses the report
     r = STRATEGIES["fold_dedupe_sync"](ctx)
     assert r.stubbed == 0 and final in kept(r.calls[0]) and r.prompt_sha256 == STRATEGIES["fold"](ctx).prompt_sha256
+    # scoped, as #842: a copy the budget did not keep is left alone, though its report is kept (and a
+    # stub in its place would leave room for the report)
+    assert p > f + stub
+    ctx = context(s, tl, budget=newer + f + stub)
+    assert final in kept(ctx.fold_call) and copy not in kept(ctx.fold_call)
+    r = STRATEGIES["fold_dedupe_sync"](ctx)
+    assert r.stubbed == 0 and r.prompt_sha256 == STRATEGIES["fold"](ctx).prompt_sha256

@@ -296,17 +296,13 @@ def _kept(call: Call) -> set[tuple[float, str]]:
 
 @strategy("fold_dedupe_sync", origin="suite proposal")
 def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
-    """#842's scoped rule extended to synchronous Task results: where fold keeps both the parent's
-    tool-result copy and the subagent's own final report, the copy is stubbed in the folded stream,
-    which is pre-filtered again so the budget it held goes to other content.
+    """#842's scoped rule for synchronous Task results: where fold keeps both the parent's tool-result
+    copy and the subagent's own final report, the copy is stubbed and the folded stream pre-filtered again.
 
-    Stubbing only shrinks events, and the pre-filter decides each event from the newer ones alone:
-    every event newer than the newest stub keeps its place, and so does that stub. An older event
-    (a final report among them) can still lose its place to an older one the freed budget now
-    admits, since the budget pass skips what does not fit and keeps trying. So the re-run is checked:
-    a pair whose final report left the kept set is un-stubbed and the pre-filter runs once more, until
-    every stubbed copy's report is kept (at most once per pair; on fixtures/default and fixtures/real,
-    one re-run).
+    Invariant: stubbing only shrinks events, and the budget pass decides each event from the newer ones,
+    so every event newer than the newest stub, and that stub, keep their place. An older event, a report
+    among them, can still lose its place (the pass skips what does not fit and keeps trying older ones):
+    that pair is then un-stubbed and the pass re-run, until every stubbed copy's report is kept.
     """
     s = ctx.session
     fold = ctx.fold_call

@@ -23,7 +23,8 @@ _TOKENS = re.compile(r"(?:total_tokens:\s*|<subagent_tokens>)(\d+)")
 TASK_TOOLS = frozenset({"Task", "Agent", "Bash", "Skill", "Monitor", "SendMessage", "TaskOutput", "BashOutput", "TaskStop"})
 #: Of those, the tools that spawn a subagent transcript (a forked Skill runs as one, format §8.4).
 SPAWN_TOOLS = frozenset({"Task", "Agent", "Skill"})
-_FOOTER_ID = re.compile(r"agentId: ([^\s(]+)")
+AGENT_ID_LINE = re.compile(r"agentId: ([^\s(]+)")
+"""The `agentId: <id>` line of a Task result's text (the sync footer, format §8.2; an async launch's text, §8.3)."""
 #: What a spawn's tool result says when the user stopped it (real 2.1.3x lines), by launch outcome.
 STOPPED_BY_USER = (("User rejected tool use", "rejected"), ("The user doesn't want to proceed with this tool use", "rejected"),
                    ("[Request interrupted by user for tool use]", "interrupted"))
@@ -215,7 +216,7 @@ def spawn_outcome(result, text: str, is_error: bool) -> tuple[str, str | None, b
     for phrase, kind in STOPPED_BY_USER:
         if phrase in said:
             return kind, None, False
-    m = _FOOTER_ID.search(text) if "agentId: " in text else None
+    m = AGENT_ID_LINE.search(text) if "agentId: " in text else None
     if m is None:
         return None
     return ("async_launched" if text.lstrip().startswith("Async agent launched") else "sync_result"), m.group(1), True
