@@ -98,8 +98,10 @@ def write_root(root: Path) -> Path:
     ]
     report = [assistant(30, text(REPORT), **side)]
     subs = {
-        "agent-aside_question-0123456789abcdef": OPENING + [user(21, "btw, which file holds the log writer?"),
-                                                            assistant(22, text("It is storage/wal.py."), **side)],
+        "agent-aside_question-0123456789abcdef": OPENING + [
+            user(21, "btw, which file holds the log writer?"),
+            {"type": "assistant", "timestamp": ts(22), "isSidechain": True, "message": {
+                "role": "assistant", "id": "msg_aside", "content": [text("It is storage/wal.py.")], "usage": {"input_tokens": 7, "output_tokens": 3}}}],
         "agent-helper-notes": OPENING + [assistant(23, text("A note the parent never asked for."), **side)],
         "agent-zzz": [user(24, "Something unexplained with its own words.", **side), assistant(25, text("An answer of its own."), **side)],
         "agent-areviewer-0123456789abcdef": [user(3, "Review it.", **side)] + report,
@@ -130,7 +132,7 @@ def write_root(root: Path) -> Path:
 def tables(tmp_path_factory):
     base = tmp_path_factory.mktemp("kinds")
     run_measurement(write_root(base / "projects"), base / "out", RunParams(file_time_ms=1_780_000_000_000), jobs=1, cache_dir=None)
-    return {n: pl.read_parquet(base / "out" / f"{n}.parquet") for n in ("subagents", "delegation", "sessions")}
+    return {n: pl.read_parquet(base / "out" / f"{n}.parquet") for n in ("subagents", "delegation", "sessions", "tokens")}
 
 
 def test_name_and_sidecar_rules():
@@ -184,3 +186,9 @@ def test_a_replayed_prefix_is_never_subagent_only(tables):
     # everything kept but the replayed parent event is the fork's own: its work and its report
     assert fork["subagent_chars_in_prompt"] == replayed + len(OWN) + len(REPORT)
     assert fork["unique_chars_in_prompt"] == len(OWN) + len(REPORT)
+
+
+def test_a_side_questions_spend_is_its_own_origin(tables):
+    tokens = {r["origin"]: r for r in tables["tokens"].iter_rows(named=True)}
+    assert tokens["side_question"]["api_calls"] == 1 and tokens["side_question"]["input_tokens"] == 7
+    assert "task_agent" not in tokens  # none of the others carries usage
