@@ -43,7 +43,7 @@ SESSIONS = Table(
     "One row per session x strategy at the run's budget: what one extraction would send.",
     _SESSION
     + (
-        ("strategy", Str, "link, fold, fold_dedupe_scoped, fold_stub_raw, hybrid or chunked"),
+        ("strategy", Str, "link, fold, fold_dedupe_scoped, fold_stub_raw, fold_dedupe_sync (a suite proposal, not akm's code), hybrid or chunked"),
         ("budget", Int, "maxTotalChars of the pre-filter"),
         ("llm_calls", Int, "extraction calls the strategy makes for this session"),
         ("prompt_chars", Int, "UTF-16 length of the prompt(s), summed over calls"),
@@ -56,7 +56,7 @@ SESSIONS = Table(
         ("subagent_kept_chars", Int, "kept chars from subagent transcripts"),
         ("truncated", Int, "kept events cut to maxEventTextLength"),
         ("budget_dropped", Int, "events skipped by the recency budget pass"),
-        ("stubbed", Int, "task notifications replaced by a stub"),
+        ("stubbed", Int, "parent copies replaced by a stub: task notifications (fold_dedupe_scoped, fold_stub_raw), synchronous Task results (fold_dedupe_sync)"),
         ("inline_refs", Int, "akm remember/feedback refs listed as already preserved"),
         ("content_hash", Str, "sha256 of the canonical folded stream (akm's skip key)"),
         ("raw_events", Int, "events the strategy starts from"),
@@ -64,11 +64,13 @@ SESSIONS = Table(
         ("subagent_files", Int, "subagent transcripts folded (recursive under subagents/)"),
         ("legacy_agent", Bool, "the file is a legacy sibling agent-*.jsonl (an old-layout subagent transcript beside the parents), which akm lists as a session of its own"),
         ("skipped", Str, "min_content_chars when akm's minContentChars gate (10 chars of raw text; the full folded stream, the parent alone for link) skips the session: no call, 0 prompt chars; else null"),
-        # the delegation table summed per session (delegated = task and workflow agents)
-        ("delegated_transcripts", Int, "task and workflow agent transcripts (compaction helpers and journals excluded)"),
+        # the delegation table summed per session (delegated = task agents, workflow agents, forks)
+        ("delegated_transcripts", Int, "task agent, workflow agent and fork transcripts (compaction helpers, side questions, journals and unknown kinds excluded)"),
         ("delegated_results", Int, "of those, transcripts with a final report (a last assistant event)"),
         ("delegated_results_in_prompt", Int, "delegated transcripts whose result reaches this strategy's prompt(s) (delegation.result_in_prompt)"),
         ("subagent_unique_chars_in_prompt", Int, "delegated subagent-origin kept chars that copy no parent content (delegation.unique_chars_in_prompt)"),
+        ("rejected_launches", Int, "of the delegated transcripts, those whose launch the user rejected or interrupted: a result that never reached the parent (delegation.delivery = rejected)"),
+        ("unknown_transcripts", Int, "subagent transcripts of kind unknown (no name, sidecar, launch or content says what they are): listed, never counted as delegated work"),
     ),
     ("session_path", "strategy"),
 )
@@ -111,7 +113,7 @@ DUPLICATES = Table(
         ("notification_in_prompt", Bool, "the notification survives the fold pre-filter"),
         ("final_in_prompt", Bool, "the subagent's own final event survives the fold pre-filter"),
         ("both_in_prompt", Bool, "both copies reach the fold prompt"),
-        ("stub_saved_chars", Int, "raw chars a [subagent ... completed: ...] stub saves"),
+        ("stub_would_save_chars", Int, "raw chars a [subagent ... completed: ...] stub would save on this pair (a counterfactual: what a strategy did stub is sessions.stubbed and eviction.stub_saved_chars)"),
     ),
     ("session_path", "agent_id", "pairing"),
 )
@@ -178,7 +180,9 @@ SUBAGENTS = Table(
     + (
         ("subagent_path", Str, "transcript relative to the root"),
         ("agent_id", Str, "file stem (agent-<id>, or journal; the id hashed under --redact)"),
-        ("kind", Str, "task_agent, compaction_helper, workflow_agent, workflow_journal or other"),
+        ("kind", Str, "task_agent, workflow_agent, fork (delegated work), compaction_helper, side_question, workflow_journal (listed, not counted) or unknown "
+         "(nothing says what it is: counted apart). From the name and sidecar, then the launch, then the content (a replay of the parent "
+         "no launch explains is a side question): measure.measurements.subagents.classify"),
         ("agent_type", Str, "sidecar agentType (hashed under --redact; null when read through a link leaving the root)"),
         ("description", Str, "sidecar description: null unless --show-excerpts (hashed under --redact; null when read through a link leaving the root)"),
         ("sidecar", Str, "ok, missing, broken or null"),
@@ -186,7 +190,11 @@ SUBAGENTS = Table(
         ("chars", Int, "UTF-16 chars of those events (unprefixed)"),
         ("first_ts", Str, "first event timestamp (ISO, UTC)"),
         ("last_ts", Str, "last event timestamp (ISO, UTC)"),
-        ("launch", Str, "sync, background or unknown (from the parent's tool result)"),
+        ("launch", Str, "sync, background, fork, rejected, interrupted (the user stopped the launch) or unknown (no source names it)"),
+        ("launch_source", Str, "what names the launch: tool_result_ack (toolUseResult.agentId), tool_result_text (the result text's agentId: line), "
+         "sidecar_tool_use_id (the sidecar's toolUseId), agent_progress (the parent's agent_progress lines: agentId and parentToolUseID), none. "
+         "Looked up in the parent, then in the other transcripts (a nested agent's spawn is in its parent agent's file)"),
+        ("replayed_events", Int, "leading events that repeat the parent's opening events (a replay of the parent conversation); 0 when it is no replay"),
         ("notifications", Int, "task notifications in the parent naming this agent"),
     ),
     ("session_path", "subagent_path"),
@@ -289,7 +297,8 @@ TOKENS = Table(
     "One row per session x origin: the session's own API usage, one call per message.id (format §6).",
     _SESSION
     + (
-        ("origin", Str, "parent, task_agent, workflow_agent, compaction_helper, other (subagent files by kind), or total; inline sidechain lines of CC 1.x parents count as parent"),
+        ("origin", Str, "parent, task_agent, workflow_agent, fork, compaction_helper, side_question, other (subagent files by subagents.kind; "
+         "other: unknown), or total; inline sidechain lines of CC 1.x parents count as parent"),
         ("origin_order", Int, "row order of the origin within a session (parent first, total last)"),
         ("files", Int, "transcripts of this origin with at least one API call"),
         ("api_calls", Int, "distinct message.id of assistant lines carrying usage (a line without an id is one call); progress lines never count"),
@@ -394,13 +403,15 @@ DELEGATION = Table(
     + (
         ("subagent_path", Str, "subagent transcript relative to the root"),
         ("agent_id", Str, "file stem (agent-<id>, or journal)"),
-        ("kind", Str, "task_agent, workflow_agent (delegated work), compaction_helper, workflow_journal or other (listed, not counted)"),
-        ("delegated", Bool, "kind is task_agent or workflow_agent: counted as delegated work in sessions and verdict"),
-        ("launch", Str, "sync, background or unknown: the parent's launch acknowledgement (toolUseResult) naming the agent"),
+        ("kind", Str, "subagents.kind: task_agent, workflow_agent, fork (delegated work), compaction_helper, side_question, workflow_journal or unknown (not counted)"),
+        ("delegated", Bool, "kind is task_agent, workflow_agent or fork: counted as delegated work in sessions and verdict"),
+        ("launch", Str, "subagents.launch: sync, background, fork, rejected, interrupted or unknown"),
+        ("launch_source", Str, "subagents.launch_source: tool_result_ack, tool_result_text, sidecar_tool_use_id, agent_progress or none"),
         ("strategy", Str, "strategy"),
         ("budget", Int, "maxTotalChars"),
         ("result_chars", Int, "UTF-16 chars of the subagent's final report (its last assistant event in time order; 0 if none)"),
-        ("delivery", Str, "how the result reached the parent transcript: tool_result (foreground Task result), notification "
+        ("delivery", Str, "how the result reached the parent transcript: rejected (the user rejected or interrupted the launch: the result "
+         "never reached the parent), tool_result (foreground Task result), notification "
          "(a task/agent notification consumed as a turn; a queue `remove` is not delivery), launch_ack_only (background launch "
          "acknowledged, no result delivered), none (the parent never acknowledges the agent)"),
         ("completed_after_parent", Bool, "the subagent's last timestamped line is later than the parent's last (null when either has none)"),
@@ -409,7 +420,8 @@ DELEGATION = Table(
         ("result_chars_in_prompt", Int, "kept UTF-16 chars of those copies, summed (both copies count when both are kept)"),
         ("subagent_chars_in_prompt", Int, "kept chars of this transcript's own events (fold's provenance line excluded)"),
         ("unique_chars_in_prompt", Int, "of those, subagent-only chars: tool calls, tool output and reasoning, plus the prompt (the "
-         "first other event) and the report when they copy no parent event naming or launching the agent"),
+         "first other event) and the report when they copy no parent event naming or launching the agent; a replay's opening "
+         "events (subagents.replayed_events) are parent text and never count"),
     ),
     ("session_path", "subagent_path", "strategy"),
 )
@@ -429,7 +441,7 @@ VERDICT = Table(
         ("dominated_by", Str, "strategies that dominate this one, comma-separated (empty when none)"),
         ("identity", Str, "why the value holds by construction, when it does (an identity, not a finding)"),
         ("decision", Str, "decision row only: the strategy that dominates every other (ties go to hybrid, akm's shipped path, "
-         "then registry order), trade_off, no_delegated_work (no task/workflow agent transcripts) or no_sessions"),
+         "then registry order), trade_off, no_delegated_work (no task agent, workflow agent or fork transcripts) or no_sessions"),
     ),
     ("criterion", "strategy"),
 )

@@ -30,6 +30,9 @@
 #   but the prompt is built from parent-origin events only (what #843 implemented).
 # - **chunked (C4):** one call per window of at most `maxTotalChars` raw chars of the parent and one per subagent transcript.
 #
+# One candidate is this suite's own proposal, not akm's code: *fold + sync dedupe* (`fold_dedupe_sync`) applies #842's
+# rule to synchronous Task results, whose copy sits in the parent's tool result rather than in a notification.
+#
 # This report recomputes that comparison on the sessions root below. Each number comes from running
 # akm's reader, pre-filter and prompt builder (ported to Python) over the transcripts: no LLM is called.
 
@@ -113,9 +116,25 @@ overview.errors(r)
 # %% [markdown]
 # ## Subagent inventory
 #
-# Subagent transcripts per session and kind (task agents, workflow agents, compaction helpers…),
-# with their size, whether their `.meta.json` sidecar was usable, how many ran in the background,
-# and how many task notifications in the parent name them.
+# Each transcript under `subagents/` gets a kind: from its name and sidecar (compaction helpers, side
+# questions, workflow agents, forks), else from its launch in the parent (a task agent), else from its content
+# (one that opens with the parent's own opening events replays the parent: a side question), else `unknown`.
+# Task agents, workflow agents and forks are delegated work; the other kinds are listed and never counted as such.
+
+# %%
+overview.classification_note(r)
+
+# %% [markdown]
+# How each transcript was launched (sync, background, fork, or rejected / interrupted by the user) and which
+# record of the parent named the launch: its tool result (`toolUseResult` or the result text's `agentId:` line),
+# the sidecar's `toolUseId`, or the parent's `agent_progress` lines.
+
+# %%
+overview.launches(r)
+
+# %% [markdown]
+# Per session and kind: size, whether the `.meta.json` sidecar was usable, how many ran in the
+# background, how many launches were resolved, and how many task notifications in the parent name them.
 
 # %%
 common.top(overview.subagent_inventory(r), what="session × kind rows", table="subagents")

@@ -33,9 +33,10 @@
 #
 # Overlap is the word-set Jaccard similarity of the two texts (lower-cased, words longer than three
 # characters). "Both in prompt" means both copies survive the fold's pre-filter, i.e. the LLM would
-# read the result twice. "A stub would save" is what replacing the notification with a one-line
+# read the result twice. "A stub would save" is what replacing the parent copy with a one-line
 # `[subagent … completed: …]` stub would save in raw characters: a counterfactual per pair, not the
-# stub savings of 01-eviction (the parent chars a strategy's stubs did replace in its kept set).
+# stub savings of 01-eviction (the parent chars a strategy's stubs did replace in its kept set). The
+# last section sets the two side by side.
 
 # %% tags=["parameters"]
 sessions_root = "fixtures/default"  # sessions root: repo-relative, ~/..., or absolute
@@ -100,3 +101,15 @@ published.published_comparison(r, "duplicates")
 
 # %%
 published.published_note(r, "duplicates")
+
+# %% [markdown]
+# ## What a stub would save, and what was stubbed
+#
+# The scoped dedupe (#842) and #840's raw stub replace notifications only; *fold + sync dedupe*, a suite
+# proposal, replaces a synchronous Task result whose subagent report the fold keeps too, then pre-filters again.
+
+# %%
+duplication.stubs_note(r)
+
+# %%
+duplication.stubs_table(r)

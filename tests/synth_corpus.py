@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "fixtures" / "real"
 DEFAULT = ROOT / "fixtures" / "default"
 DEFAULT_SEED = 20260826  # the seed fixtures/default was generated with (fixtures/README.md)
-DEFAULT_SESSIONS = 14  # and its --sessions
+DEFAULT_SESSIONS = 16  # and its --sessions
 
 
 def tree_digest(root: Path) -> str:

@@ -8,15 +8,16 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from measure.akm.records import Event
+from measure.akm.records import Event, Sidecar
 from measure.measurements.delegation import (
     COPY_JACCARD,
     copy_words,
-    Deliveries,
+    delivery,
     final_report,
     is_copy,
 )
-from measure.measurements.tasks import Ack, Notification, Timeline, Turn
+from measure.measurements.subagents import Launches, Subagent
+from measure.measurements.tasks import Ack, Launch, Notification, Timeline, Turn
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement
 from measure.schema import COPY_RULE, DELEGATION, SESSIONS
@@ -199,24 +200,34 @@ def test_final_report_is_the_last_assistant_event():
     assert final_report((e[0],)) is None
 
 
-def test_delivery_reads_the_task_timeline():
+def test_delivery_reads_the_resolved_launch():
     def note(aid):
         return Notification("task-notification", aid, None, "completed", "agent", 10, None, 100)
 
     tl = Timeline(
-        launches=(),
+        launches=(Launch(1, None, "t4", "Agent", False, None), Launch(2, None, "t5", "Agent", False, None)),
         acks=(Ack(3, None, "t1", "sync_result", "s1", "completed", 50, 10), Ack(5, None, "t2", "async_launched", "b1", None, 40, None),
-              Ack(6, None, "t3", "async_launched", "b2", None, 40, None)),
+              Ack(6, None, "t3", "async_launched", "b2", None, 40, None), Ack(7, None, "t5", "rejected", None, None, 40, None)),
         queue=(),
         turns=(Turn(9, None, "task_notification", note("b1")),),
         first_ts=None,
         last_ts=None,
+        agent_progress=(("r1", "t5"),),
     )
-    assert Deliveries(tl).of("s1") == ("tool_result", "sync")
-    assert Deliveries(tl).of("b1") == ("notification", "background")
-    assert Deliveries(tl).of("b2") == ("launch_ack_only", "background")
-    assert Deliveries(tl).of("zz") == ("none", "unknown")
-    assert Deliveries(None).of("s1") == ("none", "unknown")
+    launches = Launches({"parent": tl})
+
+    def got(aid, sidecar=None):
+        launch, source, tool_use, acked = launches.resolve(aid, sidecar)
+        return delivery(Subagent("task_agent", launch, source, tool_use, acked, 0), aid == "b1"), launch, source
+
+    assert got("s1") == ("tool_result", "sync", "tool_result_ack")
+    assert got("b1") == ("notification", "background", "tool_result_ack")
+    assert got("b2") == ("launch_ack_only", "background", "tool_result_ack")
+    assert got("r1") == ("rejected", "rejected", "agent_progress")
+    # a sidecar naming a call whose result never came: launched, nothing delivered
+    assert got("c1", Sidecar("ok", "general-purpose", "d", "t4")) == ("none", "sync", "sidecar_tool_use_id")
+    assert got("zz") == ("none", "unknown", "none")
+    assert Launches(None).resolve("s1", None) == ("unknown", "none", None, False)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -255,8 +266,8 @@ def test_undelivered_results_reach_fold_but_never_link_or_hybrid(undelivered):
 
 
 def test_session_totals_sum_the_delegated_rows(undelivered, delivered):
-    assert SESSIONS.names[-4:] == ["delegated_transcripts", "delegated_results", "delegated_results_in_prompt",
-                                   "subagent_unique_chars_in_prompt"]
+    assert SESSIONS.names[-6:] == ["delegated_transcripts", "delegated_results", "delegated_results_in_prompt",
+                                   "subagent_unique_chars_in_prompt", "rejected_launches", "unknown_transcripts"]
     s = undelivered["sessions"]
     assert by(s, strategy="link")["delegated_results_in_prompt"].to_list() == [0]
     assert by(s, strategy="fold")["delegated_results_in_prompt"].to_list() == [2]
@@ -286,3 +297,25 @@ def test_dedupe_stub_is_not_a_copy_of_the_result(delivered):
     # fold keeps both copies; the scoped dedupe stubs the notification, leaving the subagent's own copy
     assert fold["result_chars_in_prompt"] > dedupe["result_chars_in_prompt"] > 0
     assert by(delivered["sessions"], strategy="fold_dedupe_scoped")["stubbed"].to_list() == [1]
+
+
+def test_sync_dedupe_stubs_a_sync_copy_whose_report_is_kept(delivered):
+    """A root with a synchronous result whose both copies fit the budget: fold_dedupe_sync's prompt differs from fold's."""
+    s = delivered["sessions"]
+    fold, sync = (by(s, strategy=st).row(0, named=True) for st in ("fold", "fold_dedupe_sync"))
+    assert sync["stubbed"] == 1 and sync["prompt_sha256"] != fold["prompt_sha256"] and sync["prompt_chars"] < fold["prompt_chars"]
+    assert by(delivered["eviction"], strategy="fold_dedupe_sync")["stub_saved_chars"].to_list()[0] > 0
+    d = by(delivered["delegation"], agent_id="agent-a5555555555555555")
+    f, x = (by(d, strategy=st).row(0, named=True) for st in ("fold", "fold_dedupe_sync"))
+    assert x["result_in_prompt"] and 0 < x["result_chars_in_prompt"] < f["result_chars_in_prompt"]  # the report's own copy stays
+    v = by(delivered["verdict"], criterion="prompt_chars", strategy="fold_dedupe_sync")
+    assert v["identity"].to_list() == [None]
+
+
+def test_sync_dedupe_without_sync_pairs_is_fold_an_identity_labelled(undelivered):
+    """No synchronous result (only background launches): fold_dedupe_sync sends fold's prompt, byte for byte."""
+    s = undelivered["sessions"]
+    assert by(s, strategy="fold_dedupe_sync")["prompt_sha256"].to_list() == by(s, strategy="fold")["prompt_sha256"].to_list()
+    assert by(s, strategy="fold_dedupe_sync")["stubbed"].to_list() == [0]
+    v = by(undelivered["verdict"], criterion="prompt_chars", strategy="fold_dedupe_sync")
+    assert "equal to fold by construction" in v["identity"][0]

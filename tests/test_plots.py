@@ -62,7 +62,7 @@ def small_tables() -> dict:
                  subagent_path=f"-home-dev-a/{S1[0]}/subagents/agent-a{i:016x}.jsonl", tool_use_id=f"toolu_{i}",
                  pairing=pairing, description=f"Review step {i}", overlap=ov, notification_chars=1_000,
                  final_chars=950, notification_in_prompt=both, final_in_prompt=both, both_in_prompt=both,
-                 stub_saved_chars=960)
+                 stub_would_save_chars=960)
         )
     for st in STRATEGIES:
         n = 15 if st == "chunked" else 2

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from measure import paths
+from measure.measurements.strategies import STRATEGIES
 from measure.report import build as report_build
 from measure.report import notebooks, shaping, style
 from measure.report.views import (
@@ -404,7 +405,8 @@ def test_duplication_and_call_views(small_report):
     assert "description" in duplication.top_pairs(shown).columns
     chunk = llm_calls.chunking_table(small_report)
     assert chunk["recovered ×"].to_list() == [3.8, 3.8]  # 300,000 across chunks vs 80,000 in one call
-    assert llm_calls.run_cost_table(small_report)["strategy"].to_list() == list(style.STRATEGY_ORDER)
+    measured = set(small_report.tables["run_cost"]["strategy"])  # the small tables predate fold_dedupe_sync
+    assert llm_calls.run_cost_table(small_report)["strategy"].to_list() == [x for x in style.STRATEGY_ORDER if x in measured]
 
 
 def test_cost_views(small_report):
@@ -465,10 +467,29 @@ def test_sessions_of_a_run_made_for_all_are_measured_again_with_their_run_level_
     r = common.load("fixtures/default", default_run, sessions=[value])
     assert set(r["sessions"]["session_id"].to_list()) == {SESSION}  # by id prefix or by path
     assert r.run["parameters"]["sessions"] == [value]
-    assert r["run_cost"]["sessions"].to_list() == [1] * 6  # computed by measure run over that session alone
+    assert r["run_cost"]["sessions"].to_list() == [1] * len(STRATEGIES)  # computed by measure run over that session alone
     assert r["verdict"].equals(with_verdict(dict(r.tables))["verdict"])  # over the sessions shown
     assert r["breakdown"].filter(pl.col("dimension") == "month")["sessions"].sum() == 1
-    assert common.load("fixtures/default", default_run)["run_cost"]["sessions"].to_list() == [28] * 6
+    assert common.load("fixtures/default", default_run)["run_cost"]["sessions"].to_list() == [30] * len(STRATEGIES)
+
+
+def test_the_classification_and_the_stubs_are_stated_from_the_tables(default_run):
+    r = common.load("fixtures/default", default_run)
+    sub, s = r["subagents"], r["sessions"]
+    text = overview.classification_note(r).data
+    delegated = sub.filter(pl.col("kind").is_in(["task_agent", "workflow_agent", "fork"])).height
+    assert text.startswith(f"**{sub.height} subagent transcripts, {delegated} counted as delegated work**")
+    assert delegated == s.filter(pl.col("strategy") == "fold")["delegated_transcripts"].sum()
+    assert "- 1 side question: replays of the parent conversation" in text and "- 2 compaction helpers:" in text
+    assert "- 2 delegated transcript(s) whose launch the user rejected or interrupted" in text
+    launches = overview.launches(r)
+    assert launches["transcripts"].sum() == sub.height
+    assert {"agent_progress", "sidecar_tool_use_id", "tool_result_ack"} <= set(launches["launch_source"])
+    stubs = duplication.stubs_table(r)
+    for name, n in zip(stubs["strategy"], stubs["copies stubbed"]):
+        assert n == s.filter(pl.col("strategy") == name)["stubbed"].sum()
+    would = r["duplicates"]["stub_would_save_chars"].sum()
+    assert f"would save {would:,} raw chars" in duplication.stubs_note(r).data
 
 
 def test_readme_documents_every_table_notebook_figure_and_report_option():

@@ -23,7 +23,7 @@ def sessions(request):
 
 
 def test_registry_has_every_candidate():
-    assert list(STRATEGIES) == ["link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid", "chunked"]
+    assert list(STRATEGIES) == ["link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "chunked"]
 
 
 def test_content_hash_does_not_move_with_the_budget(sessions):
@@ -121,3 +121,93 @@ def test_min_content_gate_keeps_every_parity_and_real_session_with_content(sessi
         gated = apply_min_content_gate(ctx, results)
         if sum(e.chars for e in s.folded) >= 10:
             assert gated == results
+
+
+def test_shrinking_an_event_keeps_every_newer_decision_and_its_own_place():
+    """What makes fold_dedupe_sync's re-run safe for its stubs: the recency budget decides each event
+    from the newer ones alone, so an event that only shrinks keeps its place, and so does every newer one."""
+    import random
+
+    from measure.akm.records import Event
+
+    rng = random.Random(24)
+    for _ in range(2000):
+        sizes = [rng.randint(10, 60) for _ in range(rng.randint(1, 12))]  # oldest first
+        events = [Event("user", i, "x" * n, "f", n) for i, n in enumerate(sizes)]
+        budget = rng.randint(10, sum(sizes))
+        k = rng.randrange(len(events))
+        small = rng.randint(10, sizes[k])
+        shrunk = events[:k] + [Event("user", k, "y" * small, "f", small)] + events[k + 1:]
+        before = {e.ts for e in prefilter(events, max_total_chars=budget, max_event_text_length=100).events}
+        after = {e.ts for e in prefilter(shrunk, max_total_chars=budget, max_event_text_length=100).events}
+        assert {t for t in before if t >= k} <= after and {t for t in after if t > k} == {t for t in before if t > k}
+
+
+def test_a_report_the_freed_budget_displaces_keeps_its_copy(tmp_path):
+    """The budget pass skips what does not fit and keeps trying older events: a stub's freed room can
+    admit an older event ahead of the subagent's final report. fold_dedupe_sync then un-stubs the copy
+    (a single re-run would have left the result in the prompt only as a stub)."""
+    import json
+
+    from measure.akm.jscompat import utf16_len
+    from measure.measurements import tasks  # noqa: F401  (registers the "tasks" collector)
+    from measure.measurements.lines import SessionLines
+    from measure.measurements.strategies import _stubbed, stub_text
+
+    report = "The cache is keyed by the full request path; " * 8
+    sid = "0e0e0e0e-0000-4000-8000-000000000024"
+
+    def read(x_chars: int):
+        proj = tmp_path / f"x{x_chars}" / "-home-dev-x"
+        (proj / sid / "subagents").mkdir(parents=True)
+
+        def line(t, role, content, **extra):
+            return json.dumps({"type": role, "timestamp": f"2026-01-01T00:00:0{t}.000Z", "message": {"role": role, "content": content}, **extra})
+
+        call = {"type": "tool_use", "id": "toolu_1", "name": "Agent", "input": {"description": "Map the cache", "prompt": "Map the cache keys."}}
+        footer = {"type": "text", "text": "agentId: a0123456 (for resuming to continue this agent's work if needed)"}
+        (proj / f"{sid}.jsonl").write_text("\n".join([
+            line(0, "user", "Please map how the cache is keyed."),
+            line(1, "assistant", [call]),
+            line(4, "assistant", [{"type": "text", "text": "w " * (x_chars // 2)}]),  # X: between the report and its copy
+            line(5, "user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": report}, footer]}],
+                 toolUseResult={"status": "completed", "agentId": "a0123456"}),
+            line(6, "assistant", [{"type": "text", "text": "Understood, the cache is keyed by path."}]),
+        ]) + "\n")
+        (proj / sid / "subagents" / "agent-a0123456.jsonl").write_text("\n".join([
+            line(2, "user", "Map the cache keys.", isSidechain=True), line(3, "assistant", [{"type": "text", "text": report}], isSidechain=True),
+        ]) + "\n")
+        lines = SessionLines(("tasks",))
+        s, _ = read_session(str(proj / f"{sid}.jsonl"), str(proj.parent), observe=lines.observe)
+        return s, lines.get("tasks")
+
+    def context(s, tl, budget):
+        return SessionContext(s, Params(template=load_template(), budget=budget, max_event_text_length=10**6), timelines=tl)
+
+    s, tl = read(10)
+    (pair, description), = context(s, tl, 80_000).sync_pairs
+    f = next(e.chars for e in s.folded if (e.ts, e.file) == (pair.final.ts, pair.final.file))  # with fold's provenance line
+    p, stub = pair.notification.chars, utf16_len(stub_text(pair, description))
+    newer = sum(e.chars for e in s.folded if e.ts > pair.notification.ts)
+    x = max(f, p - stub) + 6  # too big to fit beside the copy, small enough to fit beside its stub
+    assert x + f > p - stub + f >= x  # ... and then too big to leave room for the report
+    s, tl = read(x)
+    ctx = context(s, tl, budget=newer + p + f)
+    (pair, _), = ctx.sync_pairs
+
+    def kept(call):
+        return {(e.ts, e.file) for e in call.kept.events}
+
+    copy, final = (pair.notification.ts, pair.notification.file), (pair.final.ts, pair.final.file)
+    assert {copy, final} <= kept(ctx.fold_call) and len(kept(ctx.fold_call)) == 3  # the copy, the report and the newest line
+    once, _ = _stubbed(ctx, {pair.parent_index: stub_text(pair, description)})
+    assert final not in kept(once)  # a single re-run loses the report
+    r = STRATEGIES["fold_dedupe_sync"](ctx)
+    assert r.stubbed == 0 and final in kept(r.calls[0]) and r.prompt_sha256 == STRATEGIES["fold"](ctx).prompt_sha256
+    # scoped, as #842: a copy the budget did not keep is left alone, though its report is kept (and a
+    # stub in its place would leave room for the report)
+    assert p > f + stub
+    ctx = context(s, tl, budget=newer + f + stub)
+    assert final in kept(ctx.fold_call) and copy not in kept(ctx.fold_call)
+    r = STRATEGIES["fold_dedupe_sync"](ctx)
+    assert r.stubbed == 0 and r.prompt_sha256 == STRATEGIES["fold"](ctx).prompt_sha256

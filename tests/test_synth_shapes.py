@@ -213,3 +213,46 @@ def test_s840_orphan_and_raw_event_counts(s840_root):
     counts = {p.name[:8]: len(events_of(p)) for p in s840_root.glob("*/*.jsonl")}
     assert abs(counts["4f7f80f8"] - 1209) / 1209 < 0.25
     assert abs(counts["578b2d47"] - 1583) / 1583 < 0.25
+
+
+def test_delegation_shapes_as_real_sessions_record_them(tmp_path):
+    """Sessions 14-15 (#24): a side question replaying its parent, a fork with its sidecar, a named agent,
+    a rejected launch echoed by agent_progress, an interrupted one named by its sidecar; sessions 0-13 keep their bytes."""
+    out, first14 = tmp_path / "m", tmp_path / "m14"
+    synth.generate(out, seed=DEFAULT_SEED, sessions=DEFAULT_SESSIONS)
+    synth.generate(first14, seed=DEFAULT_SEED, sessions=14)
+    old = [p.relative_to(first14) for p in first14.rglob("*") if p.is_file()]
+    assert all((out / p).read_bytes() == (first14 / p).read_bytes() for p in old)
+    subs = {p.name: p for p in out.rglob("subagents/*") if p.is_file()}
+
+    def meta(stem):
+        return orjson.loads(subs[f"{stem}.meta.json"].read_bytes())
+
+    def parent_of(path):
+        return lines_of(path.parent.parent.with_suffix(".jsonl"))
+
+    aside = [n for n in subs if re.fullmatch(r"agent-aside_question-[0-9a-f]{16}\.jsonl", n)]
+    assert len(aside) == 1 and aside[0].replace(".jsonl", ".meta.json") not in subs
+    lines = lines_of(subs[aside[0]])
+    assert {(x["isSidechain"], x["agentId"]) for x in lines} == {(True, aside[0][len("agent-"):-len(".jsonl")])}
+    opening = [x["message"] for x in parent_of(subs[aside[0]]) if x.get("type") in ("user", "assistant")]
+    assert [x["message"] for x in lines[:5]] == opening[:5]  # it replays the parent's own first lines
+    assert lines[-1]["type"] == "assistant" and lines[-2]["message"]["content"].startswith("btw, ")
+
+    fork = next(n[:-len(".jsonl")] for n in subs if re.fullmatch(r"agent-acode-review-[0-9a-f]{16}\.jsonl", n))
+    m = meta(fork)
+    assert list(m) == ["agentType", "isFork", "name", "description", "spawnDepth"] and (m["agentType"], m["isFork"], m["name"]) == ("fork", True, "code-review")
+    acks = [x["toolUseResult"] for x in parent_of(subs[f"{fork}.jsonl"]) if isinstance(x.get("toolUseResult"), dict)]
+    assert {"status": "forked", "background": True, "agentId": fork.removeprefix("agent-")}.items() <= next(a for a in acks if a.get("status") == "forked").items()
+
+    named = next(n[:-len(".jsonl")] for n in subs if re.fullmatch(r"agent-aschema-audit-[0-9a-f]{16}\.jsonl", n))
+    assert list(meta(named)) == ["agentType", "description"]
+
+    parents = [lines_of(p) for p in out.glob("*/*.jsonl") if p.is_file()]
+    stops = ("User rejected tool use", "Error: [Request interrupted by user for tool use]")
+    stopped = {tur: x["message"]["content"][0]["tool_use_id"] for ls in parents for x in ls if (tur := x.get("toolUseResult")) in stops}
+    echoed = {x["parentToolUseID"]: x["data"]["agentId"] for ls in parents for x in ls
+              if x.get("type") == "progress" and x["data"].get("type") == "agent_progress"}
+    assert set(stopped) == set(stops) and f"agent-{echoed[stopped[stops[0]]]}.jsonl" in subs
+    assert any(meta(n[: -len(".meta.json")]).get("toolUseId") == stopped[stops[1]] for n, p in subs.items()
+               if n.endswith(".meta.json") and p.read_bytes() not in (b"", b"null") and p.read_bytes().endswith(b"}"))

@@ -199,3 +199,40 @@ def test_a_tool_name_that_is_not_a_string_is_no_launch(tmp_path, name):
          "message": {"content": [{"type": "tool_use", "id": "t1", "name": name, "input": {}}]}},
     ])
     assert timeline(p).launches == ()
+
+
+def test_agent_progress_names_the_spawning_call_of_each_agent():
+    # Real 2.1.38: every sync Task's agent_progress lines carry its agentId and the Task's tool_use id.
+    t = timeline(REAL / "spotter" / "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    progress = dict(t.agent_progress)
+    assert len(progress) == len(t.agent_progress)  # one entry per agent, its first line's
+    sync = [a for a in t.acks if a.kind == "sync_result"]
+    assert len(sync) >= 2 and all(progress[a.task_id] == a.tool_use_id for a in sync)
+    assert all(x.source != "progress" for x in t.turns)
+
+
+def test_a_stopped_spawn_and_a_footer_only_result_are_acknowledgements(tmp_path):
+    ts = "2026-01-01T00:00:0{}.000Z"
+
+    def call(i, tid, name):
+        return {"type": "assistant", "timestamp": ts.format(i), "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": tid, "name": name, "input": {"description": "d", "prompt": "p"}}]}}
+
+    def res(i, tid, content, tur, is_error=True):
+        block = {"type": "tool_result", "tool_use_id": tid, "content": content, **({"is_error": True} if is_error else {})}
+        return {"type": "user", "timestamp": ts.format(i), "toolUseResult": tur, "message": {"role": "user", "content": [block]}}
+
+    rejected = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit)."
+    p = write(tmp_path, [
+        call(0, "t1", "Task"), res(1, "t1", rejected, "User rejected tool use"),
+        call(2, "t2", "Agent"), res(3, "t2", "[Request interrupted by user for tool use]", "Error: [Request interrupted by user for tool use]"),
+        call(4, "t3", "Task"), res(5, "t3", [{"type": "text", "text": "done"}, {"type": "text", "text": "agentId: a3 (for resuming)"}],
+                                   {"status": "completed"}, is_error=False),
+        call(6, "t4", "Edit"), res(7, "t4", rejected, "User rejected tool use"),  # not a spawn: no ack
+        call(8, "t5", "Agent"), res(9, "t5", rejected, None),  # no toolUseResult: the error text says it
+    ])
+    t = timeline(p)
+    assert [(a.kind, a.tool_use_id, a.task_id, a.from_text) for a in t.acks] == [
+        ("rejected", "t1", None, False), ("interrupted", "t2", None, False), ("sync_result", "t3", "a3", True),
+        ("rejected", "t5", None, False)]
+    assert [(x.tool, x.description) for x in t.launches] == [("Task", "d"), ("Agent", "d"), ("Task", "d"), ("Agent", "d")]  # Edit is no task tool

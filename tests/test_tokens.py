@@ -9,6 +9,7 @@ import pytest
 
 from measure.akm.read import read_session, read_transcript
 from measure.measurements.lines import SessionLines
+from measure.measurements.subagents import classify
 from measure.measurements.tokens import (
     Usage,
     placeholder_version,
@@ -94,14 +95,14 @@ def test_rows_per_origin_with_subagent_files_and_totals(tmp_path):
         assistant(1, "m1", usage(out=5), version="2.0.76"),
         {"type": "progress", "timestamp": TS.format(2), "data": {"type": "agent_progress", "message": {"type": "assistant", "message": {"id": "s1", "usage": usage()}}}},
     ])
-    write(proj / "sess" / "subagents" / "agent-a1.jsonl", [
+    write(proj / "sess" / "subagents" / "agent-a1111111111111111.jsonl", [
         {"type": "user", "isSidechain": True, "timestamp": TS.format(1), "message": {"role": "user", "content": "task"}},
         assistant(2, "s1", usage(out=1)), assistant(3, "s1", usage(out=1)), assistant(4, "s2", usage(out=1), model="claude-haiku"),
     ])
     write(proj / "sess" / "subagents" / "agent-acompact-x1.jsonl", [assistant(5, "c1", usage(cr=0))])
     lines = SessionLines(("usage",))
     session, _ = read_session(str(proj / "sess.jsonl"), str(root), file_time_ms=0.0, observe=lines.observe)
-    rows = {r["origin"]: r for r in token_rows(session, lines.get("usage"))}
+    rows = {r["origin"]: r for r in token_rows(session, lines.get("usage"), classify(session, None))}
     assert list(rows) == ["parent", "task_agent", "compaction_helper", "total"]
     assert rows["parent"]["api_calls"] == 1 and not rows["parent"]["output_tokens_is_lower_bound"]
     assert rows["parent"]["progress_usage_lines"] == 1

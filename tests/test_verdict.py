@@ -93,14 +93,16 @@ def test_every_identity_is_labelled_where_it_holds_and_only_there():
     from measure.measurements.verdict import IDENTITIES
 
     holding = [_row("s", "link", delegated_results_in_prompt=1), _row("s", "hybrid", delegated_results_in_prompt=1, inline_refs=2),
-               _row("s", "fold", inline_refs=2, subagent_unique_chars_in_prompt=9), _row("s", "chunked")]
-    eviction = [{"session_path": "s", "strategy": n, "budget_evicted_chars": 0} for n in ("link", "hybrid", "fold", "chunked")]
+               _row("s", "fold", inline_refs=2, subagent_unique_chars_in_prompt=9), _row("s", "chunked"),
+               _row("s", "fold_dedupe_sync", inline_refs=2, subagent_unique_chars_in_prompt=9)]
+    eviction = [{"session_path": "s", "strategy": n, "budget_evicted_chars": 0} for n in ("link", "hybrid", "fold", "chunked", "fold_dedupe_sync")]
     labelled = {(r["criterion"], r["strategy"]) for r in verdict_rows(holding, eviction, []) if r["identity"]}
     assert labelled == set(IDENTITIES)
-    # each broken in turn: a hybrid with subagent text, results link lacks, refs fold lacks; a chunked with refs
+    # each broken in turn: a hybrid with subagent text, results link lacks, refs fold lacks; a chunked with refs;
+    # a sync dedupe whose prompt is not fold's
     broken = [_row("s", "link", delegated_results_in_prompt=1),
               _row("s", "hybrid", delegated_results_in_prompt=2, inline_refs=3, subagent_unique_chars_in_prompt=4),
-              _row("s", "fold", inline_refs=2), _row("s", "chunked", inline_refs=1)]
+              _row("s", "fold", inline_refs=2), _row("s", "chunked", inline_refs=1), _row("s", "fold_dedupe_sync", prompt_chars=90)]
     labelled = {(r["criterion"], r["strategy"]) for r in verdict_rows(broken, eviction, []) if r["identity"]}
     assert labelled == {("parent_chars_evicted", "link"), ("parent_chars_evicted", "hybrid"), ("subagent_unique_chars_in_prompt", "link")}
 

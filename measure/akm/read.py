@@ -408,26 +408,6 @@ def inline_refs(text: str, ts: float) -> list[InlineRef]:
     return out
 
 
-def _launch(obj: dict) -> tuple[str, str, str | None] | None:
-    """(agent id, sync|background, tool_use id) from a parent line's `toolUseResult`."""
-    res = obj.get("toolUseResult")
-    if not isinstance(res, dict):
-        return None
-    agent = res.get("agentId")
-    if not isinstance(agent, str) or not agent:
-        return None
-    status = res.get("status")
-    mode = "background" if res.get("isAsync") or status == "async_launched" or res.get("background") else "sync"
-    tool_use_id = None
-    msg = obj.get("message")
-    if isinstance(msg, dict) and isinstance(msg.get("content"), list):
-        for b in msg["content"]:
-            if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-                tool_use_id = b["tool_use_id"]
-                break
-    return agent, mode, tool_use_id
-
-
 def read_transcript(
     path: str, fallback_ts: float, label: str, observe: Callable[[dict, int], None] | None = None
 ) -> tuple[TranscriptFile, bool]:
@@ -444,7 +424,6 @@ def read_transcript(
     """
     events: list[Event] = []
     refs: list[InlineRef] = []
-    launches: list[tuple[str, str, str | None]] = []
     fallback: list[int] = []
     title = None
     bad = 0
@@ -486,10 +465,6 @@ def read_transcript(
             if obj.get("type") == "custom-title" and type(obj.get("customTitle")) is str:
                 title = obj["customTitle"]
                 continue
-            if "toolUseResult" in obj:
-                launch = _launch(obj)
-                if launch:
-                    launches.append(launch)
             msg = obj.get("message")
             if type(msg) is not dict:
                 continue
@@ -529,7 +504,6 @@ def read_transcript(
         lines=n,
         bad_lines=bad,
         fallback=tuple(fallback),
-        launches=tuple(launches),
         long_lines=long,
     )
     return tf, valid

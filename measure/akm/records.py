@@ -64,7 +64,6 @@ class TranscriptFile:
     sidecar: Sidecar | None = None  # subagent files only
     mtime_ms: float = 0.0  # this file's own mtime
     fallback: tuple[int, ...] = ()  # indices of events whose ts fell back to the parent mtime
-    launches: tuple[tuple[str, str, str | None], ...] = ()  # (agentId, sync|background, tool_use_id)
     long_lines: int = 0  # lines over read.MAX_LINE_BYTES, skipped unread
 
     def alone(self) -> tuple["Event", ...]:

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from measure.akm.records import Session
 from measure.measurements.reads import repeat_rows, repeat_summary
+from measure.measurements.subagents import Subagent, classify
 from measure.measurements.tasks import Timeline
 from measure.measurements.tokens import Usage, token_rows
 from measure.measurements.wakeups import wakeup_rows, wakeup_summary, wakeups
 
 
-def cost_tables(session: Session, lines) -> dict[str, list[dict]]:
-    """Rows of `tokens`, `wakeups`, `repeat_reads` and `cost_sessions` from one read's collectors."""
+def cost_tables(session: Session, lines, subagents: dict[str, Subagent] | None = None) -> dict[str, list[dict]]:
+    """Rows of `tokens`, `wakeups`, `repeat_reads` and `cost_sessions` from one read's collectors and
+    the session's classified subagents (`subagents.classify`, classified here when not given)."""
     parent = session.parent.path
     usage: dict[str, Usage] = lines.get("usage")
     timeline: Timeline | None = lines.get("tasks").get(parent)
     reads = lines.get("reads").get(parent, ())
-    tokens = token_rows(session, usage)
+    tokens = token_rows(session, usage, subagents if subagents is not None else classify(session, lines.get("tasks")))
     found = wakeups(timeline, usage.get(parent)) if timeline is not None else []
     by_origin = {r["origin"]: r for r in tokens}
     p, t = by_origin["parent"], by_origin["total"]

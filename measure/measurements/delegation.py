@@ -4,7 +4,8 @@ fold's loss (parent content evicted) is measured by `eviction`; this module meas
 side: a delegated result that never reaches link's or hybrid's prompt because the parent never
 received it, and subagent-only content (tool calls, tool output, reasoning) that only a prompt
 reading subagent transcripts can carry. How the result reached the parent comes from the task
-timeline (`tasks` collector, claude-code-format.md §8–9), never from a second parse.
+timeline (`tasks` collector, claude-code-format.md §8–9) and the one classifier (`subagents.classify`:
+kind, launch), never from a second parse. A replay's opening events are parent text, never its own.
 
 "Copy" is defined once, here: text B is a copy of text A when the #840 word-set Jaccard of the two
 (`pairs.word_set`, after JSON escapes are undone) is at least `COPY_JACCARD`. Only two events of a
@@ -21,21 +22,17 @@ from measure.akm.read import provenance
 from measure.akm.records import Event, Session
 from measure.measurements.pairs import set_jaccard, stem, word_set
 from measure.measurements.strategies import SessionContext, StrategyResult
-from measure.measurements.subagents import subagent_kind
+from measure.measurements.subagents import DELEGATED_KINDS, Subagent
 from measure.measurements.tasks import Timeline
 
 COPY_JACCARD = 0.5
 """Word-set Jaccard at or above which one text counts as a copy of another (see `is_copy`)."""
 
-#: Subagent kinds that are delegated work; compaction helpers and journals are listed, not counted.
-DELEGATED_KINDS = frozenset({"task_agent", "workflow_agent"})
-
 # A tool result rendered by JSON.stringify carries `\n`, `\t`, `\"` as two characters; undone so
 # the first word of each line is the same word in both copies.
 _ESCAPES = re.compile(r'\\[nrt"\\]')
 _NAMES = re.compile(r"<(?:task-id|agent-id)>\s*([^<\s]+)\s*</(?:task-id|agent-id)>|agentId: ([^\s(]+)")
-_LAUNCH_TOOLS = ("[tool:Task]", "[tool:Agent]")
-_BACKGROUND_ACKS = frozenset({"async_launched", "forked_skill"})
+_LAUNCH_TOOLS = ("[tool:Task]", "[tool:Agent]", "[tool:Skill]")
 
 
 def copy_words(text: str) -> frozenset[str]:
@@ -56,35 +53,21 @@ def final_report(events: tuple[Event, ...]) -> Event | None:
     return None
 
 
-class Deliveries:
-    """How each agent id's result reached the parent, indexed once from the parent's task timeline."""
+def delivery(sub: Subagent, notified: bool) -> str:
+    """How a subagent's result reached the parent.
 
-    def __init__(self, timeline: Timeline | None):
-        self.acks: dict[str, set[str]] = {}
-        self.notified: set[str] = set()
-        if timeline is not None:
-            for a in timeline.acks:
-                if a.task_id:
-                    self.acks.setdefault(a.task_id, set()).add(a.kind)
-            self.notified = {t.notification.task_id for t in timeline.turns if t.notification is not None}
-
-    def of(self, bare_id: str) -> tuple[str, str]:
-        """(delivery, launch) of one agent id.
-
-        delivery: tool_result (a foreground Task result), notification (a notification the parent
-        consumed as a turn; `remove` is not delivery, §9.1), launch_ack_only (a background launch
-        was acknowledged and nothing came back), none (the parent never acknowledges the agent).
-        launch: sync, background or unknown, from the launch acknowledgement.
-        """
-        kinds = self.acks.get(bare_id, set())
-        launch = "sync" if "sync_result" in kinds else "background" if kinds & _BACKGROUND_ACKS else "unknown"
-        if "sync_result" in kinds:
-            return "tool_result", launch
-        if bare_id in self.notified:
-            return "notification", launch
-        if kinds & _BACKGROUND_ACKS:
-            return "launch_ack_only", launch
-        return "none", launch
+    rejected (the user rejected or interrupted its launch: its result never reaches the parent),
+    tool_result (a foreground Task result), notification (a notification the parent consumed as a
+    turn; `remove` is not delivery, §9.1), launch_ack_only (a background launch was acknowledged and
+    nothing came back), none (the parent never acknowledges the agent).
+    """
+    if sub.launch in ("rejected", "interrupted"):
+        return "rejected"
+    if sub.launch == "sync" and sub.acknowledged:
+        return "tool_result"
+    if notified:
+        return "notification"
+    return "launch_ack_only" if sub.acknowledged else "none"
 
 
 class _Words:
@@ -101,7 +84,9 @@ class _Words:
         return hit[1]
 
 
-def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict | None) -> list[dict]:
+def delegation_rows(
+    ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict | None, subagents: dict[str, Subagent]
+) -> list[dict]:
     """One row per subagent transcript x strategy (see the `delegation` table in schema.py)."""
     s: Session = ctx.session
     if not s.subagents:
@@ -109,7 +94,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
     timelines = timelines or {}
     parent_tl: Timeline | None = timelines.get(s.ref.path)
     words = _Words()
-    deliveries = Deliveries(parent_tl)
+    notified = {t.notification.task_id for t in parent_tl.turns if t.notification is not None} if parent_tl else set()
 
     # One pass over the parent: the events naming each agent id, and Task/Agent calls by time.
     naming: dict[str, list[Event]] = {}
@@ -123,13 +108,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
                     lst.append(e)
         if e.role == "assistant" and any(t in text for t in _LAUNCH_TOOLS):
             calls_at.setdefault(e.ts, []).append(e)
-    launch_ts: dict[str, float] = {}
-    if parent_tl is not None:
-        by_tool_use = {l.tool_use_id: l for l in parent_tl.launches}
-        for a in parent_tl.acks:
-            l = by_tool_use.get(a.tool_use_id) if a.tool_use_id else None
-            if a.task_id and l is not None and l.ts is not None:
-                launch_ts.setdefault(a.task_id, l.ts)
+    call_ts = {l.tool_use_id: l.ts for l in parent_tl.launches} if parent_tl is not None else {}
 
     # Per subagent file: its result, the parent events that copy it, and the parent content it may copy.
     agents = []
@@ -138,11 +117,12 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
     for i, tf in enumerate(s.subagents):
         agent_id = stem(tf.path)
         bare = agent_id.removeprefix("agent-")
+        sub = subagents[tf.path]
         alone = tf.alone()
         final = final_report(alone)
         result_words = words(final) if final is not None else frozenset()
         parent_refs = list(naming.get(bare, ()))
-        ts = launch_ts.get(bare)
+        ts = call_ts.get(sub.tool_use_id)
         if ts is not None:
             parent_refs += [e for e in calls_at.get(ts, ()) if all(e is not p for p in parent_refs)]
         for e in naming.get(bare, ()):
@@ -158,7 +138,6 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
         if first is not None:
             keys.append((first, False, not (parent_words and any(is_copy(words(first), w) for w in parent_words))))
         sub_tl = timelines.get(tf.path)
-        how, launch = deliveries.of(bare)
         after = None
         if sub_tl is not None and parent_tl is not None and sub_tl.last_ts is not None and parent_tl.last_ts is not None:
             after = sub_tl.last_ts > parent_tl.last_ts
@@ -167,14 +146,14 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
             {
                 "tf": tf,
                 "agent_id": agent_id,
-                "kind": subagent_kind(tf, s),
-                "launch": launch,
-                "delivery": how,
+                "sub": sub,
+                "delivery": delivery(sub, bare in notified),
                 "completed_after_parent": after,
                 "result_chars": final.chars if final is not None else 0,
                 "keys": keys,
                 "prefix": prefix,
                 "prefix_chars": utf16_len(prefix),
+                "replayed": {(e.role, e.text) for e in tf.events[: sub.replayed]},
             }
         )
         by_file[tf.path] = i
@@ -204,13 +183,14 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
                 skip = len(prefix) if src.text.startswith(prefix) else 0
                 chars = max(0, e.chars - a["prefix_chars"]) if skip and e.text.startswith(prefix) else e.chars
                 kept_chars[i] += chars
-                own = True
+                # a replay's opening events are the parent's own: never subagent-only content
+                own = not (a["replayed"] and (src.role, src.text[skip:]) in a["replayed"])
                 for k, is_result, k_unique in a["keys"]:
                     if k.role == src.role and len(src.text) - skip == len(k.text) and src.text.endswith(k.text):
                         if is_result:
                             in_prompt[i] = 1
                             result_kept[i] += chars
-                        own = k_unique
+                        own = own and k_unique
                         break
                 if own:
                     unique[i] += chars
@@ -219,9 +199,10 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
                 {
                     "subagent_path": a["tf"].path,
                     "agent_id": a["agent_id"],
-                    "kind": a["kind"],
-                    "delegated": a["kind"] in DELEGATED_KINDS,
-                    "launch": a["launch"],
+                    "kind": a["sub"].kind,
+                    "delegated": a["sub"].kind in DELEGATED_KINDS,
+                    "launch": a["sub"].launch,
+                    "launch_source": a["sub"].launch_source,
                     "strategy": name,
                     "budget": r.budget,
                     "result_chars": a["result_chars"],
@@ -236,18 +217,22 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
     return rows
 
 
+#: The `sessions` columns that sum one session's delegation rows (per strategy).
+TOTALS = ("delegated_transcripts", "delegated_results", "delegated_results_in_prompt", "subagent_unique_chars_in_prompt",
+          "rejected_launches", "unknown_transcripts")
+
+
 def delegation_totals(rows: list[dict]) -> dict[str, dict]:
-    """Per strategy, the `sessions` columns summing the delegated rows of one session."""
+    """Per strategy, the `sessions` columns (TOTALS) summing the delegation rows of one session."""
     out: dict[str, dict] = {}
     for r in rows:
-        t = out.setdefault(
-            r["strategy"],
-            {"delegated_transcripts": 0, "delegated_results": 0, "delegated_results_in_prompt": 0, "subagent_unique_chars_in_prompt": 0},
-        )
+        t = out.setdefault(r["strategy"], dict.fromkeys(TOTALS, 0))
+        t["unknown_transcripts"] += r["kind"] == "unknown"
         if not r["delegated"]:
             continue
         t["delegated_transcripts"] += 1
         t["delegated_results"] += r["result_chars"] > 0
         t["delegated_results_in_prompt"] += r["result_in_prompt"]
         t["subagent_unique_chars_in_prompt"] += r["unique_chars_in_prompt"]
+        t["rejected_launches"] += r["delivery"] == "rejected"
     return out

@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass
 
 from measure.akm.records import Event, Session, TranscriptFile
+from measure.measurements.tasks import AGENT_ID_LINE
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 _AGENT_STEM = re.compile(r"^agent-(.+)$")
 TASK_ID = re.compile(r"<task-id>([^<]*)</task-id>")
-_AGENT_ID = re.compile(r"agentId: ([^\s(]+)")
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ def find_pairs(session: Session, overlaps: dict | None = None) -> tuple[Duplicat
                 for tid in TASK_ID.findall(e.text):
                     by_task.setdefault(tid, (i, e))
             if "[tool_result]" in e.text and "agentId: " in e.text:
-                for aid in _AGENT_ID.findall(e.text):
+                for aid in AGENT_ID_LINE.findall(e.text):
                     by_result.setdefault(aid, (i, e))
     pairs: list[DuplicatePair] = []
     # #840's script reads the sidecars in ascending name order; ties in overlap keep it.

@@ -210,7 +210,7 @@ def replay_rows(
         cut = replayer.cut(t)
         if cut is None:
             continue
-        ctx = SessionContext(cut, plain.params, plain.memo)
+        ctx = SessionContext(cut, plain.params, plain.memo, plain.timelines)
         for name in strategies:
             try:
                 result = STRATEGIES[name](ctx)

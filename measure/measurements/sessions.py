@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from measure.measurements.delegation import TOTALS
 from measure.measurements.strategies import SessionContext, StrategyResult
 
-_NO_DELEGATION = {"delegated_transcripts": 0, "delegated_results": 0, "delegated_results_in_prompt": 0, "subagent_unique_chars_in_prompt": 0}
+_NO_DELEGATION = dict.fromkeys(TOTALS, 0)
 
 
 def is_legacy_agent(path: str) -> bool:

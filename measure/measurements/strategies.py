@@ -1,4 +1,8 @@
-"""The candidate strategies: one function each, one shared signature, one result shape."""
+"""The candidate strategies: one function each, one shared signature, one result shape.
+
+Each is registered with where it comes from (`ORIGIN`): akm's code paths and the #840 study's
+candidates are "akm"; a strategy this suite proposes, which akm has never shipped, is a "suite proposal".
+"""
 
 from __future__ import annotations
 
@@ -101,12 +105,17 @@ class Memo:
 
 
 class SessionContext:
-    """One session plus the pieces several strategies share, each computed once."""
+    """One session plus the pieces several strategies share, each computed once.
 
-    def __init__(self, session: Session, params: Params, memo: Memo | None = None):
+    `timelines` are the session's task timelines (the `tasks` collector's results, by file): without
+    them no tool result is known to be a synchronous Task result or a launch acknowledgement.
+    """
+
+    def __init__(self, session: Session, params: Params, memo: Memo | None = None, timelines: dict | None = None):
         self.session = session
         self.params = params
         self.memo = memo if memo is not None else Memo()
+        self.timelines = timelines or {}
 
     def run(self, events, ref: SessionRef, refs) -> Call:
         """The plain pre-filter over `events`, then the prompt."""
@@ -158,16 +167,41 @@ class SessionContext:
 
     @cached_property
     def pairs(self) -> tuple[DuplicatePair, ...]:
-        return find_pairs(self.session, self.memo.overlaps)
+        """Parent copy <-> subagent result pairs; an `agentId:` in an async launch acknowledgement
+        ("Async agent launched successfully…", format §8.3) holds no copy of the result and pairs nothing."""
+        acked = {a.task_id for a in self._parent_acks if a.kind == "async_launched"}
+        return tuple(
+            p for p in find_pairs(self.session, self.memo.overlaps)
+            if not (p.pairing == "agent_id_tool_result" and p.agent_id.removeprefix("agent-") in acked)
+        )
+
+    @cached_property
+    def sync_pairs(self) -> tuple[tuple[DuplicatePair, str], ...]:
+        """Pairs whose parent copy is a synchronous Task result (format §8.2), each with the Task's description."""
+        tl = self.timelines.get(self.session.ref.path)
+        described = {l.tool_use_id: l.description for l in tl.launches} if tl is not None else {}
+        sync = {a.task_id: described.get(a.tool_use_id) or "" for a in self._parent_acks if a.kind == "sync_result" and a.task_id}
+        return tuple(
+            (p, p.description or sync[p.agent_id.removeprefix("agent-")]) for p in self.pairs
+            if p.pairing == "agent_id_tool_result" and p.agent_id.removeprefix("agent-") in sync
+        )
+
+    @property
+    def _parent_acks(self) -> tuple:
+        tl = self.timelines.get(self.session.ref.path)
+        return tl.acks if tl is not None else ()
 
 
 Strategy = Callable[[SessionContext], StrategyResult]
 STRATEGIES: dict[str, Strategy] = {}
+ORIGIN: dict[str, str] = {}
+"""Strategy -> "akm" (akm's code paths and #840's candidates) or "suite proposal" (not akm's code)."""
 
 
-def strategy(name: str):
+def strategy(name: str, origin: str = "akm"):
     def register(fn: Strategy) -> Strategy:
         STRATEGIES[name] = fn
+        ORIGIN[name] = origin
         return fn
 
     return register
@@ -217,27 +251,22 @@ def fold_dedupe_scoped(ctx: SessionContext) -> StrategyResult:
     return _single("fold_dedupe_scoped", ctx, call, s.refs)
 
 
-def stub_text(pair: DuplicatePair) -> str:
-    return f"[subagent {pair.agent_id} completed: {pair.description}]"
+def stub_text(pair: DuplicatePair, description: str | None = None) -> str:
+    """#839's stub of a parent copy: `[subagent <id> completed: <description>]`."""
+    return f"[subagent {pair.agent_id} completed: {pair.description if description is None else description}]"
 
 
-@strategy("fold_stub_raw")
-def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
-    """#840's simulation: every paired notification stubbed in the raw folded stream."""
+def _stubbed(ctx: SessionContext, stubs: dict[int, str]) -> tuple[Call, int]:
+    """The folded stream with each event at an index of `stubs` replaced by its text, pre-filtered;
+    and what the kept stubs saved: the room each replaced event would have taken after truncation."""
     s = ctx.session
-    stubs: dict[int, str] = {}
-    for p in ctx.sidecar_pairs:
-        stubs.setdefault(p.parent_index, stub_text(p))
-    if not stubs:
-        return _single("fold_stub_raw", ctx, ctx.fold_call, s.refs)
     events = list(s.folded)
-    originals = {}  # id(stub) -> the notification it replaces
+    originals = {}  # id(stub) -> the event it replaces
     for i, text in stubs.items():
         e = events[i]
         events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
         originals[id(events[i])] = e
     call = ctx.run(events, s.ref, s.refs)
-    # What a kept stub saved: the room its notification would have taken after truncation.
     saved = 0
     limit = ctx.params.max_event_text_length
     for e in call.kept.events:
@@ -245,7 +274,53 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
         if orig is not None:
             room = orig.chars if orig.chars <= limit else truncate(orig.text, orig.chars, limit)[1]
             saved += room - e.chars
-    return _single("fold_stub_raw", ctx, call, s.refs, stubbed=len(stubs), saved=saved)
+    return call, saved
+
+
+@strategy("fold_stub_raw")
+def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
+    """#840's simulation: every paired notification stubbed in the raw folded stream."""
+    stubs: dict[int, str] = {}
+    for p in ctx.sidecar_pairs:
+        stubs.setdefault(p.parent_index, stub_text(p))
+    if not stubs:
+        return _single("fold_stub_raw", ctx, ctx.fold_call, ctx.session.refs)
+    call, saved = _stubbed(ctx, stubs)
+    return _single("fold_stub_raw", ctx, call, ctx.session.refs, stubbed=len(stubs), saved=saved)
+
+
+def _kept(call: Call) -> set[tuple[float, str]]:
+    """(ts, file) of every kept event, the key `duplicates` also judges "in the prompt" by."""
+    return {(e.ts, e.file) for e in call.kept.events}
+
+
+@strategy("fold_dedupe_sync", origin="suite proposal")
+def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
+    """#842's scoped rule for synchronous Task results: where fold keeps both the parent's tool-result
+    copy and the subagent's own final report, the copy is stubbed and the folded stream pre-filtered again.
+
+    Invariant: stubbing only shrinks events, and the budget pass decides each event from the newer ones,
+    so every event newer than the newest stub, and that stub, keep their place. An older event, a report
+    among them, can still lose its place (the pass skips what does not fit and keeps trying older ones):
+    that pair is then un-stubbed and the pass re-run, until every stubbed copy's report is kept.
+    """
+    s = ctx.session
+    fold = ctx.fold_call
+    kept = _kept(fold)
+    stubs = {}
+    for p, description in ctx.sync_pairs:
+        text = stub_text(p, description)
+        if (p.notification.ts, p.notification.file) in kept and (p.final.ts, p.final.file) in kept and utf16_len(text) < p.notification.chars:
+            stubs.setdefault(p.parent_index, (p, text))
+    while stubs:
+        call, saved = _stubbed(ctx, {i: text for i, (_, text) in stubs.items()})
+        kept = _kept(call)
+        lost = [i for i, (p, _) in stubs.items() if (p.final.ts, p.final.file) not in kept]
+        if not lost:
+            return _single("fold_dedupe_sync", ctx, call, s.refs, stubbed=len(stubs), saved=saved)
+        for i in lost:
+            del stubs[i]
+    return _single("fold_dedupe_sync", ctx, fold, s.refs)
 
 
 @strategy("hybrid")

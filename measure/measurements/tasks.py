@@ -21,6 +21,13 @@ _TOKENS = re.compile(r"(?:total_tokens:\s*|<subagent_tokens>)(\d+)")
 
 #: Tools whose `tool_use` starts or addresses a task (Task was renamed Agent in CC 2.1.63).
 TASK_TOOLS = frozenset({"Task", "Agent", "Bash", "Skill", "Monitor", "SendMessage", "TaskOutput", "BashOutput", "TaskStop"})
+#: Of those, the tools that spawn a subagent transcript (a forked Skill runs as one, format §8.4).
+SPAWN_TOOLS = frozenset({"Task", "Agent", "Skill"})
+AGENT_ID_LINE = re.compile(r"agentId: ([^\s(]+)")
+"""The `agentId: <id>` line of a Task result's text (the sync footer, format §8.2; an async launch's text, §8.3)."""
+#: What a spawn's tool result says when the user stopped it (real 2.1.3x lines), by launch outcome.
+STOPPED_BY_USER = (("User rejected tool use", "rejected"), ("The user doesn't want to proceed with this tool use", "rejected"),
+                   ("[Request interrupted by user for tool use]", "interrupted"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +54,7 @@ class Launch:
     tool: str
     background: bool  # input.run_in_background is true
     target: str | None  # SendMessage `to`, TaskOutput/TaskStop `task_id`
+    description: str | None = None  # input.description (Task/Agent), input.skill (Skill)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +64,14 @@ class Ack:
     line: int
     ts: float | None
     tool_use_id: str | None
-    kind: str  # sync_result | async_launched | forked_skill | background_bash | monitor | resumed | message_queued
+    kind: str  # sync_result | async_launched | forked_skill | background_bash | monitor | resumed | message_queued,
+    # or, for a spawn (SPAWN_TOOLS) the user stopped, rejected | interrupted
     # (a result that acknowledges no task, kind "other", is not kept: nothing reads it)
     task_id: str | None  # agentId, backgroundTaskId, taskId or resumedAgentId
     status: str | None
     chars: int  # UTF-16 length of the tool_result text the parent received
     total_tokens: int | None  # sync results: the subagent's final call (format §8.2)
+    from_text: bool = False  # task_id read from the result text's `agentId:` line, not from toolUseResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +105,7 @@ class Timeline:
     first_ts: float | None
     last_ts: float | None
     versions: tuple[str, ...] = ()  # distinct Claude Code `version` values on its lines, first seen first
+    agent_progress: tuple[tuple[str, str | None], ...] = ()  # (data.agentId, parentToolUseID), first line of each agent
 
 
 def timestamp(record: dict) -> float | None:
@@ -194,6 +205,23 @@ def ack_kind(result: dict) -> tuple[str, str | None]:
     return "other", None
 
 
+def spawn_outcome(result, text: str, is_error: bool) -> tuple[str, str | None, bool] | None:
+    """(kind, task id, from text) of a spawn's tool result that `ack_kind` cannot read, else None.
+
+    A stopped spawn says so in its `toolUseResult` string or in an error result's text
+    (STOPPED_BY_USER); a result whose structured fields lack `agentId` may still end with the
+    `agentId: <id>` footer of a sync result (format §8.2) or an async launch's text (§8.3).
+    """
+    said = result if type(result) is str else text if is_error else ""
+    for phrase, kind in STOPPED_BY_USER:
+        if phrase in said:
+            return kind, None, False
+    m = AGENT_ID_LINE.search(text) if "agentId: " in text else None
+    if m is None:
+        return None
+    return ("async_launched" if text.lstrip().startswith("Async agent launched") else "sync_result"), m.group(1), True
+
+
 def _str(v) -> str | None:
     return v if type(v) is str and v else None
 
@@ -202,10 +230,12 @@ def _str(v) -> str | None:
 class TaskCollector:
     """Builds a transcript's `Timeline` line by line."""
 
-    # agent_progress re-embeds subagent lines: never the parent's own activity
-    TYPES = every_type_but("progress")
+    # Every type: a `progress` line is read only for agent_progress's two ids (it re-embeds subagent
+    # lines, never the parent's own activity, so it is neither a turn nor a timestamp of the parent).
+    TYPES = every_type_but()
 
-    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions", "_version", "_tail")
+    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions", "progress", "_version", "_tail",
+                 "_spawns")
 
     #: raw timestamps held unparsed before the newest valid one among them is settled
     TAIL = 256
@@ -218,6 +248,8 @@ class TaskCollector:
         self.first_ts: float | None = None
         self.last_ts: float | None = None
         self.versions: list[str] = []
+        self.progress: dict[str, str | None] = {}  # agent_progress: agentId -> parentToolUseID
+        self._spawns: set[str] = set()  # tool_use ids of SPAWN_TOOLS calls, whose results are read even when plain
         self._version: object = None  # the last line's `version`: lines repeat it
         # Raw timestamps of lines after last_ts's line that keep no record: only the newest
         # valid one can become last_ts, so they are parsed (newest first) only when settled.
@@ -253,8 +285,13 @@ class TaskCollector:
 
     def __call__(self, record: dict, line: int) -> None:
         kind = record.get("type")
-        if kind == "progress":
-            return  # see TYPES (the observer routes none here; a direct call may)
+        if kind == "progress":  # the most frequent line: one lookup unless it carries data
+            data = record.get("data")
+            if type(data) is dict and data.get("type") == "agent_progress":
+                agent = data.get("agentId")
+                if type(agent) is str and agent and agent not in self.progress:
+                    self.progress[agent] = _str(record.get("parentToolUseID"))
+            return
         raw = record.get("timestamp")
         version = record.get("version")
         if version != self._version:
@@ -282,32 +319,38 @@ class TaskCollector:
                         inp = b.get("input") if type(b.get("input")) is dict else {}
                         self.launches.append(
                             Launch(line, ts, str(b.get("id")), b["name"], inp.get("run_in_background") is True,
-                                   _str(inp.get("to")) or _str(inp.get("task_id")))
+                                   _str(inp.get("to")) or _str(inp.get("task_id")),
+                                   _str(inp.get("description")) or _str(inp.get("skill")))
                         )
+                        if b["name"] in SPAWN_TOOLS:
+                            self._spawns.add(str(b.get("id")))
             if not stamped:
                 self._defer(raw)
             return
         result = record.get("toolUseResult")
-        if type(result) is dict:
-            ack, task_id = ack_kind(result)
-            if ack == "other":  # an ordinary tool result (Read, Bash, Edit, ...): no task to track
-                self._defer(raw)
-                return
-            ts = self._stamp(raw)
-            block = None
-            if type(content) is list:
-                for b in content:  # the first tool_result block (a plain loop: this runs on every tool result)
-                    if type(b) is dict and b.get("type") == "tool_result":
-                        block = b
-                        break
-            total = result.get("totalTokens")
+        ack, task_id = ack_kind(result) if type(result) is dict else ("other", None)
+        block = None
+        if (ack != "other" or self._spawns) and type(content) is list:
+            for b in content:  # the first tool_result block (a plain loop: this runs on every tool result)
+                if type(b) is dict and b.get("type") == "tool_result":
+                    block = b
+                    break
+        tool_use = _str(block.get("tool_use_id")) if block is not None else None
+        found = None
+        if ack == "other" and tool_use is not None and tool_use in self._spawns:
+            # a spawn's result whose toolUseResult names no task: stopped by the user, or a footer only
+            found = spawn_outcome(result, result_text(block.get("content")), block.get("is_error") is True)
+        if ack != "other" or found is not None:
+            ack, task_id, from_text = found or (ack, task_id, False)
+            total = result.get("totalTokens") if type(result) is dict else None
             self.acks.append(
-                Ack(
-                    line, ts, _str(block.get("tool_use_id")) if block else None, ack, _str(task_id),
-                    _str(result.get("status")), utf16_len(result_text(block.get("content"))) if block else 0,
-                    total if type(total) is int else None,
-                )
+                Ack(line, self._stamp(raw), tool_use, ack, _str(task_id), _str(result.get("status")) if type(result) is dict else None,
+                    utf16_len(result_text(block.get("content"))) if block is not None else 0, total if type(total) is int else None,
+                    from_text)
             )
+            return
+        if type(result) is dict:  # an ordinary tool result (Read, Bash, Edit, ...): no task to track
+            self._defer(raw)
             return
         if type(content) is list:
             if any(type(b) is dict and b.get("type") == "tool_result" for b in content):
@@ -335,4 +378,5 @@ class TaskCollector:
 
     def result(self) -> Timeline:
         self._settle()
-        return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.first_ts, self.last_ts, tuple(self.versions))
+        return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.first_ts, self.last_ts,
+                        tuple(self.versions), tuple(self.progress.items()))

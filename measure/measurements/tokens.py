@@ -15,14 +15,15 @@ from operator import add
 
 from measure.akm.records import Session
 from measure.measurements.lines import collector
-from measure.measurements.subagents import subagent_kind
+from measure.measurements.subagents import Subagent
 
 #: usage fields in the order of `Call.usage` / `Usage.fields`.
 FIELDS = ("input_tokens", "cache_creation_tokens", "cache_creation_5m_tokens", "cache_creation_1h_tokens",
           "cache_read_tokens", "output_tokens")
 
-ORIGINS = ("parent", "task_agent", "workflow_agent", "compaction_helper", "other", "total")
-"""Row order of the tokens table within a session (the sort key uses `origin_order`)."""
+ORIGINS = ("parent", "task_agent", "workflow_agent", "fork", "compaction_helper", "side_question", "other", "total")
+"""Row order of the tokens table within a session (the sort key uses `origin_order`); a subagent's origin is
+its kind (`subagents.classify`), `other` for an unknown one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +129,11 @@ class UsageCollector:
         return Usage(calls, self.naive_lines, tuple(self.naive), self.progress_lines)
 
 
-def file_origins(session: Session) -> dict[str, str]:
+def file_origins(session: Session, subagents: dict[str, Subagent]) -> dict[str, str]:
     """Each transcript's origin: parent, or the subagent kind of a subagent transcript."""
     out = {session.parent.path: "parent"}
     for tf in session.subagents:
-        kind = subagent_kind(tf, session)
+        kind = subagents[tf.path].kind
         out[tf.path] = kind if kind in ORIGINS else "other"
     return out
 
@@ -145,9 +146,9 @@ def _sum(calls) -> list[int]:
     return out
 
 
-def token_rows(session: Session, usage: dict[str, Usage]) -> list[dict]:
+def token_rows(session: Session, usage: dict[str, Usage], subagents: dict[str, Subagent]) -> list[dict]:
     """One row per origin with API calls (parent always), then the session's total."""
-    origins = file_origins(session)
+    origins = file_origins(session, subagents)
     groups: dict[str, list[tuple[str, Usage]]] = {}
     for path, u in usage.items():
         groups.setdefault(origins.get(path, "other"), []).append((path, u))

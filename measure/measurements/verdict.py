@@ -29,10 +29,11 @@ IDENTITIES = {
     ("subagent_unique_chars_in_prompt", "link"): "link's prompt holds parent events only: 0 by construction",
     ("subagent_unique_chars_in_prompt", "hybrid"): "hybrid's prompt holds parent events only: 0 by construction",
     ("delegated_results_in_prompt", "hybrid"): "hybrid's prompt events are link's kept set: equal to link by construction",
+    ("prompt_chars", "fold_dedupe_sync"): "no synchronous Task result has both copies in fold's kept set: fold's prompt, equal to fold by construction",
 }
 
 #: Identities stating equality with another strategy's value (the rest state 0).
-EQUAL_TO = {("inline_refs", "hybrid"): "fold", ("delegated_results_in_prompt", "hybrid"): "link"}
+EQUAL_TO = {("inline_refs", "hybrid"): "fold", ("delegated_results_in_prompt", "hybrid"): "link", ("prompt_chars", "fold_dedupe_sync"): "fold"}
 
 
 def _order(name: str) -> int:

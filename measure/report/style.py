@@ -13,7 +13,7 @@ STYLE = str(Path(__file__).with_name("report.mplstyle"))
 FIGSIZE = (9.0, 4.5)
 """Size of every single-panel figure, in inches."""
 
-STRATEGY_ORDER: tuple[str, ...] = ("link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid", "chunked")
+STRATEGY_ORDER: tuple[str, ...] = ("link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "chunked")
 """Display order of the strategies everywhere (tables, legends, bars)."""
 
 STRATEGY_LABELS: dict[str, str] = {
@@ -21,6 +21,7 @@ STRATEGY_LABELS: dict[str, str] = {
     "fold": "fold (C1)",
     "fold_dedupe_scoped": "fold + scoped dedupe",
     "fold_stub_raw": "fold + raw stub",
+    "fold_dedupe_sync": "fold + sync dedupe (suite proposal)",
     "hybrid": "hybrid (C3)",
     "chunked": "chunked (C4)",
 }
@@ -31,6 +32,7 @@ COLORS: dict[str, str] = {
     "fold": "#E69F00",
     "fold_dedupe_scoped": "#CC79A7",
     "fold_stub_raw": "#D55E00",
+    "fold_dedupe_sync": "#F0E442",
     "hybrid": "#009E73",
     "chunked": "#0072B2",
 }
@@ -63,7 +65,9 @@ ORIGIN_LABELS: dict[str, str] = {
     "parent": "parent",
     "task_agent": "task agents",
     "workflow_agent": "workflow agents",
+    "fork": "forks",
     "compaction_helper": "compaction",
+    "side_question": "side questions",
     "other": "other subagents",
     "total": "total",
 }
@@ -73,7 +77,9 @@ ORIGIN_COLORS: dict[str, str] = {
     "parent": "#0072B2",
     "task_agent": "#E69F00",
     "workflow_agent": "#009E73",
+    "fork": "#D55E00",
     "compaction_helper": "#CC79A7",
+    "side_question": "#56B4E9",
     "other": OTHER_COLOR,
 }
 """One color per token origin, in stacking order."""

@@ -14,7 +14,7 @@ from measure.measurements.breakdown import session_info_rows
 from measure.measurements.budget_sweep import sweep_rows
 from measure.measurements.cost import cost_tables  # its modules register the "usage" and "reads" collectors
 from measure.measurements.delegation import delegation_rows, delegation_totals
-from measure.measurements.duplicates import async_launch_ids, duplicate_rows
+from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
 from measure.measurements.llm_calls import llm_rows
@@ -28,7 +28,7 @@ from measure.measurements.strategies import (
     SessionContext,
     apply_min_content_gate,
 )
-from measure.measurements.subagents import subagent_rows
+from measure.measurements.subagents import classify, subagent_rows
 from measure.runner.redact import protect_outcome
 
 
@@ -134,6 +134,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         if tf.lines == 0:
             out.errors.append(_error(tf.path, session_path, "empty", "no lines: nothing to read"))
     memo = Memo()  # per-event results do not depend on the budget: every budget shares them
+    timelines = lines.get("tasks")
     by_budget = {}
     failed: dict[str, str] = {}
     for budget in sorted({params.budget, *params.budgets}):
@@ -141,6 +142,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             session,
             Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length, keep_prompts=False),
             memo,
+            timelines,
         )
         results = {}
         for name in params.strategies:
@@ -160,18 +162,19 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     def add(table: str, rows: list[dict]) -> None:
         out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
 
-    delegation = delegation_rows(ctx, results, lines.get("tasks"))
+    subagents = classify(session, timelines)
+    delegation = delegation_rows(ctx, results, timelines, subagents)
     add("sessions", session_rows(ctx, results, digest, delegation_totals(delegation)))
     if "link" in results:
         add("eviction", eviction_rows(results))
-    add("duplicates", duplicate_rows(ctx, results, async_launch_ids(lines.get("tasks"))))
+    add("duplicates", duplicate_rows(ctx, results, subagents))
     add("llm_calls", llm_rows(results))
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
-    add("subagents", subagent_rows(session))
+    add("subagents", subagent_rows(session, subagents))
     add("quirks", quirk_rows(session, results))
-    add("background", background := background_rows(session, lines.get("tasks")))
-    add("replay", replay_rows(ctx, lines.get("tasks"), tuple(results), params.replay, background) if params.replay else [])
-    cost = cost_tables(session, lines)
+    add("background", background := background_rows(session, timelines))
+    add("replay", replay_rows(ctx, timelines, tuple(results), params.replay, background) if params.replay else [])
+    cost = cost_tables(session, lines, subagents)
     add("tokens", cost["tokens"])
     add("wakeups", cost["wakeups"])
     add("repeat_reads", cost["repeat_reads"])

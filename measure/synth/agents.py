@@ -13,6 +13,16 @@ from measure.synth.tasks import Running, task_result
 from measure.synth.vocab import ADJS, NOUNS, VERBS
 
 
+def as_sidechain(line: dict, agent_id: str) -> dict:
+    """A parent line as a replay in a subagent file writes it: `isSidechain: true`, then the agent's id."""
+    out = {}
+    for k, v in line.items():
+        out[k] = True if k == "isSidechain" else v
+        if k == "isSidechain":
+            out["agentId"] = agent_id
+    return out
+
+
 class Subagents:
     """Writes the subagents of one session; the main thread's own lines are the caller's."""
 
@@ -44,11 +54,12 @@ class Subagents:
 
     def run(self, plan: AgentPlan, *, tool_use_id: str, description: str, prompt: str, start: int,
             duration_ms: int = 0, depth: int = 1, parent_agent: str | None = None,
-            wf_dir: Path | None = None, agent_type: str | None = None) -> Running:
-        """Write one subagent transcript (and its sidecar) from `start`; return its outcome."""
+            wf_dir: Path | None = None, agent_type: str | None = None, replay: list[dict] = ()) -> Running:
+        """Write one subagent transcript (and its sidecar) from `start`, after the parent lines of
+        `replay` (a fork opens with the conversation it forks); return its outcome."""
         era = self.era
         agent_type = agent_type or plan.agent_type
-        agent_id = self.ids.agent(era.agent_id)
+        agent_id = f"a{plan.name}-{self.ids.hexs(16)}" if plan.name else self.ids.agent(era.agent_id)
         if era.layout == "inline":
             env = self.main.env.sidechain_of(None)
             tr = self.main.tr
@@ -74,6 +85,8 @@ class Subagents:
             actor.pace = max(0.2, duration_ms / natural)
         if era.modern:
             env.prompt_id = self.ids.uuid()
+        for line in replay:
+            tr.write(as_sidechain(line, agent_id))
         actor.user_text(prompt)
         if actor.echo is not None:
             actor.echo.append((actor.now, {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
@@ -108,6 +121,21 @@ class Subagents:
         actor.api_call([{"type": "text", "text": report}])
         run.final_text = report
         self._close(run)
+
+    def aside(self, parent_lines: list[dict], report_chars: int) -> None:
+        """A `/btw` side question: agent-aside_question-<16 hex>.jsonl, no sidecar, the parent's lines
+        so far replayed, then the question and its answer."""
+        agent_id = "aside_question-" + self.ids.hexs(16)
+        env = self.main.env.sidechain_of(agent_id)
+        env.prompt_id = self.ids.uuid()
+        tr = Transcript(self.session_dir / "subagents" / f"agent-{agent_id}.jsonl", self.tally)
+        for line in parent_lines:
+            tr.write(as_sidechain(line, agent_id))
+        actor = Actor(self.ctx, tr, env, self.main.now + self.rng.randint(200, 4000), self.era.model)
+        question = self.forge.sentence()
+        actor.user_text(f"btw, {question[:1].lower()}{question[1:]}")
+        actor.api_call([{"type": "text", "text": self.forge.prose(report_chars)}])
+        tr.close()
 
     def compaction(self, now: int, analysis: str, summary: str) -> None:
         """agent-acompact-<id>.jsonl: the call that wrote a compaction's summary, ending at `now`."""
@@ -199,6 +227,11 @@ class Subagents:
             write_json_file(meta_path, meta, self.tally, ms)
         elif plan.sidecar == "null":
             write_json_file(meta_path, None, self.tally, ms, raw=b"null")
+        elif plan.sidecar == "minimal":  # most real sidecars: agentType and description only
+            write_json_file(meta_path, {"agentType": plan.agent_type, "description": desc}, self.tally, ms)
+        elif plan.sidecar == "fork":
+            meta = {"agentType": "fork", "isFork": True, "name": plan.name, "description": desc, "spawnDepth": depth}
+            write_json_file(meta_path, meta, self.tally, ms)
         elif plan.sidecar != "missing":
             meta = {"agentType": plan.agent_type, "description": desc, "toolUseId": tool_use_id, "spawnDepth": depth}
             if plan.agent_type == "Explore":

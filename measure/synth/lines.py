@@ -240,7 +240,7 @@ class Transcript:
     """One JSONL file being written: its newest timestamp, its parent text so far and the lines it tears."""
 
     def __init__(self, path: Path, tally: Tally, *, append: bool = False, track_text: bool = False,
-                 torn_lines: int = 0, torn_rng: random.Random | None = None):
+                 torn_lines: int = 0, torn_rng: random.Random | None = None, keep_head: int = 0):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.tally = tally
@@ -254,6 +254,8 @@ class Transcript:
         self.window_fill = 0
         self.torn_lines = torn_lines  # lines still to tear (well under 1% of lines)
         self.torn_rng = torn_rng
+        self.keep_head = keep_head
+        self.head: list[dict] = []  # its first `keep_head` user/assistant lines, which a replay of it repeats
 
     def write(self, obj: dict, ts: int | None = None, *, corruptible: bool = False) -> None:
         data = orjson.dumps(obj) + b"\n"
@@ -262,6 +264,8 @@ class Transcript:
             data = data[: self.torn_rng.randint(20, max(21, len(data) - 2))] + b"\n"
             self.torn_lines -= 1
         elif self.track_text and obj.get("type") in ("user", "assistant"):
+            if len(self.head) < self.keep_head:
+                self.head.append(obj)
             n = len(flat_text(obj))
             if n:
                 self.text_chars += n

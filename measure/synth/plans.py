@@ -10,14 +10,16 @@ class AgentPlan:
     """One delegated unit of work spawned by a session (or by another subagent)."""
 
     at: float  # fraction of the parent's progress at which it is launched
-    kind: str = "sync"  # "sync" | "async" | "workflow" | "bash"
-    fate: str = "completed"  # "completed" | "killed" | "resumed" | "late" | "lost"
+    kind: str = "sync"  # "sync" | "async" | "workflow" | "bash" | "fork" (a forked Skill) | "aside" (a /btw side question)
+    fate: str = "completed"  # "completed" | "killed" | "resumed" | "late" | "lost" | "rejected" | "interrupted"
     # late: finishes after the parent's last turn; its notification is enqueued, never delivered.
     # lost: finishes after the parent's last turn and no notification is ever written.
+    # rejected / interrupted (sync): the agent works, the parent's tool result says the user stopped it.
     events: int = 40  # user/assistant lines in its transcript (akm events), approximately
     report_chars: int = 2500  # size of its final report
     agent_type: str = "general-purpose"
-    sidecar: str = "full"  # "full" | "missing" | "broken" | "null" (modern era only)
+    sidecar: str = "full"  # "full" | "minimal" ({agentType, description}) | "fork" | "missing" | "broken" | "null" (modern era only)
+    name: str = ""  # a named agent: its id is a<name>-<16 hex> (forks; the skill a fork runs)
     nested: int = 0  # depth-2 agents it spawns itself (flat in subagents/)
     remember: int = 0  # `akm remember "..."` calls inside it
     feedback: int = 0  # `akm feedback <ref> --note "..."` calls inside it

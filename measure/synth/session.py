@@ -12,9 +12,11 @@ from measure.synth.actor import PARENT_TOOLS, Actor, SessionContext, shell_resul
 from measure.synth.agents import Subagents
 from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_json_file
 from measure.synth.plans import AgentPlan, SessionRecipe
-from measure.synth.tasks import Running, agent_launched, bash_launched, notification, task_output, task_result
+from measure.synth.tasks import (STOPPED, Running, agent_launched, bash_launched, notification, skill_forked, task_output,
+                                 task_result, tmp_root)
 from measure.synth.text import Project, TextForge
 from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, LOWER_ALNUM, USERS
+
 
 class SessionSim:
     """Simulates one main session in time order and writes it, its subagents and sidecars."""
@@ -33,8 +35,9 @@ class SessionSim:
         self.session_dir = self.proj_dir / self.sid
         version = rng.choice(era.versions)
         self.env = Envelope(era, self.sid, project.cwd, version, rng.choice(project.branches))
+        replays = any(a.kind in ("aside", "fork") for a in recipe.agents)  # they repeat the parent's opening lines
         self.tr = Transcript(self.proj_dir / f"{self.sid}.jsonl", tally, track_text=True, torn_lines=recipe.malformed,
-                             torn_rng=random.Random(rng.random()) if recipe.malformed else None)
+                             torn_rng=random.Random(rng.random()) if recipe.malformed else None, keep_head=40 if replays else 0)
         self.ctx = SessionContext(rng, self.ids, self.forge, project, era, recipe.hooks)
         self.parent = Actor(self.ctx, self.tr, self.env, recipe.start_ms, era.model, main=True, scale=recipe.scale,
                             before_write=self.flush_queue)
@@ -57,7 +60,7 @@ class SessionSim:
         self.title_written = False
         self.invalid_done = not recipe.invalid_utf8
         self.slug_name = "-".join(rng.choice(ADJS) if i < 2 else rng.choice(USERS) for i in range(3))
-        self.tmp = self._tmp_root()
+        self.tmp = tmp_root(era, project, self.sid)
         self.agents = Subagents(self.ctx, self.parent, tally, self.session_dir, self.slug_name)
 
     # -- time & progress ---------------------------------------------------------------------
@@ -88,17 +91,6 @@ class SessionSim:
             marks.pop(0)
             return True
         return False
-
-    def _tmp_root(self) -> str:
-        """Where background tasks' output files live, per era and OS."""
-        slug = self.project.slug
-        if self.era.key == "2.1.17":
-            return f"/private/tmp/claude/{slug}"
-        if self.era.key in ("inline", "sibling"):
-            base = "/tmp/claude"
-        else:
-            base = "/private/tmp/claude-501" if self.project.cwd.startswith("/Users") else "/tmp/claude-1000"
-        return f"{base}/{slug}/{self.sid}" if self.era.modern else f"{base}/{slug}"
 
     # -- queue: background completions ------------------------------------------------------
     def push(self, run: Running) -> None:
@@ -282,6 +274,9 @@ class SessionSim:
         a = self.parent
         batch = [self.plans[self.plan_i]]
         self.plan_i += 1
+        if batch[0].kind == "aside":  # a side question launches nothing the parent records
+            self.agents.aside(self.tr.head, batch[0].report_chars)
+            return
         while batch[0].group and self.plan_i < len(self.plans) and self.plans[self.plan_i].group == batch[0].group:
             batch.append(self.plans[self.plan_i])
             self.plan_i += 1
@@ -303,6 +298,8 @@ class SessionSim:
         era = self.era
         if plan.kind == "bash":
             return a.tool_use("Bash", {"command": a.bash_command()[0], "description": desc, "run_in_background": True})
+        if plan.kind == "fork":
+            return a.tool_use("Skill", {"skill": plan.name, "args": "high"})
         if plan.kind == "workflow":
             name = "-".join(desc.lower().split()[:3])
             return a.tool_use("Workflow", {"scriptPath": f"{self.project.cwd}/.claude/workflows/{name}.workflow.js",
@@ -335,13 +332,13 @@ class SessionSim:
         if plan.kind == "workflow":
             self.launch_workflow(plan, block, desc, source_uuid)
             return
-        prompt = block["input"]["prompt"]
+        prompt = block["input"].get("prompt") or self.agents.prompt(desc)
         start = a.now + r.randint(30, 400)
         duration = plan.duration_s * 1000 if plan.duration_s > 0 else 0
         if plan.duration_s < 0:  # a "late" agent runs alongside the parent's final stretch
             duration = self._remaining_ms(-plan.duration_s)
         run = self.agents.run(plan, tool_use_id=block["id"], description=desc, prompt=prompt, start=start,
-                              duration_ms=duration)
+                              duration_ms=duration, replay=self.tr.head if plan.kind == "fork" else ())
         if plan.kind == "sync":
             if run.actor.echo:
                 for ms, entry in run.actor.echo:
@@ -352,12 +349,20 @@ class SessionSim:
                                           "agent_msg_" + self.ids.msg()[4:], block["id"]), t, corruptible=True)
                 run.actor.echo = None
             a.now = max(a.now, run.t_end) + r.randint(20, 900)
+            if plan.fate in STOPPED:  # the user stopped the launch: the parent never gets the result
+                a.tool_result(block, *STOPPED[plan.fate], source_uuid, is_error=True)
+                if plan.fate == "interrupted":
+                    a.user_text(STOPPED["interrupted"][0])
+                return
             a.tool_result(block, *task_result(era, run), source_uuid)
             return
-        if era.notify == "agent":
-            self.awaiting_output.append(run)
-        text, tur = agent_launched(era, self.tmp, run)
-        a.tool_result(block, [{"type": "text", "text": text}], tur, source_uuid, wait_ms=100)
+        if plan.kind == "fork":  # a forked Skill: a background agent that opens with the conversation it forks
+            a.tool_result(block, *skill_forked(plan.name, run.agent_id), source_uuid, wait_ms=80)
+        else:
+            if era.notify == "agent":
+                self.awaiting_output.append(run)
+            text, tur = agent_launched(era, self.tmp, run)
+            a.tool_result(block, [{"type": "text", "text": text}], tur, source_uuid, wait_ms=100)
         self.push(run)
 
     def launch_workflow(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:

@@ -145,6 +145,29 @@ def _mixed_outliving(rng: random.Random) -> list[SessionRecipe]:
     ]
 
 
+def _mixed_delegation(rng: random.Random) -> list[SessionRecipe]:
+    """Sessions 14-15: delegation as real 2.1.3x-2.1.2xx sessions record it, from their own stream.
+
+    Sessions 0-13 and the root extras do not depend on them."""
+    A = AgentPlan
+    R = SessionRecipe
+    return [
+        # 14: modern; a named agent with a minimal sidecar and a plain sync agent, both of whose results the
+        # budget keeps twice; a /btw side question replaying the parent; a forked Skill with its fork sidecar
+        # (it replays the parent too); a launch the user interrupts, found by its sidecar's toolUseId
+        R("modern", 3, _start(rng, "modern"), target_chars=16_000, hooks=1, caveats=1,
+          agents=(A(0.2, "sync", events=8, report_chars=900, name="schema-audit", sidecar="minimal"),
+                  A(0.35, "sync", events=7, report_chars=700),
+                  A(0.5, "aside", report_chars=500),
+                  A(0.6, "fork", events=10, report_chars=1500, name="code-review", sidecar="fork", agent_type="fork"),
+                  A(0.75, "sync", fate="interrupted", events=6, report_chars=600))),
+        # 15: 2.1.39 (spotter-like); a sync launch the user rejects, its agent_progress echo naming it
+        R("2.1.39", 1, _start(rng, "2.1.39"), target_chars=14_000, hooks=1,
+          agents=(A(0.3, "sync", events=9, report_chars=800),
+                  A(0.6, "sync", fate="rejected", events=8, report_chars=700))),
+    ]
+
+
 def _random_recipe(rng: random.Random, n_projects: int) -> SessionRecipe:
     era = rng.choice(("modern", "modern", "2.1.39", "2.1.39", "2.1.17", "sibling", "inline"))
     agents = []
@@ -161,7 +184,8 @@ def _random_recipe(rng: random.Random, n_projects: int) -> SessionRecipe:
 def _mixed_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
     """Varied sessions across every layout, version and error path (the default shape)."""
     projects = _projects(ctx.rng, 5)
-    fixed = _mixed_fixed(ctx.rng) + _mixed_outliving(random.Random(f"{ctx.seed}:mixed:outliving"))
+    fixed = (_mixed_fixed(ctx.rng) + _mixed_outliving(random.Random(f"{ctx.seed}:mixed:outliving"))
+             + _mixed_delegation(random.Random(f"{ctx.seed}:mixed:delegation")))
     k = 0
     while ctx.wants_more(k):
         recipe = fixed[k] if k < len(fixed) else _random_recipe(ctx.rng, len(projects))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from measure.synth.actor import Actor
 from measure.synth.lines import Era, xml_escape
 from measure.synth.plans import AgentPlan
+from measure.synth.text import Project
 from measure.synth.vocab import MODERN_NOTE
 
 
@@ -32,6 +33,18 @@ class Running:
     output: str = ""  # workflow JSON
 
 
+def tmp_root(era: Era, project: Project, session_id: str) -> str:
+    """Where a session's background tasks write their output files, per era and OS (format §4)."""
+    slug = project.slug
+    if era.key == "2.1.17":
+        return f"/private/tmp/claude/{slug}"
+    if era.key in ("inline", "sibling"):
+        base = "/tmp/claude"
+    else:
+        base = "/private/tmp/claude-501" if project.cwd.startswith("/Users") else "/tmp/claude-1000"
+    return f"{base}/{slug}/{session_id}" if era.modern else f"{base}/{slug}"
+
+
 def output_file(tmp: str, task_id: str) -> str:
     return f"{tmp}/tasks/{task_id}.output"
 
@@ -49,6 +62,22 @@ def task_result(era: Era, run: Running) -> tuple[list[dict], dict]:
     else:
         footer = f"agentId: {run.agent_id} (for resuming to continue this agent's work if needed){usage if era.key == '2.1.39' else ''}"
     return final + [{"type": "text", "text": footer}], {"status": "completed", "prompt": run.prompt, "agentId": run.agent_id} | tur
+
+
+#: A spawn's tool result when the user stopped it (real 2.1.3x lines): (content, toolUseResult), by fate.
+STOPPED = {
+    "rejected": ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
+                 "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how "
+                 "to proceed.", "User rejected tool use"),
+    "interrupted": ("[Request interrupted by user for tool use]", "Error: [Request interrupted by user for tool use]"),
+}
+
+
+def skill_forked(skill: str, agent_id: str) -> tuple[str, dict]:
+    """The tool result of a Skill run as a forked background agent (claudemux 2.1.232): (text, toolUseResult)."""
+    note = f"Running in the background as @{skill}"
+    tur = {"success": True, "commandName": skill, "status": "forked", "background": True, "agentId": agent_id, "result": note}
+    return f'Skill "{skill}" launched (forked execution, running in the background).\n\n{note}', tur
 
 
 def bash_launched(era: Era, tmp: str, task_id: str) -> tuple[str, dict]:

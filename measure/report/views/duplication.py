@@ -26,7 +26,7 @@ def pair_summary(r: Report, pairing: str | None = None) -> pl.DataFrame:
         pl.col("notification_in_prompt").sum().cast(pl.Int64).alias("notification in prompt"),
         pl.col("final_in_prompt").sum().cast(pl.Int64).alias("final in prompt"),
         pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
-        pl.col("stub_saved_chars").sum().alias("a stub would save (chars)"),
+        pl.col("stub_would_save_chars").sum().alias("a stub would save (chars)"),
     )
     if pairing is not None:
         # Sessions without pairs still get a row (0 pairs), as in the published table.
@@ -49,7 +49,7 @@ def pair_totals(r: Report) -> pl.DataFrame:
             _pct(pl.col("overlap").mean()).alias("mean overlap %"),
             (pl.col("overlap") >= 0.8).sum().cast(pl.Int64).alias("pairs ≥ 80% alike"),
             pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
-            pl.col("stub_saved_chars").sum().alias("a stub would save (chars)"),
+            pl.col("stub_would_save_chars").sum().alias("a stub would save (chars)"),
         )
         .sort("pairing")
     )
@@ -58,7 +58,7 @@ def pair_totals(r: Report) -> pl.DataFrame:
 def top_pairs(r: Report, n: int = 10) -> pl.DataFrame:
     """The `n` most alike pairs (descriptions only with show_excerpts)."""
     dup = r.tables["duplicates"].with_columns(session_column(r))
-    cols = ["session", "agent_id", "pairing", "overlap %", "both_in_prompt", "notification_chars", "final_chars", "stub_saved_chars"]
+    cols = ["session", "agent_id", "pairing", "overlap %", "both_in_prompt", "notification_chars", "final_chars", "stub_would_save_chars"]
     if r.show_excerpts:
         cols.insert(3, "description")
     return (
@@ -67,7 +67,7 @@ def top_pairs(r: Report, n: int = 10) -> pl.DataFrame:
         .head(n)
         .select(cols)
         # The pair's counterfactual, not the stub savings of 01-eviction (what a strategy's stubs did replace).
-        .rename({"stub_saved_chars": "a stub would save (chars)"})
+        .rename({"stub_would_save_chars": "a stub would save (chars)"})
     )
 
 
@@ -86,23 +86,60 @@ def duplication_summary(r: Report):
     return markdown("\n".join(lines) + "\n\n" + dedupe_effect(r))
 
 
+#: The strategies that stub parent copies, and the copies each stubs.
+STUBBING = {"fold_dedupe_scoped": "notifications whose subagent copy is kept (#842)",
+            "fold_stub_raw": "notifications of sidecar pairs, in the raw stream (#840's simulation)",
+            "fold_dedupe_sync": "synchronous Task results whose subagent copy is kept (a suite proposal)"}
+
+
+def stubs_table(r: Report) -> pl.DataFrame:
+    """Per stubbing strategy: parent copies it stubbed, parent chars the stubs shortened, sessions whose
+    prompt differs from fold's."""
+    s, ev = r.tables["sessions"], r.tables["eviction"]
+    fold = s.filter(pl.col("strategy") == "fold").select("session_id", pl.col("prompt_sha256").alias("fold"))
+    rows = []
+    for name, what in STUBBING.items():
+        part = s.filter(pl.col("strategy") == name)
+        if part.height == 0:
+            continue
+        changed = part.join(fold, on="session_id").filter(pl.col("prompt_sha256") != pl.col("fold")).height
+        shortened = ev.filter(pl.col("strategy") == name)["stub_saved_chars"].sum()
+        rows.append({"strategy": name, "stubs": what, "copies stubbed": int(part["stubbed"].sum()),
+                     "stub-shortened parent chars": int(shortened), "sessions whose prompt differs from fold": changed})
+    return pl.DataFrame(rows, schema={"strategy": pl.String, "stubs": pl.String, "copies stubbed": pl.Int64,
+                                      "stub-shortened parent chars": pl.Int64, "sessions whose prompt differs from fold": pl.Int64})
+
+
+def stubs_note(r: Report):
+    """Markdown: what a stub would save on every pair (a counterfactual), before what was stubbed."""
+    dup = r.tables["duplicates"]
+    return markdown(
+        f"A stub on each of the {dup.height} parent copies paired here would save "
+        f"{fmt_int(int(dup['stub_would_save_chars'].sum()))} raw chars (`duplicates.stub_would_save_chars`, summed over every "
+        "pair whether or not the budget kept it: a counterfactual). What each strategy did stub, at the run's budget "
+        "(`sessions.stubbed`, `eviction.stub_saved_chars`):"
+    )
+
+
 def dedupe_effect(r: Report) -> str:
-    """Whether the scoped dedupe changes what the LLM sees, from the prompt digests and stub counts
-    of fold and fold_dedupe_scoped (not from the pair counts)."""
+    """Whether each dedupe changes what the LLM sees, from the prompt digests and stub counts of fold,
+    fold_dedupe_scoped and fold_dedupe_sync (not from the pair counts)."""
     s = r.tables["sessions"]
     fold = s.filter(pl.col("strategy") == "fold").select("session_id", pl.col("prompt_sha256").alias("a"))
-    ded = s.filter(pl.col("strategy") == "fold_dedupe_scoped").select("session_id", pl.col("prompt_sha256").alias("b"), "stubbed")
-    both = fold.join(ded, on="session_id", how="inner")
-    if both.height == 0:
-        return "fold and fold_dedupe_scoped were not both measured: no statement on what the dedupe changes."
-    changed = both.filter(pl.col("a") != pl.col("b"))
-    stubbed = int(both["stubbed"].sum())
-    if changed.height == 0:
-        return (
-            f"The scoped dedupe stubs nothing that reaches the prompt here: fold and fold_dedupe_scoped send "
-            f"identical prompts (same sha256) in all {both.height} sessions."
-        )
-    return (
-        f"The scoped dedupe changes the prompt in {changed.height} of {both.height} sessions "
-        f"(different sha256 from fold), stubbing {stubbed} notification{'s' if stubbed != 1 else ''} in all."
-    )
+    out = []
+    for name, label, what in (("fold_dedupe_scoped", "The scoped dedupe", "notification"),
+                              ("fold_dedupe_sync", "The sync dedupe (a suite proposal)", "synchronous result")):
+        ded = s.filter(pl.col("strategy") == name).select("session_id", pl.col("prompt_sha256").alias("b"), "stubbed")
+        both = fold.join(ded, on="session_id", how="inner")
+        if both.height == 0:
+            out.append(f"fold and {name} were not both measured: no statement on what it changes.")
+            continue
+        changed = both.filter(pl.col("a") != pl.col("b"))
+        stubbed = int(both["stubbed"].sum())
+        if changed.height == 0:
+            out.append(f"{label} stubs nothing that reaches the prompt here: fold and {name} send identical prompts "
+                       f"(same sha256) in all {both.height} sessions.")
+        else:
+            out.append(f"{label} changes the prompt in {changed.height} of {both.height} sessions (different sha256 from "
+                       f"fold), stubbing {stubbed} {what}{'s' if stubbed != 1 else ''} in all.")
+    return " ".join(out)

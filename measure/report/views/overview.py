@@ -204,7 +204,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             both = part.filter(pl.col("both_in_prompt")).height
             per.append(
                 f"`{pairing}`: {part.height} pairs, {both} with both copies in the fold prompt, "
-                f"{fmt_int(int(part['stub_saved_chars'].sum()))} raw chars a stub would save"
+                f"{fmt_int(int(part['stub_would_save_chars'].sum()))} raw chars a stub would save"
             )
         lines.append(
             "- **Duplication** (per pairing method, never summed across methods). "
@@ -246,8 +246,73 @@ def _legacy(s: pl.DataFrame) -> pl.DataFrame:
     return s.filter(pl.col("legacy_agent")).select("session_id", "session_path").unique(maintain_order=True)
 
 
+#: Why each kind that is not delegated work is left out of it (the classification: measurements/subagents.py).
+EXCLUDED_BECAUSE = {
+    "compaction_helper": "compaction calls Claude Code makes for itself (`agent-acompact-*`), not work the agent delegated",
+    "side_question": "replays of the parent conversation with a `/btw` question and its answer: the replayed part is the "
+                     "parent's own text",
+    "workflow_journal": "a workflow's journal, not a transcript",
+    "unknown": "nothing (name, sidecar, launch in the parent, content) says what they are: counted apart, never guessed",
+}
+KIND_NAMES = {"task_agent": ("task agent", "task agents"), "workflow_agent": ("workflow agent", "workflow agents"),
+              "fork": ("fork", "forks"), "compaction_helper": ("compaction helper", "compaction helpers"),
+              "side_question": ("side question", "side questions"), "workflow_journal": ("workflow journal", "workflow journals"),
+              "unknown": ("transcript of unknown kind", "transcripts of unknown kind")}
+"""Each kind in words (one, several), in the order the overview lists kinds."""
+
+
+def _kinds(n: int, kind: str) -> str:
+    return f"{fmt_int(n)} {KIND_NAMES[kind][n != 1]}"
+
+
+def classification_note(r: Report):
+    """Markdown: per kind, how many transcripts count as delegated work, and why the others do not."""
+    sub = r.tables["subagents"]
+    if sub.height == 0:
+        return markdown("_No subagent transcripts under this root._")
+    n = sub.group_by("kind").len()
+    count = dict(zip(n["kind"], n["len"]))
+    delegated = [k for k in ("task_agent", "workflow_agent", "fork") if count.get(k)]
+    total = sum(count.get(k, 0) for k in delegated)
+    text = (f"**{fmt_int(sub.height)} subagent transcripts, {fmt_int(total)} counted as delegated work**"
+            + (f" ({', '.join(_kinds(count[k], k) for k in delegated)})." if delegated else "."))
+    out = []
+    for kind, why in EXCLUDED_BECAUSE.items():
+        if count.get(kind):
+            detail = ""
+            if kind == "side_question":
+                by_content = sub.filter((pl.col("kind") == kind) & ~pl.col("agent_id").str.starts_with("agent-aside_question-")).height
+                detail = f" ({by_content} recognised by their content alone)" if by_content else ""
+            out.append(f"- {_kinds(count[kind], kind)}{detail}: {why}.")
+    replayed = sub.filter(pl.col("kind").is_in(delegated) & (pl.col("replayed_events") > 0))
+    if replayed.height:
+        out.append(f"- {replayed.height} delegated transcript(s) open with a replay of the parent "
+                   f"({fmt_int(int(replayed['replayed_events'].sum()))} events): that part counts as parent text, never as subagent-only content.")
+    d = r.tables["delegation"]
+    rejected = d.filter(pl.col("delegated") & (pl.col("delivery") == "rejected"))["subagent_path"].n_unique() if d.height else 0
+    if rejected:
+        out.append(f"- {rejected} delegated transcript(s) whose launch the user rejected or interrupted: work done whose result "
+                   "never reached the parent (delivery `rejected`).")
+    # a workflow agent's launch is its workflow's, which names the run, not the agent
+    unresolved = sub.filter(pl.col("kind").is_in(["task_agent", "fork"]) & (pl.col("launch") == "unknown")).height
+    if unresolved:
+        out.append(f"- {unresolved} task agent(s) or fork(s) with no launch the parent holds in any form (`launch = unknown`).")
+    return markdown(text + ("\n\n" + "\n".join(out) if out else ""))
+
+
+def launches(r: Report) -> pl.DataFrame:
+    """Subagent transcripts per kind, launch and the source that named the launch (run totals)."""
+    sub = r.tables["subagents"]
+    order = {k: i for i, k in enumerate(KIND_NAMES)}
+    return (
+        sub.group_by("kind", "launch", "launch_source")
+        .agg(pl.len().cast(pl.Int64).alias("transcripts"), pl.col("session_id").n_unique().cast(pl.Int64).alias("sessions"))
+        .sort(pl.col("kind").replace_strict(order, default=len(order), return_dtype=pl.Int64), "launch", "launch_source")
+    )
+
+
 def subagent_inventory(r: Report):
-    """Subagent transcripts per session and kind: files, events, chars, sidecar and launch status."""
+    """Subagent transcripts per session and kind: files, events, chars, sidecar status, launches resolved."""
     sub = r.tables["subagents"]
     if sub.height == 0:
         return markdown("_No subagent transcripts under this root._")
@@ -259,6 +324,7 @@ def subagent_inventory(r: Report):
         (pl.col("sidecar") == "missing").sum().alias("sidecar missing"),
         (pl.col("sidecar") == "broken").sum().alias("sidecar broken"),
         (pl.col("launch") == "background").sum().alias("background"),
+        (pl.col("launch") != "unknown").sum().alias("launch resolved"),
         pl.col("notifications").sum().alias("notifications"),
     )
     return per_session(out.sort("session_id", "kind"), r)
