@@ -11,6 +11,8 @@ from measure.akm.hashing import content_hash
 from measure.akm.jscompat import SURROGATE
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
+from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
+from measure.measurements.lines import SessionLines
 from measure.measurements.strategies import (
     STRATEGIES,
     Params,
@@ -36,9 +38,11 @@ def inspect_session(
         raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
     # Paths are shown relative to the folder that holds the project folder, as in the tables.
     root = os.path.dirname(os.path.dirname(path))
-    session, problems = read_session(path, root)
+    lines = SessionLines()  # the task timelines: how each delegated result reached the parent
+    session, problems = read_session(path, root, observe=lines.observe)
     ctx = SessionContext(
-        session, Params(template=load_template(template_path), budget=budget, max_event_text_length=max_event_text_length)
+        session, Params(template=load_template(template_path), budget=budget, max_event_text_length=max_event_text_length),
+        timelines=lines.get("tasks"),
     )
     report: dict = {
         "session": session.ref.path,

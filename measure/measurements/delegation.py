@@ -15,14 +15,17 @@ the parent events naming or launching the agent); cost stays linear in events.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from measure.akm.jscompat import utf16_len
 from measure.akm.read import provenance
 from measure.akm.records import Event, Session
 from measure.measurements.pairs import set_jaccard, stem, word_set
-from measure.measurements.strategies import SessionContext, StrategyResult
 from measure.measurements.subagents import subagent_kind
 from measure.measurements.tasks import Timeline
+
+if TYPE_CHECKING:  # strategies reads the deliveries (hybrid_undelivered): at run time the import goes that way
+    from measure.measurements.strategies import SessionContext, StrategyResult
 
 COPY_JACCARD = 0.5
 """Word-set Jaccard at or above which one text counts as a copy of another (see `is_copy`)."""

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import heapq
+import sys
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable
@@ -17,8 +20,11 @@ from measure.akm.prefilter import (
     truncate,
 )
 from measure.akm.prompt import Prompt, build_prompt
-from measure.akm.records import Event, InlineRef, Prefiltered, Session, SessionRef
-from measure.measurements.pairs import DuplicatePair, find_pairs
+from measure.akm.records import Event, InlineRef, Prefiltered, PrefilterStats, Session, SessionRef, by_ts
+from measure.measurements.delegation import DELEGATED_KINDS, Deliveries, final_report
+from measure.measurements.pairs import DuplicatePair, find_pairs, stem
+from measure.measurements.subagents import subagent_kind
+from measure.measurements.tasks import Timeline
 
 
 @dataclass(frozen=True)
@@ -103,10 +109,11 @@ class Memo:
 class SessionContext:
     """One session plus the pieces several strategies share, each computed once."""
 
-    def __init__(self, session: Session, params: Params, memo: Memo | None = None):
+    def __init__(self, session: Session, params: Params, memo: Memo | None = None, timelines: dict[str, Timeline] | None = None):
         self.session = session
         self.params = params
         self.memo = memo if memo is not None else Memo()
+        self.timelines = timelines or {}  # the `tasks` collector's timelines by file: how results reached the parent
 
     def run(self, events, ref: SessionRef, refs) -> Call:
         """The plain pre-filter over `events`, then the prompt."""
@@ -120,6 +127,50 @@ class SessionContext:
         )
         chars = sum(e.chars for e in events)
         return Call(self.session.ref.path, len(events), chars, kept, self.prompt(ref, kept, refs))
+
+    def prefilter_after(self, kept: Prefiltered, events) -> Prefiltered:
+        """`kept` plus what akm's pre-filter keeps of `events` in the room `kept` leaves, in stream order.
+
+        The same per-event rules, then newest first, skipping what does not fit; akm keeps its
+        newest event even when it alone overflows, which applies here only when `kept` is empty.
+        """
+        p, verdicts = self.params, self.memo.verdicts
+        rules = prefilter(events, max_total_chars=sys.maxsize, max_event_text_length=p.max_event_text_length,
+                          readonly_ops=p.readonly_ops, memo=verdicts)
+        running, accepted, dropped = kept.stats.totalChars, [], 0
+        for e in reversed(rules.events):
+            if running + e.chars > p.budget and (accepted or kept.events):
+                dropped += 1
+                continue
+            accepted.append(e)
+            running += e.chars
+        cut = {id(v[1]) for v in map(verdicts.get, map(id, events)) if v[2]}
+        st = kept.stats
+        stats = PrefilterStats(
+            inputCount=st.inputCount + len(events),
+            outputCount=len(kept.events) + len(accepted),
+            droppedByRule=dict(Counter(st.droppedByRule) + Counter(rules.stats.droppedByRule)),
+            truncatedCount=st.truncatedCount + sum(1 for e in accepted if id(e) in cut),
+            totalChars=running,
+            budgetDroppedCount=st.budgetDroppedCount + dropped,
+        )
+        # Both lists are in stream order, and the stream sorts stably with the parent's events
+        # first: a stable merge by timestamp restores it.
+        return Prefiltered(tuple(heapq.merge(kept.events, reversed(accepted), key=by_ts)), stats)
+
+    @cached_property
+    def undelivered_reports(self) -> tuple[Event, ...]:
+        """The folded final report of each delegated subagent whose result never reached the parent
+        (its delivery is neither a Task result nor a consumed notification), in walk order."""
+        s = self.session
+        deliveries = Deliveries(self.timelines.get(s.ref.path))
+        wanted = [tf.path for tf in s.subagents if subagent_kind(tf, s) in DELEGATED_KINDS
+                  and deliveries.of(stem(tf.path).removeprefix("agent-"))[0] not in DELIVERED]
+        by_file: dict[str, list[Event]] = {p: [] for p in wanted}
+        for e in s.folded:
+            if e.file in by_file:
+                by_file[e.file].append(e)
+        return tuple(r for r in (final_report(tuple(by_file[p])) for p in wanted) if r is not None)
 
     @cached_property
     def folded_chars(self) -> int:
@@ -161,8 +212,17 @@ class SessionContext:
         return find_pairs(self.session, self.memo.overlaps)
 
 
+DELIVERED = frozenset({"tool_result", "notification"})
+"""Deliveries (`delegation.Deliveries.of`) by which a subagent's result reached the parent."""
+
 Strategy = Callable[[SessionContext], StrategyResult]
 STRATEGIES: dict[str, Strategy] = {}
+
+ORIGIN: dict[str, str] = {
+    "link": "akm", "fold": "akm", "fold_dedupe_scoped": "akm", "fold_stub_raw": "akm", "hybrid": "akm", "chunked": "akm",
+    "parent_first": "suite proposal", "hybrid_undelivered": "suite proposal",
+}
+"""Where each strategy comes from: akm's code and the #840 study ("akm"), or this suite ("suite proposal", not akm's code)."""
 
 
 def strategy(name: str):
@@ -296,6 +356,29 @@ def chunked(ctx: SessionContext) -> StrategyResult:
         parent_windows=len(windows),
         subagent_chunks=len(groups),
     )
+
+
+@strategy("parent_first")
+def parent_first(ctx: SessionContext) -> StrategyResult:
+    """Suite proposal: link's kept parent events, then subagent events in the room left (folded ref, every ref)."""
+    s = ctx.session
+    link = ctx.link_call
+    subagent_events = tuple(e for e in s.folded if e.file != s.ref.path)
+    kept = ctx.prefilter_after(link.kept, subagent_events)
+    call = Call(s.ref.path, len(s.folded), ctx.folded_chars, kept, ctx.prompt(s.ref, kept, s.refs))
+    return _single("parent_first", ctx, call, s.refs)
+
+
+@strategy("hybrid_undelivered")
+def hybrid_undelivered(ctx: SessionContext) -> StrategyResult:
+    """Suite proposal: hybrid, plus the report of each delegated subagent whose result never reached the parent."""
+    s = ctx.session
+    reports = {id(e) for e in ctx.undelivered_reports}
+    if not reports:
+        return replace(hybrid(ctx), name="hybrid_undelivered")
+    # Pre-filtered together: a report takes its place in the budget like any parent event.
+    events = tuple(e for e in s.folded if e.file == s.ref.path or id(e) in reports)
+    return _single("hybrid_undelivered", ctx, ctx.run(events, s.ref, s.refs), s.refs)
 
 
 def run_all(ctx: SessionContext, names: list[str] | None = None) -> dict[str, StrategyResult]:
