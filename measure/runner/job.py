@@ -18,6 +18,8 @@ from measure.measurements.duplicates import async_launch_ids, duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
 from measure.measurements.llm_calls import llm_rows
+from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
+from measure.measurements.priorities import canonical
 from measure.measurements.quirks import quirk_rows
 from measure.measurements.replay import replay_rows
 from measure.measurements.sessions import session_rows
@@ -49,6 +51,7 @@ class RunParams:
     walk_order: str = "name"  # directory entry order: "name" (descending, every machine) or "fs" (readdir, akm's)
     replay: str | None = None  # --replay-at schedule (turn_end, final, every:<minutes>); None: no replay table
     show_excerpts: bool = False  # keep transcript-derived text (subagent descriptions) in the rows
+    priorities: str = DEFAULT_PRIORITIES  # the choice table's priorities (measurements.priorities grammar)
 
     @classmethod
     def from_options(
@@ -67,10 +70,11 @@ class RunParams:
         walk_order: str = "name",
         replay: str | None = None,
         strategies=None,
+        priorities: str | None = None,
     ) -> RunParams:
         """The run that the options of `measure run` / `measure report` (or a notebook's
         parameters, named the same) ask for; None or empty means the default. The one place
-        where options become RunParams."""
+        where options become RunParams. A priorities text off the grammar raises PrioritiesError."""
         return cls(
             budget=int(max_total_chars) if max_total_chars is not None else cls.budget,
             budgets=tuple(sorted({int(b) for b in budgets or ()})),
@@ -84,6 +88,7 @@ class RunParams:
             walk_order=walk_order,
             replay=replay,
             show_excerpts=bool(show_excerpts),
+            priorities=canonical(priorities) if priorities else cls.priorities,
             **({"strategies": tuple(strategies)} if strategies else {}),
         )
 
@@ -134,6 +139,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         if tf.lines == 0:
             out.errors.append(_error(tf.path, session_path, "empty", "no lines: nothing to read"))
     memo = Memo()  # per-event results do not depend on the budget: every budget shares them
+    timelines = lines.get("tasks")
     by_budget = {}
     failed: dict[str, str] = {}
     for budget in sorted({params.budget, *params.budgets}):
@@ -141,6 +147,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             session,
             Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length, keep_prompts=False),
             memo,
+            timelines,
         )
         results = {}
         for name in params.strategies:
@@ -160,17 +167,17 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     def add(table: str, rows: list[dict]) -> None:
         out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
 
-    delegation = delegation_rows(ctx, results, lines.get("tasks"))
+    delegation = delegation_rows(ctx, results, timelines)
     add("sessions", session_rows(ctx, results, digest, delegation_totals(delegation)))
     if "link" in results:
         add("eviction", eviction_rows(results))
-    add("duplicates", duplicate_rows(ctx, results, async_launch_ids(lines.get("tasks"))))
+    add("duplicates", duplicate_rows(ctx, results, async_launch_ids(timelines)))
     add("llm_calls", llm_rows(results))
     add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
     add("subagents", subagent_rows(session))
     add("quirks", quirk_rows(session, results))
-    add("background", background := background_rows(session, lines.get("tasks")))
-    add("replay", replay_rows(ctx, lines.get("tasks"), tuple(results), params.replay, background) if params.replay else [])
+    add("background", background := background_rows(session, timelines))
+    add("replay", replay_rows(ctx, timelines, tuple(results), params.replay, background) if params.replay else [])
     cost = cost_tables(session, lines)
     add("tokens", cost["tokens"])
     add("wakeups", cost["wakeups"])
