@@ -50,7 +50,7 @@ def test_diff_reads_report_directories(two_budgets, tmp_path):
     a, b = two_budgets
     report = tmp_path / "report"
     (report / "tables").mkdir(parents=True)
-    for name in ("sessions", "eviction", "run_cost"):
+    for name in ("sessions", "eviction", "run_cost", "verdict"):  # every table a metric reads
         (report / "tables" / f"{name}.csv").write_bytes((a / f"{name}.csv").read_bytes())
     (report / "run.json").write_bytes((a / "run.json").read_bytes())
     assert diff_runs(report, b)[0].equals(diff_runs(a, b)[0])

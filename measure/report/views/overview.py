@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import polars as pl
 
+from measure.measurements.priorities import BETTER, parse
+from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
+from measure.measurements.strategies import ORIGIN
 from measure.numbers import ROUND_MODE
-from measure.report.shaping import breakdown_ordered
-from measure.report.style import BREAKDOWN_DIMENSIONS, STRATEGY_LABELS, ordered_strategies, strategy_rank
+from measure.report.shaping import breakdown_ordered, chosen_pairs
+from measure.report.style import BREAKDOWN_DIMENSIONS, STRATEGY_LABELS, label, ordered_strategies, strategy_rank
 from measure.report.views import extraction
-from measure.report.views.common import Report, fmt_int, markdown, per_session, wide
+from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, per_session, wide
 
 
 def headline(r: Report) -> pl.DataFrame:
@@ -213,6 +217,155 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
     text = head + "\n\n" + "\n".join(lines)
     section = extraction.verdict_section(r, out_dir)
     return markdown(text + ("\n\n" + section if section else ""))
+
+
+def _names(csv: str | None) -> str:
+    return ", ".join(label(n) for n in (csv or "").split(",") if n) or "none"
+
+
+def _step(x: dict, value: dict) -> str:
+    """One step of the priority walk, in words, with the values that decided it."""
+    item = parse(x["item"])[0]
+    if item.op:
+        head = f"Constraint `{x['item']}` ({'at most' if item.op == '<=' else 'at least'} {fmt_int(x['limit'])})"
+    else:
+        lower = BETTER[item.name] == "lower"
+        within = f"within {x['tolerance']} of the best" if x["tolerance"] != "0" else "equal to the best"
+        limit = math.floor(x["limit"]) if lower else math.ceil(x["limit"])
+        head = (f"`{x['item']}` ({'lower' if lower else 'higher'} is better; {within}: best {fmt_int(x['best'])}, "
+                f"{'at most' if lower else 'at least'} {fmt_int(limit)})")
+    out = [n for n in (x["eliminated"] or "").split(",") if n]
+    lost = ", ".join(f"{label(n)} at {fmt_int(value[item.name, n])}" for n in out) or "none"
+    return f"- {head}: keeps {_names(x['survivors'])}; excludes {lost}"
+
+
+FLIP_WORDS = {
+    "flip_tolerance": lambda x: f"the tolerance `{x['change'].replace('→', '` → `')}`",
+    "flip_swap": lambda x: f"swapping `{x['item'].replace(', ', '` and `')}`",
+    "flip_insert": lambda x: f"valuing `{x['item']}` " + (f"just before `{x['change'].split('→')[0]}`" if "(last)" not in x["change"]
+                                                         else "after every listed criterion"),
+    "flip_drop": lambda x: f"dropping the constraint `{x['item']}`",
+}
+"""How each kind of flip row of the choice table is said."""
+
+
+def choice(r: Report):
+    """Markdown: the strategy the stated priorities choose, step by step, what would flip it, whether a
+    suite proposal dominates #840's four, and the robustness caveats (all read from the tables)."""
+    rows = r["choice"].sort("step").to_dicts()
+    if not rows or rows[0]["note"] == "no sessions were measured":
+        return markdown("_No sessions were measured, so no priorities can choose among the strategies._")
+    v = r["verdict"].filter(pl.col("criterion") != "decision")
+    value = {(x["criterion"], x["strategy"]): x["value"] for x in v.iter_rows(named=True)}
+    text = rows[0]["priorities"]
+    end = next(x for x in rows if x["kind"] in ("chosen", "none_feasible"))
+    intro = "the default, #840's reasoning encoded" if text == DEFAULT_PRIORITIES else "stated for this run, not the default"
+    lines = []
+    if "no delegated work" in end["note"]:
+        lines.append("**No delegated work under this root**: the choice below is about sessions without subagents.\n")
+    if end["kind"] == "none_feasible":
+        head = "**No strategy meets every constraint of the stated priorities.**"
+    else:
+        w = end["winner"]
+        origin = " (a suite proposal, not akm's code)" if ORIGIN.get(w) == "suite proposal" else ""
+        if end["item"]:
+            how = f"decided by `{end['item']}`"
+        else:
+            tied = [label(n) for n in end["survivors"].split(",")]
+            how = (f"by a tie: {', '.join(tied[:-1])} and {tied[-1]} remain after every item, and the tie goes to "
+                   + (f"{w}, akm's incumbent (#843)" if "incumbent" in end["note"] else f"{label(w)}, first in registry order"))
+        head = f"**Under the stated priorities, the choice is {label(w)}**{origin}, {how}."
+    lines.append(f"{head} Priorities: `{text}` ({intro}). Constraints apply first, then each criterion in order keeps "
+                 "the strategies within its tolerance of the best; the first step that leaves one strategy decides.")
+    lines.append("")
+    walk = [x for x in rows if x["kind"] in ("constraint", "criterion")]
+    for x in walk:
+        decides = x is walk[-1] and end["note"].startswith("decided by")
+        lines.append(_step(x, value) + (" — **this decides**." if decides else "."))
+    flips = [x for x in rows if x["kind"].startswith("flip_")]
+    lines.append("")
+    if flips:
+        lines.append("**What would change the choice** (each a single change; the smallest tolerance change first):")
+        lines.append("")
+        lines += [f"- {FLIP_WORDS[x['kind']](x)} chooses {label(x['winner']) if x['winner'] else 'nothing (none feasible)'}"
+                  f" ({x['note']})." for x in flips]
+    added = "just before the deciding one" if end["item"] and walk and not parse(end["item"])[0].op else "after the listed ones"
+    none = [words for kind, words in (("flip_tolerance", "no change of one tolerance"),
+                                      ("flip_swap", "no swap of two adjacent criteria"),
+                                      ("flip_insert", f"no criterion added {added}"),
+                                      ("flip_drop", "no dropped constraint")) if not any(x["kind"] == kind for x in flips)]
+    if none:
+        said = ", ".join(none[:-1]) + " and " + none[-1] if len(none) > 1 else none[0]
+        lines.append(("- " if flips else "") + f"{said.capitalize()} changes the choice.")
+    lines.append("")
+    lines.append(_proposals(r))
+    caveats = _caveats(r, {parse(x["item"])[0].name for x in walk})
+    if caveats:
+        lines += ["", caveats]
+    return markdown("\n".join(lines))
+
+
+def _proposals(r: Report) -> str:
+    """Whether any suite proposal dominates every one of #840's four candidates (the verdict's dominated_by)."""
+    v = r["verdict"].filter(pl.col("criterion") == "prompt_chars")
+    four = sorted((x for x in v.iter_rows(named=True) if x["strategy"] in CANDIDATES), key=lambda x: list(CANDIDATES).index(x["strategy"]))
+    proposals = [x["strategy"] for x in v.iter_rows(named=True) if x["origin"] == "suite proposal"]
+    if not proposals or not four:
+        return "_No suite proposal was measured beside #840's candidates._"
+    if v["pareto_front"].null_count() == v.height:
+        return ("**Suite proposals:** without delegated work the verdict makes no dominance analysis, so no suite proposal "
+                "is said to dominate #840's candidates here.")
+    beats = {p: [x["strategy"] for x in four if p in (x["dominated_by"] or "").split(",")] for p in proposals}
+    whole = [p for p, b in beats.items() if len(b) == len(four)]
+    names = ", ".join(label(x["strategy"]) for x in four)
+    if whole:
+        head = f"**{', '.join(label(p) for p in whole)} dominate{'s' if len(whole) == 1 else ''} all of #840's candidates** ({names})"
+    else:
+        head = f"**No suite proposal dominates all of #840's candidates** ({names}) on this root"
+    parts = [f"{label(p)} dominates {_names(','.join(b))}" for p, b in beats.items()]
+    return f"{head}: " + "; ".join(parts) + " (at least as good on every criterion, better on one)."
+
+
+def _caveats(r: Report, criteria: set[str]) -> str:
+    """The robustness caveats of the comparisons the choice rests on (the chosen strategy against each
+    other front member and rival, on the criteria of the priorities): one session carrying a
+    difference, and totals that run against most sessions; then the count over every criterion."""
+    pairs = chosen_pairs(r["robustness"])
+    if pairs.height == 0:
+        return ""
+    a = label(pairs["strategy_a"][0])
+    lines = [f"**How general the differences are.** {a} against each other front member and rival, on the criteria "
+             "of the priorities:", ""]
+    named = pairs.filter(pl.col("criterion").is_in(sorted(criteria)))
+    for x in named.filter(pl.col("rests_on_one_session")).iter_rows(named=True):
+        b = label(x["strategy_b"])
+        lines.append(f"- vs {b} on `{x['criterion']}`: the total difference ({a} − {b}) {x['total_difference']:+,.0f} "
+                     f"**rests on one session**, `{x['largest_session_path']}` carrying {fmt_pct(100 * x['largest_share'])} "
+                     f"of it ({x['a_better']} session(s) favour {a}, {x['b_better']} {b}).")
+    for x in named.filter(pl.col("majority_disagrees")).iter_rows(named=True):
+        b = label(x["strategy_b"])
+        lines.append(f"- vs {b} on `{x['criterion']}`: the total difference ({a} − {b}) {x['total_difference']:+,.0f} "
+                     f"favours one side, but **most sessions favour the other** ({x['a_better']} favour {a}, "
+                     f"{x['b_better']} {b}).")
+    if len(lines) == 2:
+        lines.append("- No difference rests on one session, and no total runs against most sessions.")
+    one, against = pairs["rests_on_one_session"].sum(), pairs["majority_disagrees"].sum()
+    lines += ["", f"Over every criterion, {one} of the {pairs.height} comparisons rest on one session and {against} run "
+              "against most sessions; the table gives sessions won, tied and lost and a bootstrap 95% interval of each total."]
+    return "\n".join(lines)
+
+
+def robustness_table(r: Report) -> pl.DataFrame:
+    """The chosen strategy against each other front member and rival, per criterion where some session
+    differs (robustness table)."""
+    pairs = chosen_pairs(r["robustness"], differing=True)
+    return pairs.select(
+        pl.col("strategy_b").alias("against"), "criterion", "better", pl.col("a_better").alias("chosen better"),
+        "ties", pl.col("b_better").alias("other better"), pl.col("total_difference").alias("total (chosen − other)"),
+        pl.col("ci_low").alias("95% low"), pl.col("ci_high").alias("95% high"),
+        (100 * pl.col("largest_share")).round(1, mode=ROUND_MODE).alias("largest session %"),
+        pl.col("rests_on_one_session").alias("rests on one session"), pl.col("majority_disagrees").alias("most sessions disagree"),
+    )
 
 
 def errors(r: Report):
