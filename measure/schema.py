@@ -485,7 +485,8 @@ ROBUSTNESS = Table(
         ("ci_high", Float, "97.5th percentile, one decimal"),
         ("largest_session_path", Str, "the session that carries most of the total (largest difference in its direction); null when the total is 0"),
         ("largest_share", Float, "that session's difference / the total, four decimals"),
-        ("rests_on_one_session", Bool, "removing that session changes the total's sign (or makes it 0), or it carries >= 50% of it"),
+        ("rests_on_one_session", Bool, "that session carries >= 50% of the total (so does any session whose removal would change "
+         "the total's sign or make it 0)"),
         ("majority_disagrees", Bool, "the total favours one strategy while more sessions favour the other"),
     ),
     ("strategy_a", "strategy_b", "criterion"),

@@ -180,6 +180,9 @@ def test_swap_insert_and_drop_flips():
     assert _flips("llm_calls<=1, subagent_unique_chars_in_prompt", s) == [
         ("flip_drop", "llm_calls<=1→(dropped)", "chunked")]
     assert _flips("prompt_chars", summary(link={"prompt_chars": 1}, fold={"prompt_chars": 1})) == []  # nothing moves it
+    # a percentage of a best of 0 is 0: no tolerance reaches a non-zero gap, and none is offered
+    s = summary(link={"parent_chars_evicted": 0}, fold={"parent_chars_evicted": 10})
+    assert [f[0] for f in _flips("parent_chars_evicted~5%", s)] == []
 
 
 # ------------------------------------------------------------------------------------------------

@@ -70,12 +70,27 @@ def test_wins_ties_losses_and_the_flags():
     assert not z["rests_on_one_session"]
 
 
-def test_removing_the_largest_session_can_flip_the_sign_below_half():
+def test_the_largest_session_is_the_one_carrying_the_total():
     # +150, -250, +200: the total +100 rests on the +200 session (removing it gives -100) though -250 is larger
     s = summary({"link": {"subagent_unique_chars_in_prompt": [150, 0, 200]}, "hybrid": {"subagent_unique_chars_in_prompt": [0, 250, 0]}})
     r = row(robustness_rows(s, walk(parse("subagent_unique_chars_in_prompt"), s, 25)), "link", "hybrid",
             "subagent_unique_chars_in_prompt")
     assert r["total_difference"] == 100 and r["largest_session_path"] == "s2" and r["rests_on_one_session"]
+    # +6 and +4: removing the larger keeps the sign, but it carries 60%: it rests on one session all the same
+    s = summary({"link": {"inline_refs": [6, 4]}, "hybrid": {"inline_refs": [0, 0]}})
+    r = row(robustness_rows(s, walk(parse("inline_refs"), s, 25)), "link", "hybrid", "inline_refs")
+    assert (r["largest_share"], r["rests_on_one_session"], r["majority_disagrees"]) == (0.6, True, False)
+
+
+def test_most_sessions_against_the_total_either_way():
+    # the chosen one (A) better in three sessions by 1, B better in one by 10: the total favours B
+    s = summary({"link": {"inline_refs": [2, 2, 2, 0]}, "hybrid": {"inline_refs": [1, 1, 1, 10]}})
+    chosen = walk(parse("llm_calls"), s, 25)  # a tie of both: hybrid, the incumbent, is chosen
+    r = row(robustness_rows(s, chosen), "hybrid", "link", "inline_refs")
+    assert (r["a_better"], r["b_better"], r["total_difference"], r["majority_disagrees"]) == (1, 3, 7.0, True)
+    s = summary({"link": {"inline_refs": [1, 1, 1, 10]}, "hybrid": {"inline_refs": [2, 2, 2, 0]}})
+    r = row(robustness_rows(s, chosen), "hybrid", "link", "inline_refs")
+    assert (r["a_better"], r["b_better"], r["total_difference"], r["majority_disagrees"]) == (3, 1, -7.0, True)
 
 
 def test_pairs_are_the_front_and_the_chosen_ones_rivals():
