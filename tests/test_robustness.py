@@ -12,6 +12,7 @@ from measure.measurements import robustness
 from measure.measurements.priorities import parse, walk
 from measure.measurements.robustness import bootstrap_totals, pairs, robustness_rows
 from measure.measurements.verdict import CRITERIA, Summary, _order
+from measure.numbers import rounded
 from measure.report.views import common, overview
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement
@@ -185,3 +186,16 @@ def test_intervals_are_byte_identical_across_runs_and_jobs(disagreeing):
         measured(base / "projects", base / f"again{k}", jobs=jobs)
         assert (base / f"again{k}" / "robustness.parquet").read_bytes() == first
         assert (base / f"again{k}" / "robustness.csv").read_bytes() == (base / "out" / "robustness.csv").read_bytes()
+
+
+def test_the_interval_is_the_bootstraps_percentiles_in_session_path_order():
+    link = [5, 0, 7, 1, 9, 2, 0, 4]
+    s = summary({"link": {"prompt_chars": link, "llm_calls": [2] * 8}, "hybrid": {"prompt_chars": [0] * 8, "llm_calls": [1] * 8}})
+    rows = robustness_rows(s, walk(parse("inline_refs"), s, 25))
+    calls = row(rows, "hybrid", "link", "llm_calls")  # -1 in every session: every resample totals -8
+    assert (calls["ci_low"], calls["ci_high"], calls["total_difference"]) == (-8.0, -8.0, -8.0)
+    prompt = row(rows, "hybrid", "link", "prompt_chars")
+    ordered = np.array([[-v] for _, v in sorted(zip(s.sessions, link))], dtype=np.float64)  # s0, s1, ... sorted
+    low, high = np.percentile(bootstrap_totals(ordered), [2.5, 97.5], axis=0)
+    assert (prompt["ci_low"], prompt["ci_high"]) == (rounded(float(low[0]), 1), rounded(float(high[0]), 1))
+    assert prompt["ci_low"] < prompt["total_difference"] < prompt["ci_high"]
