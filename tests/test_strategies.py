@@ -151,12 +151,15 @@ def test_parent_first_keeps_links_parent_events_then_fills_the_room_left(session
                  and (v := ctx.memo.verdicts.get(id(src))) is not None and v[0] is None}
         subagent = [place[id(e)] for e in kept.events if e.file != s.ref.path]
         assert subagent == sorted(subagent)
-        assert kept.stats.totalChars == sum(e.chars for e in kept.events)
+        st, alone = kept.stats, link.calls[0].kept.stats
+        assert st.totalChars == sum(e.chars for e in kept.events) and st.outputCount == len(kept.events)
+        assert st.inputCount == len(s.folded) and st.budgetDroppedCount == alone.budgetDroppedCount + len(place) - len(subagent)
         if parent:
             assert kept.stats.totalChars <= max(budget, link.calls[0].kept.stats.totalChars)  # within the budget
         assert first.inline_refs == fold.inline_refs
         if budget == 10**9:  # nothing is dropped by the budget: the same events and prompt as fold
             assert kept.events == fold.calls[0].kept.events and first.prompt_sha256 == fold.prompt_sha256
+            assert st == fold.calls[0].kept.stats  # truncations and drops by rule counted as akm counts them
 
 
 def _proposals(root, build):
