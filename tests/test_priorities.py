@@ -284,6 +284,11 @@ def test_chunked_is_chosen_once_the_run_cap_constraint_is_lifted(tmp_path):
     capped = run(tmp_path / "projects", tmp_path / "out", "calls_per_run_max<=cap, parent_chars_evicted, "
                  "subagent_unique_chars_in_prompt", cap=1)
     assert chosen(capped)["winner"] != "chunked"
+    # hybrid_undelivered's report took room from the overflowing parent: measured, not zero by construction
+    evicted = capped["choice"].filter(pl.col("item") == "parent_chars_evicted")["eliminated"][0].split(",")
+    assert "hybrid_undelivered" in evicted and capped["eviction"].filter(pl.col("strategy") == "hybrid_undelivered")[
+        "budget_evicted_chars"].sum() > 0
+    assert set(capped["eviction"]["strategy"]) >= {"parent_first", "hybrid_undelivered"}
     drop = capped["choice"].filter(pl.col("kind") == "flip_drop").to_dicts()
     assert [(d["item"], d["winner"]) for d in drop] == [("calls_per_run_max<=cap", "chunked")]
     assert "dropping the constraint `calls_per_run_max<=cap` chooses chunked (C4)" in overview.choice(capped).data
@@ -308,3 +313,34 @@ def test_a_report_reads_its_runs_priorities_and_a_notebook_can_ask_for_others(hy
     again = common.load(hybrid_root.sessions_root, out, priorities=valued, max_total_chars=BUDGET)  # measured again
     assert chosen(again)["winner"] == "hybrid_undelivered" and again.run["parameters"]["priorities"] == valued
     assert common.load(hybrid_root.sessions_root, out, priorities=DEFAULT)["choice"].equals(hybrid_root["choice"])
+
+
+def _page(rows: list[dict], eviction: list[dict], cost: list[dict]) -> str:
+    from measure.runner.run import decision_rows
+    from measure.runner.tables import frame
+    from measure.schema import TABLES
+
+    tables = {name: frame(TABLES[name], r) for name, r in decision_rows(rows, eviction, cost).items()}
+    return overview.choice(common.Report(tables=tables)).data
+
+
+def _row(st, **kw):
+    base = dict(session_path="p/s.jsonl", strategy=st, parent_kept_chars=100, delegated_transcripts=1, delegated_results_in_prompt=1,
+                subagent_unique_chars_in_prompt=0, inline_refs=1, llm_calls=1, prompt_chars=100)
+    return base | kw
+
+
+def test_the_page_says_whether_a_suite_proposal_dominates_840s_four():
+    four = [_row("link"), _row("fold", subagent_unique_chars_in_prompt=50, prompt_chars=150), _row("hybrid", prompt_chars=101),
+            _row("chunked", subagent_unique_chars_in_prompt=60, llm_calls=3, prompt_chars=300)]
+    eviction = [dict(session_path="p/s.jsonl", strategy="fold", budget_evicted_chars=20)]
+    cost = [dict(strategy=r["strategy"], calls_per_run_max=r["llm_calls"]) for r in four]
+    better = _row("parent_first", subagent_unique_chars_in_prompt=60, inline_refs=2, delegated_results_in_prompt=2)
+    page = _page([*four, better], eviction, [*cost, dict(strategy="parent_first", calls_per_run_max=1)])
+    assert ("**parent first (proposal) dominates all of #840's candidates** (link (C2), fold (C1), hybrid (C3), chunked (C4)): "
+            "parent first (proposal) dominates link (C2), fold (C1), hybrid (C3), chunked (C4)") in page
+    assert "**Under the stated priorities, the choice is parent first (proposal)** (a suite proposal, not akm's code)" in page
+    worse = _row("parent_first", subagent_unique_chars_in_prompt=60, inline_refs=2, prompt_chars=120)
+    page = _page([*four, worse], eviction, [*cost, dict(strategy="parent_first", calls_per_run_max=1)])
+    assert "**No suite proposal dominates all of #840's candidates** (link (C2), fold (C1), hybrid (C3), chunked (C4)) on this root: " \
+           "parent first (proposal) dominates fold (C1)" in page
