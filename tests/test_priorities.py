@@ -247,6 +247,10 @@ def test_hybrid_is_chosen_when_parents_overflow_and_results_arrive(hybrid_root):
     assert "**Under the stated priorities, the choice is hybrid (C3)**, decided by `prompt_chars~1%`." in text
     assert "valuing `delegated_results_in_prompt` just before `prompt_chars~1%` chooses hybrid + undelivered (proposal)" in text
     assert "(the default, #840's reasoning encoded)" in text
+    assert next(line for line in text.splitlines() if "**this decides**" in line).startswith("- `prompt_chars~1%`")
+    kinds = set(hybrid_root["choice"]["kind"])
+    assert not kinds & {"flip_tolerance", "flip_swap", "flip_drop"}  # so the page says so, in one sentence
+    assert "- No change of one tolerance, no swap of two adjacent criteria and no dropped constraint changes the choice." in text
     assert hybrid_root["verdict"].filter(pl.col("chosen"))["strategy"].unique().to_list() == ["hybrid"]
 
 
