@@ -14,6 +14,7 @@ import click
 from measure import __version__
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS
+from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
 
 POSITIVE = click.IntRange(min=1)
 
@@ -75,6 +76,15 @@ def _schedule(ctx, param, text: str) -> str:
         raise click.BadParameter(str(exc)) from None
 
 
+def _priorities(ctx, param, text: str | None) -> str | None:
+    from measure.measurements.priorities import PrioritiesError, canonical  # noqa: PLC0415
+
+    try:
+        return None if text is None else canonical(text)
+    except PrioritiesError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def _options(*options):
     """One decorator applying `options` (click.option decorators) in the order given."""
     def apply(f):
@@ -109,6 +119,10 @@ def _measure_options(budgets_default: str, replay_help: str):
                      callback=_date_ms, metavar="DATE", help="only sessions whose file changed on or after DATE (UTC)"),
         click.option("--session-cap", type=POSITIVE, default=25, metavar="N",
                      help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)"),
+        click.option("--priorities", callback=_priorities, metavar="TEXT",
+                     help="the order of priorities the choice table applies: constraints (NAME<=BOUND, NAME>=BOUND; BOUND "
+                          "a number or cap) and criteria (NAME or NAME~TOL, TOL a number or N%), comma-separated (default: "
+                          f"{DEFAULT_PRIORITIES}, #840's reasoning)"),
         click.option("--jobs", type=POSITIVE, metavar="N", help="worker processes (default: CPU count)"),
         click.option("--redact", is_flag=True, help="hash descriptions, session ids and project folder names"),
         click.option("--show-excerpts", is_flag=True,
@@ -206,8 +220,8 @@ def run_command(out, root, jobs, cache_dir, no_cache, executor, scheduler, quiet
 @click.option("--timeout", type=POSITIVE, metavar="SECONDS", help="seconds one cell may run")
 @click.option("--golden", is_flag=True,
               help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")
-def report_command(out, root, budgets, sessions, since_ms, session_cap, max_event_chars, cache_dir, no_cache, executor,
-                   scheduler, quiet, replay, replay_at, extraction, timeout, golden, **options) -> int:
+def report_command(out, root, budgets, sessions, since_ms, session_cap, max_event_chars, priorities, cache_dir, no_cache,
+                   executor, scheduler, quiet, replay, replay_at, extraction, timeout, golden, **options) -> int:
     from measure import paths  # noqa: PLC0415
     from measure.akm.read import resolve_root  # noqa: PLC0415
     from measure.report import build  # noqa: PLC0415
@@ -239,7 +253,7 @@ def report_command(out, root, budgets, sessions, since_ms, session_cap, max_even
                 timeout=timeout or EXECUTION_TIMEOUT,
                 log=log,
                 run_options={"since_ms": since_ms or 0, "session_cap": session_cap, "max_event_chars": max_event_chars,
-                             "cache_dir": cache_dir, "executor": executor, "scheduler": scheduler},
+                             "priorities": priorities, "cache_dir": cache_dir, "executor": executor, "scheduler": scheduler},
                 template_path=template,
                 **options,
             )

@@ -11,7 +11,7 @@ from measure.akm.hashing import content_hash
 from measure.akm.jscompat import SURROGATE
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
-from measure.measurements import tasks  # noqa: F401  (registers the "tasks" collector)
+from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.lines import SessionLines
 from measure.measurements.strategies import (
     STRATEGIES,

@@ -43,7 +43,8 @@ SESSIONS = Table(
     "One row per session x strategy at the run's budget: what one extraction would send.",
     _SESSION
     + (
-        ("strategy", Str, "link, fold, fold_dedupe_scoped, fold_stub_raw, fold_dedupe_sync (a suite proposal, not akm's code), hybrid or chunked"),
+        ("strategy", Str, "a strategy of the registry (measurements.strategies.STRATEGIES); fold_dedupe_sync, parent_first and "
+         "hybrid_undelivered are suite proposals, not akm's code (strategies.ORIGIN)"),
         ("budget", Int, "maxTotalChars of the pre-filter"),
         ("llm_calls", Int, "extraction calls the strategy makes for this session"),
         ("prompt_chars", Int, "UTF-16 length of the prompt(s), summed over calls"),
@@ -442,8 +443,65 @@ VERDICT = Table(
         ("identity", Str, "why the value holds by construction, when it does (an identity, not a finding)"),
         ("decision", Str, "decision row only: the strategy that dominates every other (ties go to hybrid, akm's shipped path, "
          "then registry order), trade_off, no_delegated_work (no task agent, workflow agent or fork transcripts) or no_sessions"),
+        ("origin", Str, "akm (akm's code or the #840 study) or suite proposal (this suite's, not akm's code): strategies.ORIGIN"),
+        ("chosen", Bool, "the strategy the run's priorities choose (the choice table's chosen row); null on the decision row"),
     ),
     ("criterion", "strategy"),
+)
+
+CHOICE = Table(
+    "choice",
+    "Run-level: the priorities (--priorities; default `calls_per_run_max<=cap, parent_chars_evicted, inline_refs, "
+    "prompt_chars~1%`, #840's reasoning, encoded: measurements.priorities.DEFAULT) applied "
+    "step by step to the verdict's totals, the strategy they choose, and each single change that would choose another.",
+    (
+        ("step", Int, "row order: the walk, then the outcome, then the flips (tolerance flips smallest first)"),
+        ("kind", Str, "constraint or criterion (a step of the walk); tie; chosen (exactly one, unless none_feasible); "
+         "none_feasible (no strategy meets every constraint); flip_tolerance, flip_swap (two adjacent criteria), flip_insert "
+         "(a criterion not listed, just before the deciding one) or flip_drop (a constraint): a change that changes the winner"),
+        ("item", Str, "the item (grammar of --priorities): the step's; the deciding one on the chosen row; the item changed, "
+         "swapped, inserted or dropped on a flip row"),
+        ("priorities", Str, "the whole priorities text this row's outcome comes from (a flip row: the changed one)"),
+        ("tolerance", Str, "a criterion's tolerance (absolute, or % of the best); on a flip_tolerance row the new one"),
+        ("best", Float, "criterion steps: the best value among the strategies entering the step"),
+        ("limit", Float, "the value a survivor must not exceed (lower is better, <=) or fall below (higher, >=): the bound, "
+         "or the best plus or minus the tolerance"),
+        ("survivors", Str, "strategies left after the step (outcome and flip rows: at the end), comma-separated in registry order"),
+        ("eliminated", Str, "strategies the step removed"),
+        ("winner", Str, "outcome and flip rows: the strategy chosen (a tie resolved to hybrid, akm's incumbent, when among "
+         "them, else by registry order)"),
+        ("change", Str, "flip rows: OLD→NEW in the grammar (e.g. prompt_chars~1%→prompt_chars~0.2%)"),
+        ("note", Str, "outcome and flip rows: what decided (decided by ITEM, a tie and how it was resolved, none feasible); "
+         "the chosen row also says when the root holds no delegated work"),
+    ),
+    ("step",),
+)
+
+ROBUSTNESS = Table(
+    "robustness",
+    "Run-level: per pair of strategies (the Pareto front's pairs, and the chosen strategy with each rival at the deciding "
+    "step) and per-session criterion, how the run's difference is spread over sessions.",
+    (
+        ("strategy_a", Str, "A: the chosen strategy in its pairs, else the earlier in registry order"),
+        ("strategy_b", Str, "B"),
+        ("criterion", Str, "a per-session verdict criterion (calls_per_run_max is run-level and has no row)"),
+        ("better", Str, "lower or higher"),
+        ("chosen_pair", Bool, "A is the strategy the priorities choose (the pairs the overview's choice rests on)"),
+        ("sessions", Int, "sessions measured"),
+        ("a_better", Int, "sessions where A is better on the criterion"),
+        ("ties", Int, "sessions where A and B have the same value"),
+        ("b_better", Int, "sessions where B is better"),
+        ("total_difference", Float, "A - B summed over sessions (the verdict's totals' difference)"),
+        ("ci_low", Float, "2.5th percentile of the total difference over 2,000 bootstrap resamples of the sessions "
+         "(robustness.RESAMPLES, seed robustness.BOOTSTRAP_SEED, sessions in session_path order), one decimal"),
+        ("ci_high", Float, "97.5th percentile, one decimal"),
+        ("largest_session_path", Str, "the session that carries most of the total (largest difference in its direction); null when the total is 0"),
+        ("largest_share", Float, "that session's difference / the total, four decimals"),
+        ("rests_on_one_session", Bool, "that session carries >= 50% of the total (so does any session whose removal would change "
+         "the total's sign or make it 0)"),
+        ("majority_disagrees", Bool, "the total favours one strategy while more sessions favour the other"),
+    ),
+    ("strategy_a", "strategy_b", "criterion"),
 )
 
 # --- breakdowns by project, Claude Code version and month -------------------------------------
@@ -487,7 +545,7 @@ TABLES: dict[str, Table] = {
     for t in (
         SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS,
         BACKGROUND, REPLAY, TOKENS, WAKEUPS, REPEAT_READS, COST_SESSIONS,
-        DELEGATION, VERDICT, SESSION_INFO, BREAKDOWN,
+        DELEGATION, VERDICT, CHOICE, ROBUSTNESS, SESSION_INFO, BREAKDOWN,
     )
 }
 

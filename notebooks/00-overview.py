@@ -30,8 +30,12 @@
 #   but the prompt is built from parent-origin events only (what #843 implemented).
 # - **chunked (C4):** one call per window of at most `maxTotalChars` raw chars of the parent and one per subagent transcript.
 #
-# One candidate is this suite's own proposal, not akm's code: *fold + sync dedupe* (`fold_dedupe_sync`) applies #842's
-# rule to synchronous Task results, whose copy sits in the parent's tool result rather than in a notification.
+# Beside them, three **suite proposals** (this suite's, not akm's code), each aimed at a loss the tables measure:
+# *fold + sync dedupe* (`fold_dedupe_sync`) applies #842's rule to synchronous Task results, whose copy sits in
+# the parent's tool result rather than in a notification; **parent first** keeps the parent's events exactly as
+# link keeps them and fills the room left with subagent events, newest first; **hybrid + undelivered** is hybrid
+# plus the final report of each delegated subagent whose result never reached the parent (killed, lost, late,
+# rejected…), pre-filtered together with the parent's events.
 #
 # This report recomputes that comparison on the sessions root below. Each number comes from running
 # akm's reader, pre-filter and prompt builder (ported to Python) over the transcripts: no LLM is called.
@@ -44,10 +48,11 @@ budgets = [20000, 40000, 80000, 160000, 320000, 640000]  # budget sweep (used wh
 template_path = None  # extraction prompt template; None uses the bundled one
 sessions = []  # session ids (or prefixes) to keep; empty keeps all
 show_excerpts = False  # show transcript-derived text (subagent descriptions)
+priorities = None  # the choice's priorities (grammar of --priorities); None: the run's, or the default
 
 # %%
 from measure.report import nbsetup, plots
-from measure.report.views import common, overview, published
+from measure.report.views import common, decision, overview, published
 
 nbsetup.configure()
 r = common.load(
@@ -58,11 +63,35 @@ r = common.load(
     template_path=template_path,
     sessions=sessions,
     show_excerpts=show_excerpts,
+    priorities=priorities,
 )
 common.run_summary(r)
 
 # %% [markdown]
-# ## What the data supports
+# ## The choice under stated priorities
+#
+# A Pareto front rarely names one strategy: criteria that pull apart by nature (prompt size against
+# delegated content) leave most strategies on it. The `choice` table applies an order of priorities
+# instead: constraints first, then each criterion in order keeps the strategies within its tolerance of
+# the best, until one is left. The default encodes #840's own reasoning: one call per session within akm's
+# cap of sessions per run, then no parent-origin eviction, then the same inline refs as fold, then prompt
+# size within 1% of the best. Below it, the smallest single changes that would choose another strategy,
+# and how general each difference the choice rests on is, session by session.
+
+# %%
+decision.choice(r)
+
+# %%
+plots.tradeoff(r["verdict"])
+
+# %%
+decision.robustness_table(r)
+
+# %%
+plots.win_tie_loss(r["robustness"])
+
+# %% [markdown]
+# ## What the data supports without priorities
 #
 # The decision is a dominance (Pareto) analysis over the whole run, read from the `verdict` table: a
 # strategy is named only if it is at least as good as every other on every criterion and better than
@@ -74,10 +103,10 @@ common.run_summary(r)
 # construction is labelled as an identity.
 
 # %%
-overview.verdict(r, out_dir)
+decision.verdict(r, out_dir)
 
 # %%
-overview.verdict_matrix(r)
+decision.verdict_matrix(r)
 
 # %% [markdown]
 # ## Headline table

@@ -35,6 +35,7 @@ budgets = [20000, 40000, 80000, 160000, 320000, 640000]  # budget sweep (used wh
 template_path = None  # extraction prompt template; None uses the bundled one
 sessions = []  # session ids (or prefixes) to keep; empty keeps all
 show_excerpts = False  # show transcript-derived text (subagent descriptions)
+priorities = None  # the choice's priorities (00-overview shows it); None: the run's, or the default
 
 # %%
 from measure.report import nbsetup, plots
@@ -49,6 +50,7 @@ r = common.load(
     template_path=template_path,
     sessions=sessions,
     show_excerpts=show_excerpts,
+    priorities=priorities,
 )
 common.run_summary(r)
 

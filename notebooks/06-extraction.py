@@ -38,6 +38,7 @@ budgets = [20000, 40000, 80000, 160000, 320000, 640000]  # budget sweep (unused 
 template_path = None  # extraction prompt template (unused here: extract.json records it)
 sessions = []  # session ids (or prefixes) to keep; empty keeps all
 show_excerpts = False  # show transcript-derived text (titles of candidates found by one arm only)
+priorities = None  # the choice's priorities (00-overview's; unused here)
 
 # %%
 from measure.report import nbsetup

@@ -19,7 +19,8 @@ FOLD_SMALL = "-home-dev-fold-small/e88b7591-31db-4e32-98dc-b35f94c662cd.jsonl"
 def test_inspect_json(parity_root, capsys):
     assert main(["inspect", str(parity_root / "projects" / FOLD_SMALL), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report["strategies"]) == {"link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "chunked"}
+    assert set(report["strategies"]) == {"link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "chunked",
+                                         "parent_first", "hybrid_undelivered"}
     assert report["raw_events"] == {"parent": 72, "folded": 96}
     assert "prompts" not in report["strategies"]["fold"]  # no transcript text unless asked
 

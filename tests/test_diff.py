@@ -50,7 +50,7 @@ def test_diff_reads_report_directories(two_budgets, tmp_path):
     a, b = two_budgets
     report = tmp_path / "report"
     (report / "tables").mkdir(parents=True)
-    for name in ("sessions", "eviction", "run_cost"):
+    for name in ("sessions", "eviction", "run_cost", "verdict"):  # every table a metric reads
         (report / "tables" / f"{name}.csv").write_bytes((a / f"{name}.csv").read_bytes())
     (report / "run.json").write_bytes((a / "run.json").read_bytes())
     assert diff_runs(report, b)[0].equals(diff_runs(a, b)[0])
@@ -83,3 +83,18 @@ def test_formatted():
     t = pl.DataFrame([{"strategy": "fold", "metric": "m", "a": 1000.0, "b": 1500.5, "delta": 500.5, "delta_pct": 50.0},
                       {"strategy": "fold", "metric": "n", "a": None, "b": 2.0, "delta": None, "delta_pct": None}])
     assert formatted(t).rows() == [("fold", "m", "1,000", "1,500.5", "+500.5", "+50.0%"), ("fold", "n", "n/a", "2", "n/a", "n/a")]
+
+
+def test_diff_names_the_new_candidates_and_the_choice(two_budgets, parity_root, tmp_path):
+    a, _ = two_budgets
+    other = tmp_path / "c"
+    assert main(["run", "--root", str(parity_root / "projects"), "--no-cache", "--jobs", "1", "-q", "--out", str(other),
+                 "--max-total-chars", "20000", "--priorities", "subagent_unique_chars_in_prompt"]) == 0
+    table, changes = diff_runs(a, other)
+    assert changes == ["parameters.priorities: 'calls_per_run_max<=cap, parent_chars_evicted, inline_refs, prompt_chars~1%' "
+                       "-> 'subagent_unique_chars_in_prompt'"]
+    assert {"parent_first", "hybrid_undelivered"} <= set(table["strategy"].to_list())
+    chosen = {r["strategy"]: (r["a"], r["b"]) for r in table.filter(pl.col("metric") == "chosen").iter_rows(named=True)}
+    picked = {side: [s for s, v in chosen.items() if v[k] == 1] for k, side in enumerate("ab")}
+    assert len(picked["a"]) == len(picked["b"]) == 1 and picked["a"] != picked["b"]
+    assert sum(v for pair in chosen.values() for v in pair) == 2  # one chosen strategy per run, 0 for every other

@@ -75,11 +75,12 @@ def small_tables() -> dict:
 
 
 def with_verdict(t: dict) -> dict:
-    """`t` with the verdict table `measure run` derives from its sessions, eviction and run_cost tables."""
-    from measure.measurements.verdict import verdict_rows
+    """`t` with the verdict, choice and robustness tables `measure run` derives from its sessions, eviction and
+    run_cost tables."""
+    from measure.runner.run import decision_rows
 
-    rows = verdict_rows(t["sessions"].to_dicts(), t["eviction"].to_dicts(), t["run_cost"].to_dicts())
-    return {**t, "verdict": frame(TABLES["verdict"], rows)}
+    rows = decision_rows(t["sessions"].to_dicts(), t["eviction"].to_dicts(), t["run_cost"].to_dicts())
+    return {**t, **{name: frame(TABLES[name], r) for name, r in rows.items()}}
 
 
 def _cost_rows(rows: dict[str, list[dict]]) -> None:
@@ -117,7 +118,8 @@ def _legend(ax) -> list[str]:
 def test_registry_names_schema_tables():
     assert set(plots.FIGURES) == {"eviction_by_strategy", "budget_sweep", "overlap_distribution", "llm_calls", "run_cost",
                                   "background_stub_vs_run", "background_deliveries", "replay_re_extractions",
-                                  "tokens_by_origin", "naive_overcount", "wakeup_cost", "repeat_reads", "breakdown"}
+                                  "tokens_by_origin", "naive_overcount", "wakeup_cost", "repeat_reads", "breakdown",
+                                  "tradeoff", "win_tie_loss"}
     for table, fn in plots.FIGURES.values():
         assert table in TABLES and callable(fn)
 
@@ -336,3 +338,56 @@ def test_breakdown_bars_caps_groups_and_handles_no_rows():
     assert len(fig.axes[0].get_yticklabels()) == plots.MAX_GROUPS
     empty = plots.breakdown_bars(_breakdown().clear())
     assert [ax.texts[0].get_text() for ax in empty.axes] == ["no sessions"] * 3
+
+
+def _decided() -> dict:
+    """Three sessions with delegated work: fold evicts and sends subagent content, chunked sends more in more calls,
+    link lists fewer refs than hybrid (dominated), hybrid is chosen under the default priorities."""
+    from measure.runner.run import decision_rows
+
+    sessions, eviction = [], []
+    for k in range(3):
+        sp = f"-home-dev-a/{k}.jsonl"
+        for st, unique, refs, calls, prompt in (("link", 0, 0, 1, 102), ("fold", 50 * k, 2, 1, 140),
+                                                 ("hybrid", 0, 2, 1, 101), ("chunked", 80 * k, 0, 3, 300)):
+            sessions.append(dict(session_id=str(k), session_path=sp, strategy=st, parent_kept_chars=100, delegated_transcripts=1,
+                                 delegated_results_in_prompt=1, subagent_unique_chars_in_prompt=unique, inline_refs=refs,
+                                 llm_calls=calls, prompt_chars=prompt))
+        eviction += [dict(session_path=sp, strategy="fold", budget_evicted_chars=10 * k),
+                     dict(session_path=sp, strategy="hybrid", budget_evicted_chars=0)]
+    cost = [dict(strategy=st, calls_per_run_max=n) for st, n in (("link", 3), ("fold", 3), ("hybrid", 3), ("chunked", 9))]
+    return {name: frame(TABLES[name], rows) for name, rows in decision_rows(sessions, eviction, cost).items()}
+
+
+def test_tradeoff_marks_the_front_the_dominated_and_the_chosen():
+    t = _decided()
+    assert t["choice"].filter(pl.col("kind") == "chosen")["winner"].to_list() == ["hybrid"]
+    fig = plots.tradeoff(t["verdict"])
+    (ax,) = fig.axes
+    markers = [c for c in ax.collections if len(c.get_offsets())]
+    hollow = [c for c in markers if not c.get_facecolor().any() and c.get_edgecolor()[0][:3].tolist() != [0, 0, 0]]
+    rings = [c for c in markers if not c.get_facecolor().any() and c.get_edgecolor()[0][:3].tolist() == [0, 0, 0]]
+    assert len(markers) == 5 and len(hollow) == 1 and len(rings) == 1  # link dominated by hybrid; hybrid ringed
+    assert tuple(hollow[0].get_offsets()[0]) == (0.0, 0.0) and tuple(rings[0].get_offsets()[0]) == (0.0, 0.0)
+    notes = sorted(a.get_text() for a in ax.texts)
+    assert notes == ["chunked", "fold", "link, hybrid\n(chosen: hybrid)"]
+    assert ax.get_xlabel() == "parent-origin chars evicted, summed (verdict: parent_chars_evicted)"
+    assert "subagent_unique_chars_in_prompt" in ax.get_ylabel()
+    sizes = {tuple(c.get_offsets()[0]): c.get_sizes()[0] for c in markers if c.get_facecolor().any()}
+    assert sizes[(0.0, 240.0)] > sizes[(30.0, 150.0)]  # chunked's 9 calls, fold's 3
+
+
+def test_win_tie_loss_stacks_the_chosen_ones_sessions():
+    t = _decided()
+    fig = plots.win_tie_loss(t["robustness"])
+    ax = fig.axes[0]
+    labels = [x.get_text() for x in ax.get_yticklabels()]
+    assert labels[0] == "vs link · inline_refs" and all(l.startswith("vs ") for l in labels)
+    assert "vs link · prompt_chars" in labels and "vs link · llm_calls" not in labels  # every session ties there
+    assert len(ax.patches) == 3 * len(labels)
+    widths = [p.get_width() for p in ax.patches]
+    n = len(labels)
+    assert all(widths[i] + widths[n + i] + widths[2 * n + i] == 3 for i in range(n))  # each bar spans the 3 sessions
+    assert "hybrid, the chosen strategy" in ax.get_title()
+    empty = plots.win_tie_loss(t["robustness"].clear())
+    assert [x.get_text() for x in empty.axes[0].texts] == ["no session differs between the chosen strategy and another"]

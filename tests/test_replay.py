@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from measure.akm.hashing import content_hash
+from measure.akm.jscompat import date_parse
 from measure.akm.prompt import load_template
+from measure.akm.read import list_sessions, read_session
 from measure.measurements.background import background_rows
 from measure.measurements.replay import (
     MAX_MOMENTS,
@@ -14,7 +16,9 @@ from measure.measurements.replay import (
     moments,
     parse_schedule,
     replay_rows,
+    timelines_at,
 )
+from measure.measurements.lines import SessionLines
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
 from tests.test_background import (
     ASYNC,
@@ -27,6 +31,8 @@ from tests.test_background import (
     say,
     sub_lines,
 )
+from tests.test_delegation import PIN, ts
+from tests.test_verdict import copies_only_root
 
 TEMPLATE = load_template(None)
 
@@ -212,7 +218,8 @@ def _from_scratch(session, timelines, budget: int, schedule: str, background: li
             if cut is None:
                 continue
             try:
-                result = STRATEGIES[name](SessionContext(cut, Params(template=TEMPLATE, keep_prompts=False, budget=budget)))
+                result = STRATEGIES[name](SessionContext(cut, Params(template=TEMPLATE, keep_prompts=False, budget=budget),
+                                                         timelines=timelines_at(timelines, t)))
             except ValueError:
                 continue
             seen.append((t, _calls(result)))
@@ -297,3 +304,22 @@ def test_replay_rows_are_those_measured_from_scratch_on_the_bundled_sessions(req
             lines = SessionLines()
             session, _ = read_session(listing.path, str(projects), file_time_ms=1_767_225_600_000, observe=lines.observe)
             _replayed_both_ways(session, lines.get("tasks"), budget, "turn_end", monkeypatch)
+
+
+def test_each_moment_sees_the_deliveries_made_by_then(tmp_path):
+    """A foreground agent's result reaches the parent at 60 s: before that, its report is undelivered."""
+    copies_only_root(tmp_path / "projects")
+    (listing,) = list_sessions(tmp_path / "projects")
+    lines = SessionLines()
+    session, _ = read_session(listing.path, str(tmp_path / "projects"), file_time_ms=PIN, observe=lines.observe)
+    timelines = lines.get("tasks")
+    before, after = date_parse(ts(59)), date_parse(ts(60))
+
+    def acks(t):
+        return [a.kind for a in timelines_at(timelines, t)[session.ref.path].acks]
+
+    assert "sync_result" not in acks(before) and "sync_result" in acks(after)
+    replayer = Replayer(session)
+    for t, undelivered in ((before, 1), (after, 0)):
+        ctx = SessionContext(replayer.cut(t), Params(template=TEMPLATE, keep_prompts=False), timelines=timelines_at(timelines, t))
+        assert len(ctx.undelivered_reports) == undelivered

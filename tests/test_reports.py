@@ -24,6 +24,7 @@ from measure.report import notebooks, shaping, style
 from measure.report.views import (
     common,
     cost,
+    decision,
     duplication,
     eviction,
     llm_calls,
@@ -280,6 +281,7 @@ def test_report_parameters_are_plain_and_repo_relative():
         "template_path": None,
         "sessions": [],
         "show_excerpts": False,
+        "priorities": None,
     }
     assert json.loads(json.dumps(params)) == params
 
@@ -327,12 +329,12 @@ def _with_delegation(r: common.Report, **by_strategy) -> common.Report:
 
 
 def test_verdict_is_computed_from_the_tables(small_report):
-    text = overview.verdict(small_report).data  # the small tables hold no delegated work
+    text = decision.verdict(small_report).data  # the small tables hold no delegated work
     assert text.startswith("**No delegated work under this root** (2 session(s))")
     r = _with_delegation(small_report, fold=(2, 5_000), hybrid=(1, 0), link=(1, 0), chunked=(2, 5_000))
     v = r["verdict"]
     assert v.filter(pl.col("criterion") == "decision")["decision"].to_list() == ["trade_off"]
-    text = overview.verdict(r).data
+    text = decision.verdict(r).data
     assert text.startswith("**No strategy dominates on this root: the data shows a trade-off**")
     assert "- **fold or hybrid.** fold gets 2 more delegated results into the prompt (4 vs 2); sends 10,000 more chars of " \
         "subagent-only content (10,000 vs 0) — while hybrid evicts 20,000 fewer parent-origin chars (budget eviction: 0 vs " \
@@ -353,14 +355,14 @@ def test_the_decision_changes_with_the_data(small_report):
         pl.when(pl.col("strategy") == "link").then(pl.lit(90_000)).otherwise(pl.col("prompt_chars")).alias("prompt_chars")
     )
     r = common.Report(tables=with_verdict({**r.tables, "sessions": s}))
-    assert overview.verdict(r).data.startswith("**The data supports hybrid (C3)**")
+    assert decision.verdict(r).data.startswith("**The data supports hybrid (C3)**")
     # the decision printed is the verdict table's, whatever it says
     v = r["verdict"].with_columns(
         pl.when(pl.col("criterion") == "decision").then(pl.lit("fold")).otherwise(pl.col("decision")).alias("decision")
     )
-    assert overview.verdict(common.Report(tables={**r.tables, "verdict": v})).data.startswith("**The data supports fold (C1)**")
+    assert decision.verdict(common.Report(tables={**r.tables, "verdict": v})).data.startswith("**The data supports fold (C1)**")
     empty = with_verdict({k: df.clear() for k, df in r.tables.items()})
-    assert overview.verdict(common.Report(tables=empty, sessions_root="x")).data.startswith("**No sessions were measured")
+    assert decision.verdict(common.Report(tables=empty, sessions_root="x")).data.startswith("**No sessions were measured")
 
 
 def test_published_figures_only_for_the_840_fixture(small_report):

@@ -10,6 +10,13 @@ from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, read_session
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext, run_all
 
+try:
+    from test_delegation import delivered_root, undelivered_root
+    from test_verdict import copies_only_root
+except ImportError:  # run from the repository root as a package
+    from tests.test_delegation import delivered_root, undelivered_root
+    from tests.test_verdict import copies_only_root
+
 
 def _sessions(root):
     for listing in list_sessions(root / "projects"):
@@ -23,7 +30,8 @@ def sessions(request):
 
 
 def test_registry_has_every_candidate():
-    assert list(STRATEGIES) == ["link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "chunked"]
+    assert list(STRATEGIES) == ["link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "chunked",
+                                "parent_first", "hybrid_undelivered"]
 
 
 def test_content_hash_does_not_move_with_the_budget(sessions):
@@ -211,3 +219,68 @@ def test_a_report_the_freed_budget_displaces_keeps_its_copy(tmp_path):
     assert final in kept(ctx.fold_call) and copy not in kept(ctx.fold_call)
     r = STRATEGIES["fold_dedupe_sync"](ctx)
     assert r.stubbed == 0 and r.prompt_sha256 == STRATEGIES["fold"](ctx).prompt_sha256
+# ------------------------------------------------------------------------------------------------
+# The suite proposals
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("budget", [2_000, 20_000, 80_000, 10**9])
+def test_parent_first_keeps_links_parent_events_then_fills_the_room_left(sessions, budget):
+    template = load_template()
+    for s in sessions:
+        ctx = SessionContext(s, Params(template=template, budget=budget))
+        link, first, fold = (STRATEGIES[n](ctx) for n in ("link", "parent_first", "fold"))
+        kept = first.calls[0].kept
+        parent = [e for e in kept.events if e.file == s.ref.path]
+        assert parent == list(link.calls[0].kept.events)  # zero parent eviction, by construction
+        assert list(kept.events) == sorted(kept.events, key=lambda e: e.ts)  # merged in stream order
+        # each subagent event is what akm's per-event rules keep of a folded subagent event, in stream order
+        place = {id(v[1]): i for i, src in enumerate(s.folded) if src.file != s.ref.path
+                 and (v := ctx.memo.verdicts.get(id(src))) is not None and v[0] is None}
+        subagent = [place[id(e)] for e in kept.events if e.file != s.ref.path]
+        assert subagent == sorted(subagent)
+        st, alone = kept.stats, link.calls[0].kept.stats
+        assert st.totalChars == sum(e.chars for e in kept.events) and st.outputCount == len(kept.events)
+        assert st.inputCount == len(s.folded) and st.budgetDroppedCount == alone.budgetDroppedCount + len(place) - len(subagent)
+        if parent:
+            assert kept.stats.totalChars <= max(budget, link.calls[0].kept.stats.totalChars)  # within the budget
+        assert first.inline_refs == fold.inline_refs
+        if budget == 10**9:  # nothing is dropped by the budget: the same events and prompt as fold
+            assert kept.events == fold.calls[0].kept.events and first.prompt_sha256 == fold.prompt_sha256
+            assert st == fold.calls[0].kept.stats  # truncations and drops by rule counted as akm counts them
+
+
+def _proposals(root, build):
+    from measure.measurements import tasks  # noqa: F401  (registers the "tasks" collector)
+    from measure.measurements.lines import SessionLines
+
+    build(root / "projects")
+    (listing,) = list_sessions(root / "projects")
+    lines = SessionLines()
+    session, _ = read_session(listing.path, str(root / "projects"), observe=lines.observe)
+    ctx = SessionContext(session, Params(template=load_template()), timelines=lines.get("tasks"))
+    return session, ctx, run_all(ctx, ["hybrid", "parent_first", "hybrid_undelivered"])
+
+
+def test_parent_first_sends_delegated_content_where_room_is_left(tmp_path):
+    session, ctx, r = _proposals(tmp_path, undelivered_root)
+    assert r["hybrid"].kept_by_origin()[3] == 0 < r["parent_first"].kept_by_origin()[3]
+    assert r["parent_first"].kept_by_origin()[:2] == r["hybrid"].kept_by_origin()[:2]
+
+
+def test_hybrid_undelivered_adds_the_reports_that_never_reached_the_parent(tmp_path):
+    session, ctx, r = _proposals(tmp_path / "u", undelivered_root)
+    added = [e for e in r["hybrid_undelivered"].calls[0].kept.events if e.file != session.ref.path]
+    assert sorted(e.file.rsplit("/", 1)[-1] for e in added) == ["agent-a1111111111111111.jsonl", "agent-a2222222222222222.jsonl"]
+    assert all(e.role == "assistant" and e.text.startswith("[subagent:") for e in added)  # the folded final reports
+    assert r["hybrid_undelivered"].inline_refs == r["hybrid"].inline_refs
+    # delivered by a Task result or a consumed notification: not added; removed from the queue unread, a compaction
+    # helper (not delegated work): only the first is added
+    session, ctx, r = _proposals(tmp_path / "d", delivered_root)
+    added = [e for e in r["hybrid_undelivered"].calls[0].kept.events if e.file != session.ref.path]
+    assert [e.file.rsplit("/", 1)[-1] for e in added] == ["agent-a7777777777777777.jsonl"]
+    # without the timelines nothing is known to be delivered: every delegated report is added
+    assert len(SessionContext(session, Params(template=load_template())).undelivered_reports) == 3
+    # every result delivered: hybrid's prompt exactly
+    _, _, r = _proposals(tmp_path / "c", copies_only_root)
+    assert r["hybrid_undelivered"].prompt_sha256 == r["hybrid"].prompt_sha256

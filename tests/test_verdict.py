@@ -7,7 +7,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from measure.measurements.verdict import CRITERIA, decide, dominates, verdict_rows
+from measure.measurements.verdict import CRITERIA, decide, dominates, summarise
+from measure.measurements.verdict import verdict_rows as rows_of
 from measure.schema import VERDICT
 
 try:
@@ -38,6 +39,10 @@ except ImportError:  # run from the repository root as a package
         user,
         write_session,
     )
+
+
+def verdict_rows(sessions, eviction, run_cost) -> list[dict]:
+    return rows_of(summarise(sessions, eviction, run_cost))
 
 
 def vec(**kw) -> dict:
@@ -94,16 +99,20 @@ def test_every_identity_is_labelled_where_it_holds_and_only_there():
 
     holding = [_row("s", "link", delegated_results_in_prompt=1), _row("s", "hybrid", delegated_results_in_prompt=1, inline_refs=2),
                _row("s", "fold", inline_refs=2, subagent_unique_chars_in_prompt=9), _row("s", "chunked"),
-               _row("s", "fold_dedupe_sync", inline_refs=2, subagent_unique_chars_in_prompt=9)]
-    eviction = [{"session_path": "s", "strategy": n, "budget_evicted_chars": 0} for n in ("link", "hybrid", "fold", "chunked", "fold_dedupe_sync")]
+               _row("s", "fold_dedupe_sync", inline_refs=2, subagent_unique_chars_in_prompt=9),
+               _row("s", "parent_first", inline_refs=2), _row("s", "hybrid_undelivered", inline_refs=2)]
+    eviction = [{"session_path": "s", "strategy": n, "budget_evicted_chars": 0}
+                for n in ("link", "hybrid", "fold", "chunked", "parent_first", "hybrid_undelivered", "fold_dedupe_sync")]
     labelled = {(r["criterion"], r["strategy"]) for r in verdict_rows(holding, eviction, []) if r["identity"]}
     assert labelled == set(IDENTITIES)
     # each broken in turn: a hybrid with subagent text, results link lacks, refs fold lacks; a chunked with refs;
     # a sync dedupe whose prompt is not fold's
     broken = [_row("s", "link", delegated_results_in_prompt=1),
               _row("s", "hybrid", delegated_results_in_prompt=2, inline_refs=3, subagent_unique_chars_in_prompt=4),
-              _row("s", "fold", inline_refs=2), _row("s", "chunked", inline_refs=1), _row("s", "fold_dedupe_sync", prompt_chars=90)]
-    labelled = {(r["criterion"], r["strategy"]) for r in verdict_rows(broken, eviction, []) if r["identity"]}
+              _row("s", "fold", inline_refs=2), _row("s", "chunked", inline_refs=1), _row("s", "fold_dedupe_sync", prompt_chars=90),
+              _row("s", "parent_first", inline_refs=1), _row("s", "hybrid_undelivered", inline_refs=3)]
+    broken_eviction = [*eviction[:4], {**eviction[4], "budget_evicted_chars": 7}, *eviction[5:]]  # a parent_first that evicts
+    labelled = {(r["criterion"], r["strategy"]) for r in verdict_rows(broken, broken_eviction, []) if r["identity"]}
     assert labelled == {("parent_chars_evicted", "link"), ("parent_chars_evicted", "hybrid"), ("subagent_unique_chars_in_prompt", "link")}
 
 
@@ -155,7 +164,8 @@ def test_every_decision_value_is_reachable(roots):
     assert decision(roots["no_subagents"]) == ("no_delegated_work", None)
     value, front = decision(roots["undelivered"])
     assert value == "trade_off" and "hybrid" in front and "fold" in front
-    assert decision(roots["copies_only"]) == ("hybrid", "link=hybrid")
+    # hybrid_undelivered is hybrid where every result was delivered: it ties with it
+    assert decision(roots["copies_only"]) == ("hybrid", "link=hybrid=hybrid_undelivered")
 
 
 def test_copies_only_root_is_what_it_claims(roots):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import polars as pl
 
 from measure.report import plots, shaping, style
-from measure.report.views import common, cost, eviction, llm_calls, overview
+from measure.report.views import common, cost, decision, eviction, llm_calls
 from measure.runner.tables import frame
 from measure.schema import TABLES
 from tests.test_plots import S1, S2, _boxes, _overlap, small_tables, with_verdict
@@ -89,11 +89,11 @@ def test_the_sweep_table_uses_the_eviction_tables_words_and_units():
 
 def test_no_sessions_points_at_errors_only_when_there_are_some():
     r = _report(_empty_tables())
-    text = overview.verdict(r).data
+    text = decision.verdict(r).data
     assert "See the errors" not in text and "the root holds no session transcripts" in text
     t = _empty_tables()
     t["errors"] = frame(TABLES["errors"], [dict(path="p/x.jsonl", session_path=None, kind="unreadable", count=1, reason="r")])
-    text = overview.verdict(_report(t)).data
+    text = decision.verdict(_report(t)).data
     assert "The errors table below says why 1 file(s) could not be read." in text
 
 
@@ -205,13 +205,13 @@ def test_no_delegated_work_does_not_deny_background_results_the_parent_received(
     t = _no_subagents()
     t["sessions"] = t["sessions"].with_columns(
         pl.lit(0).alias("delegated_results"), pl.lit(0).alias("delegated_results_in_prompt"), pl.lit(0).alias("subagent_unique_chars_in_prompt"))
-    text = overview.verdict(_report(t)).data
+    text = decision.verdict(_report(t)).data
     assert text.startswith("**No delegated work under this root**") and "background task" not in text
     t["background"] = frame(TABLES["background"], [
         dict(session_id=S1[0], session_path=S1[1], task_id="b1", kind="agent", delivery="turn", notifications=1),
         dict(session_id=S1[0], session_path=S1[1], task_id="b2", kind="bash", delivery="never", notifications=0),
     ])
-    text = overview.verdict(_report(t)).data
+    text = decision.verdict(_report(t)).data
     assert "The parents did launch 2 background task(s) (1 result(s) reached them as a turn" in text
     assert "no delegated result" not in text
 
@@ -250,7 +250,7 @@ def _verdict_report(hybrid_results: int = 1, hybrid_unique: int = 0) -> common.R
 
 
 def test_parent_only_prompts_are_labelled_identities_on_the_overview():
-    text = overview.verdict(_verdict_report()).data
+    text = decision.verdict(_verdict_report()).data
     line = next(ln for ln in text.splitlines() if ln.startswith("- **Subagent-only chars"))
     assert "link 0 *(identity: link's prompt holds parent events only" in line
     assert "hybrid 0 *(identity: hybrid's prompt holds parent events only" in line
@@ -259,6 +259,6 @@ def test_parent_only_prompts_are_labelled_identities_on_the_overview():
 
 
 def test_a_broken_identity_is_shown_as_a_finding():
-    text = overview.verdict(_verdict_report(hybrid_results=3, hybrid_unique=7)).data
+    text = decision.verdict(_verdict_report(hybrid_results=3, hybrid_unique=7)).data
     assert "hybrid 14;" in next(ln for ln in text.splitlines() if ln.startswith("- **Subagent-only chars"))
     assert "hybrid 6;" in next(ln for ln in text.splitlines() if ln.startswith("- **Delegated results"))

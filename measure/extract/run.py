@@ -34,6 +34,8 @@ from measure.extract.parse import (
 )
 from measure.extract.select import SELECT_RULE, select_sessions
 from measure.extract.store import ReplyStore, reply_key, write_atomic
+from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
+from measure.measurements.lines import SessionLines
 from measure.measurements.pairs import word_set
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext
 from measure.numbers import percent, rounded
@@ -148,8 +150,9 @@ def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None
     params = Params(template=template, budget=p.budget, max_event_text_length=p.max_event_text_length, keep_prompts=True)
     out = Plan(sessions=chosen, calls=[])
     for session_path in chosen:
-        session, _ = read_session(os.path.join(root, session_path), root, file_time_ms=p.file_time_ms)
-        ctx = SessionContext(session, params)
+        lines = SessionLines()  # the task timelines: hybrid_undelivered reads how results reached the parent
+        session, _ = read_session(os.path.join(root, session_path), root, file_time_ms=p.file_time_ms, observe=lines.observe)
+        ctx = SessionContext(session, params, timelines=lines.get("tasks"))
         out.evidence[session_path] = _evidence(ctx)
         for name in p.strategies:
             result = STRATEGIES[name](ctx)

@@ -16,14 +16,17 @@ the parent events naming or launching the agent); cost stays linear in events.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from measure.akm.jscompat import utf16_len
 from measure.akm.read import provenance
 from measure.akm.records import Event, Session
 from measure.measurements.pairs import set_jaccard, stem, word_set
-from measure.measurements.strategies import SessionContext, StrategyResult
 from measure.measurements.subagents import DELEGATED_KINDS, Subagent
 from measure.measurements.tasks import Timeline
+
+if TYPE_CHECKING:  # strategies reads the deliveries (hybrid_undelivered): at run time the import goes that way
+    from measure.measurements.strategies import SessionContext, StrategyResult
 
 COPY_JACCARD = 0.5
 """Word-set Jaccard at or above which one text counts as a copy of another (see `is_copy`)."""
@@ -51,6 +54,11 @@ def final_report(events: tuple[Event, ...]) -> Event | None:
         if e.role == "assistant":
             return e
     return None
+
+
+def notified_ids(timeline: Timeline | None) -> set[str]:
+    """The task ids whose notification the parent consumed as a turn (format §9.1)."""
+    return {t.notification.task_id for t in timeline.turns if t.notification is not None} if timeline is not None else set()
 
 
 def delivery(sub: Subagent, notified: bool) -> str:
@@ -94,7 +102,7 @@ def delegation_rows(
     timelines = timelines or {}
     parent_tl: Timeline | None = timelines.get(s.ref.path)
     words = _Words()
-    notified = {t.notification.task_id for t in parent_tl.turns if t.notification is not None} if parent_tl else set()
+    notified = notified_ids(parent_tl)
 
     # One pass over the parent: the events naming each agent id, and Task/Agent calls by time.
     naming: dict[str, list[Event]] = {}

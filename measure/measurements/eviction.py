@@ -6,7 +6,7 @@ from measure.measurements.strategies import StrategyResult
 from measure.numbers import percent as pct
 
 #: Strategies whose parent-origin content is compared with the parent read alone.
-EVICTION_STRATEGIES = ("fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid")
+EVICTION_STRATEGIES = ("fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "parent_first", "hybrid_undelivered")
 
 
 def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:

@@ -118,6 +118,27 @@ class Replayer:
         return replace(s, ref=ref, parent=parent, subagents=subs, folded=folded, refs=refs)
 
 
+def _until(records: tuple, t: float) -> tuple:
+    """The records (in line order) written by `t`: a record's moment is the running maximum of the
+    timestamps so far, as for events (one without a timestamp belongs to the moment before it)."""
+    high = None
+    for k, r in enumerate(records):
+        if r.ts is not None and (high is None or r.ts > high):
+            high = r.ts
+            if high > t:
+                return records[:k]
+    return records
+
+
+def timelines_at(timelines: dict[str, Timeline], t: float) -> dict[str, Timeline]:
+    """Each file's task timeline as it stood at `t` (what a strategy reading deliveries knew then)."""
+    return {
+        path: replace(tl, launches=_until(tl.launches, t), acks=_until(tl.acks, t), queue=_until(tl.queue, t),
+                      turns=_until(tl.turns, t))
+        for path, tl in timelines.items()
+    }
+
+
 def turn_ends(parent_written: list[float], timeline: Timeline | None) -> list[float]:
     """The end of each parent turn: its last event before the next human prompt, and its last event."""
     out = parent_written[-1:]
@@ -210,7 +231,7 @@ def replay_rows(
         cut = replayer.cut(t)
         if cut is None:
             continue
-        ctx = SessionContext(cut, plain.params, plain.memo, plain.timelines)
+        ctx = SessionContext(cut, plain.params, plain.memo, timelines_at(timelines, t))
         for name in strategies:
             try:
                 result = STRATEGIES[name](ctx)

@@ -7,6 +7,9 @@ candidates are "akm"; a strategy this suite proposes, which akm has never shippe
 from __future__ import annotations
 
 import hashlib
+import heapq
+import sys
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable
@@ -21,8 +24,11 @@ from measure.akm.prefilter import (
     truncate,
 )
 from measure.akm.prompt import Prompt, build_prompt
-from measure.akm.records import Event, InlineRef, Prefiltered, Session, SessionRef
-from measure.measurements.pairs import DuplicatePair, find_pairs
+from measure.akm.records import Event, InlineRef, Prefiltered, PrefilterStats, Session, SessionRef, by_ts
+from measure.measurements.delegation import delivery, final_report, notified_ids
+from measure.measurements.pairs import DuplicatePair, find_pairs, stem
+from measure.measurements.subagents import DELEGATED_KINDS, Subagent, classify
+from measure.measurements.tasks import Timeline
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,55 @@ class SessionContext:
         chars = sum(e.chars for e in events)
         return Call(self.session.ref.path, len(events), chars, kept, self.prompt(ref, kept, refs))
 
+    def prefilter_after(self, kept: Prefiltered, events) -> Prefiltered:
+        """`kept` plus what akm's pre-filter keeps of `events` in the room `kept` leaves, in stream order.
+
+        The same per-event rules, then newest first, skipping what does not fit; akm keeps its
+        newest event even when it alone overflows, which applies here only when `kept` is empty.
+        """
+        p, verdicts = self.params, self.memo.verdicts
+        rules = prefilter(events, max_total_chars=sys.maxsize, max_event_text_length=p.max_event_text_length,
+                          readonly_ops=p.readonly_ops, memo=verdicts)
+        running, accepted, dropped = kept.stats.totalChars, [], 0
+        for e in reversed(rules.events):
+            if running + e.chars > p.budget and (accepted or kept.events):
+                dropped += 1
+                continue
+            accepted.append(e)
+            running += e.chars
+        cut = {id(v[1]) for v in map(verdicts.get, map(id, events)) if v[2]}
+        st = kept.stats
+        stats = PrefilterStats(
+            inputCount=st.inputCount + len(events),
+            outputCount=len(kept.events) + len(accepted),
+            droppedByRule=dict(Counter(st.droppedByRule) + Counter(rules.stats.droppedByRule)),
+            truncatedCount=st.truncatedCount + sum(1 for e in accepted if id(e) in cut),
+            totalChars=running,
+            budgetDroppedCount=st.budgetDroppedCount + dropped,
+        )
+        # Both lists are in stream order, and the stream sorts stably with the parent's events
+        # first: a stable merge by timestamp restores it.
+        return Prefiltered(tuple(heapq.merge(kept.events, reversed(accepted), key=by_ts)), stats)
+
+    @cached_property
+    def subagents(self) -> dict[str, Subagent]:
+        """Every subagent transcript classified (kind, launch) from the timelines this context holds."""
+        return classify(self.session, self.timelines)
+
+    @cached_property
+    def undelivered_reports(self) -> tuple[Event, ...]:
+        """The folded final report of each delegated subagent whose result never reached the parent
+        (its delivery is neither a Task result nor a consumed notification), in walk order."""
+        s = self.session
+        notified = notified_ids(self.timelines.get(s.ref.path))
+        wanted = [path for path, sub in self.subagents.items() if sub.kind in DELEGATED_KINDS
+                  and delivery(sub, stem(path).removeprefix("agent-") in notified) not in DELIVERED]
+        by_file: dict[str, list[Event]] = {p: [] for p in wanted}
+        for e in s.folded:
+            if e.file in by_file:
+                by_file[e.file].append(e)
+        return tuple(r for r in (final_report(tuple(by_file[p])) for p in wanted) if r is not None)
+
     @cached_property
     def folded_chars(self) -> int:
         return sum(e.chars for e in self.session.folded)
@@ -191,6 +246,9 @@ class SessionContext:
         tl = self.timelines.get(self.session.ref.path)
         return tl.acks if tl is not None else ()
 
+
+DELIVERED = frozenset({"tool_result", "notification"})
+"""Deliveries (`delegation.delivery`) by which a subagent's result reached the parent."""
 
 Strategy = Callable[[SessionContext], StrategyResult]
 STRATEGIES: dict[str, Strategy] = {}
@@ -371,6 +429,29 @@ def chunked(ctx: SessionContext) -> StrategyResult:
         parent_windows=len(windows),
         subagent_chunks=len(groups),
     )
+
+
+@strategy("parent_first", origin="suite proposal")
+def parent_first(ctx: SessionContext) -> StrategyResult:
+    """Suite proposal: link's kept parent events, then subagent events in the room left (folded ref, every ref)."""
+    s = ctx.session
+    link = ctx.link_call
+    subagent_events = tuple(e for e in s.folded if e.file != s.ref.path)
+    kept = ctx.prefilter_after(link.kept, subagent_events)
+    call = Call(s.ref.path, len(s.folded), ctx.folded_chars, kept, ctx.prompt(s.ref, kept, s.refs))
+    return _single("parent_first", ctx, call, s.refs)
+
+
+@strategy("hybrid_undelivered", origin="suite proposal")
+def hybrid_undelivered(ctx: SessionContext) -> StrategyResult:
+    """Suite proposal: hybrid, plus the report of each delegated subagent whose result never reached the parent."""
+    s = ctx.session
+    reports = {id(e) for e in ctx.undelivered_reports}
+    if not reports:
+        return replace(hybrid(ctx), name="hybrid_undelivered")
+    # Pre-filtered together: a report takes its place in the budget like any parent event.
+    events = tuple(e for e in s.folded if e.file == s.ref.path or id(e) in reports)
+    return _single("hybrid_undelivered", ctx, ctx.run(events, s.ref, s.refs), s.refs)
 
 
 def run_all(ctx: SessionContext, names: list[str] | None = None) -> dict[str, StrategyResult]:

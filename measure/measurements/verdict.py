@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
-from measure.measurements.strategies import STRATEGIES
+from measure.measurements.strategies import ORIGIN, STRATEGIES
 
 #: (criterion, better, what it sums) in the order the overview states them.
 CRITERIA: tuple[tuple[str, str], ...] = (
@@ -30,10 +31,15 @@ IDENTITIES = {
     ("subagent_unique_chars_in_prompt", "hybrid"): "hybrid's prompt holds parent events only: 0 by construction",
     ("delegated_results_in_prompt", "hybrid"): "hybrid's prompt events are link's kept set: equal to link by construction",
     ("prompt_chars", "fold_dedupe_sync"): "no synchronous Task result has both copies in fold's kept set: fold's prompt, equal to fold by construction",
+    ("parent_chars_evicted", "parent_first"): "parent_first keeps link's kept set before any subagent event: 0 by construction",
+    ("inline_refs", "parent_first"): "parent_first lists the refs of every transcript, as fold does: equal to fold by construction",
+    ("inline_refs", "hybrid_undelivered"): "hybrid_undelivered lists the refs of every transcript, as fold does: "
+                                           "equal to fold by construction",
 }
 
 #: Identities stating equality with another strategy's value (the rest state 0).
-EQUAL_TO = {("inline_refs", "hybrid"): "fold", ("delegated_results_in_prompt", "hybrid"): "link", ("prompt_chars", "fold_dedupe_sync"): "fold"}
+EQUAL_TO = {("inline_refs", "hybrid"): "fold", ("delegated_results_in_prompt", "hybrid"): "link", ("prompt_chars", "fold_dedupe_sync"): "fold",
+            ("inline_refs", "parent_first"): "fold", ("inline_refs", "hybrid_undelivered"): "fold"}
 
 
 def _order(name: str) -> int:
@@ -57,7 +63,23 @@ def _holds(c: str, n: str, totals: dict[str, dict[str, float]]) -> bool:
     return totals[n][c] == 0
 
 
-def per_session_values(sessions: list[dict], eviction: list[dict]) -> dict[str, dict[str, dict[str, float]]]:
+@dataclass(frozen=True)
+class Summary:
+    """The run's criteria, once: per-session values, their totals per strategy, where they are non-zero."""
+
+    names: tuple[str, ...]  # strategies measured, in registry order
+    per: dict[str, dict[str, dict[str, float]]]  # criterion -> strategy -> session_path -> value (per-session criteria)
+    totals: dict[str, dict[str, float]]  # strategy -> criterion -> the run's value
+    nonzero: dict[tuple[str, str], int | None]  # (criterion, strategy) -> sessions with a non-zero value
+    delegated: int  # delegated transcripts under the root (0: no delegated work)
+
+    @property
+    def sessions(self) -> list[str]:
+        """Every measured session_path, sorted (the order robustness resamples in)."""
+        return sorted({sp for by in self.per["prompt_chars"].values() for sp in by})
+
+
+def per_session_values(sessions, eviction) -> dict[str, dict[str, dict[str, float]]]:
     """criterion -> strategy -> session_path -> value, for the per-session criteria."""
     out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     link_kept = {r["session_path"]: r["parent_kept_chars"] for r in sessions if r["strategy"] == "link"}
@@ -72,6 +94,28 @@ def per_session_values(sessions: list[dict], eviction: list[dict]) -> dict[str, 
     for r in eviction:
         out["parent_chars_evicted"][r["strategy"]][r["session_path"]] = _eviction(r)
     return out
+
+
+def summarise(sessions, eviction, run_cost) -> Summary | None:
+    """The run's criteria from its per-session rows and run_cost rows (None when no session was measured)."""
+    if not len(sessions):
+        return None
+    per = per_session_values(sessions, eviction)
+    names = tuple(sorted({r["strategy"] for r in sessions}, key=_order))
+    cost = {r["strategy"]: r["calls_per_run_max"] for r in run_cost}
+    totals: dict[str, dict[str, float]] = {n: {} for n in names}
+    nonzero: dict[tuple[str, str], int | None] = {}
+    for c, _ in CRITERIA:
+        for n in names:
+            if c == "calls_per_run_max":
+                totals[n][c] = float(cost.get(n, 0))
+                nonzero[c, n] = None
+            else:
+                vals = per[c][n].values()
+                totals[n][c] = float(sum(vals))
+                nonzero[c, n] = sum(1 for v in vals if v)
+    delegated = sum(r.get("delegated_transcripts") or 0 for r in sessions if r["strategy"] == names[0])
+    return Summary(names, per, totals, nonzero, delegated)
 
 
 def dominates(a: dict[str, float], b: dict[str, float]) -> bool:
@@ -107,30 +151,16 @@ def decide(vectors: dict[str, dict[str, float]]) -> tuple[str, list[list[str]], 
     return "trade_off", front, dominated_by
 
 
-def verdict_rows(sessions: list[dict], eviction: list[dict], run_cost: list[dict]) -> list[dict]:
-    """The `verdict` table from the run's per-session rows and its run_cost rows (pure)."""
+def verdict_rows(summary: Summary | None, chosen: str | None = None) -> list[dict]:
+    """The `verdict` table from the run's criteria (pure); `chosen`: the strategy the priorities choose."""
     decision_row = {
         "criterion": "decision", "strategy": None, "better": None, "value": None, "sessions": None, "best": None,
-        "pareto_front": None, "dominated_by": None, "identity": None, "decision": None,
+        "pareto_front": None, "dominated_by": None, "identity": None, "decision": None, "origin": None, "chosen": None,
     }
-    if not sessions:
+    if summary is None:
         return [{**decision_row, "decision": "no_sessions"}]
-    per = per_session_values(sessions, eviction)
-    names = sorted({r["strategy"] for r in sessions}, key=_order)
-    cost = {r["strategy"]: r["calls_per_run_max"] for r in run_cost}
-    totals: dict[str, dict[str, float]] = {n: {} for n in names}
-    nonzero: dict[tuple[str, str], int | None] = {}
-    for c, _ in CRITERIA:
-        for n in names:
-            if c == "calls_per_run_max":
-                totals[n][c] = float(cost.get(n, 0))
-                nonzero[c, n] = None
-            else:
-                vals = per[c][n].values()
-                totals[n][c] = float(sum(vals))
-                nonzero[c, n] = sum(1 for v in vals if v)
-    delegated = sum(r.get("delegated_transcripts") or 0 for r in sessions if r["strategy"] == names[0])
-    if delegated == 0:
+    names, totals = summary.names, summary.totals
+    if summary.delegated == 0:
         decision, front, dominated_by = "no_delegated_work", [], {n: [] for n in names}
         front_names: set[str] = set()
     else:
@@ -147,12 +177,14 @@ def verdict_rows(sessions: list[dict], eviction: list[dict], run_cost: list[dict
                     "strategy": n,
                     "better": better,
                     "value": totals[n][c],
-                    "sessions": nonzero[c, n],
+                    "sessions": summary.nonzero[c, n],
                     "best": totals[n][c] == best,
                     "pareto_front": n in front_names if front else None,
                     "dominated_by": ",".join(dominated_by[n]),
                     "identity": IDENTITIES.get((c, n)) if _holds(c, n, totals) else None,
                     "decision": None,
+                    "origin": ORIGIN.get(n, "suite proposal"),
+                    "chosen": n == chosen,
                 }
             )
     rows.append({**decision_row, "strategy": ",".join("=".join(g) for g in front) or None, "decision": decision})

@@ -78,6 +78,7 @@ def golden_parameters(sessions_root: str = FIXTURE_ROOT) -> dict[str, Any]:
         "template_path": None,
         "sessions": [],
         "show_excerpts": False,
+        "priorities": None,
     }
 
 
@@ -90,6 +91,7 @@ def report_parameters(
     template_path: str | os.PathLike | None = None,
     sessions: list[str] | None = None,
     show_excerpts: bool = False,
+    priorities: str | None = None,
 ) -> dict[str, Any]:
     """Plain-JSON parameters of a report's notebooks; paths repo-relative (or `~/...`) when possible."""
     return {
@@ -100,6 +102,7 @@ def report_parameters(
         "template_path": paths.portable(template_path) if template_path else None,
         "sessions": [str(s) for s in sessions or []],
         "show_excerpts": bool(show_excerpts),
+        "priorities": priorities,
     }
 
 
@@ -154,7 +157,7 @@ def report(
     extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
     build_dir : scratch space (default `build/`).
     timeout : seconds per cell.
-    run_options : `measure run`'s since_ms, session_cap, max_event_chars, cache_dir, executor, scheduler.
+    run_options : `measure run`'s since_ms, session_cap, max_event_chars, priorities, cache_dir, executor, scheduler.
 
     Returns the report directory. Raises ReportError naming each failed notebook and cell, and
     RuntimeError when the measurement fails (no such root).
@@ -176,7 +179,7 @@ def report(
         template=paths.resolve(template_path) if template_path else None, show_excerpts=show_excerpts,
         file_time_ms=file_time_ms if file_time_ms is not None else paths.file_time_for(root), walk_order=walk_order,
         replay=replay_at, since_ms=options.get("since_ms"), session_cap=options.get("session_cap") or None,
-        max_event_chars=options.get("max_event_chars") or None,
+        max_event_chars=options.get("max_event_chars") or None, priorities=options.get("priorities"),
     )
     cache_dir = (options.get("cache_dir") or default_cache_dir()) if cache else None
     run = Measurement(root, build / "runs" / name, params, jobs, cache_dir, options.get("executor", "local"),
@@ -190,7 +193,8 @@ def report(
     try:
         if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
             extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
-        _write_report(staged.path, run, report_parameters(root, run.run_dir, **shown), extraction_dir, build, timeout, log)
+        _write_report(staged.path, run, report_parameters(root, run.run_dir, **shown, priorities=params.priorities),
+                      extraction_dir, build, timeout, log)
     except BaseException:
         staged.abort()
         raise

@@ -27,6 +27,7 @@ from measure.numbers import rounded
 from measure.report.shaping import (
     all_tokens,
     breakdown_ordered,
+    chosen_pairs,
     deliveries,
     fold_zero_budget,
     replay_totals,
@@ -602,7 +603,110 @@ def sources_bars(ab: pl.DataFrame | None) -> Figure:
     return fig
 
 
+def _labels_apart(ax, points: list[tuple[float, float, str, bool]]) -> None:
+    """Annotate each (x, y, text, bold) point to its right, moving a label down until it overlaps none
+    placed before it (labels are placed top to bottom, in display pixels)."""
+    fig = ax.figure
+    placed: list[tuple[float, float, float]] = []
+    for x, y, text, bold in sorted(points, key=lambda p: (-p[1], p[0])):
+        px, py = ax.transData.transform((x, y))
+        height = (text.count("\n") + 1) * 12 * fig.dpi / 72
+        width = max(len(line) for line in text.split("\n")) * 6 * fig.dpi / 72
+        top = py + 10
+        while any(abs(px - qx) < max(width, w) and top > q_bottom and top - height < q_top for qx, q_top, w, q_bottom in
+                  ((q[0], q[1], q[2], q[1] - q[3]) for q in placed)):
+            top -= 4
+        placed.append((px, top, width, height))
+        note = ax.annotate(text, (x, y), xytext=(12, (top - py) * 72 / fig.dpi), textcoords="offset points", fontsize=8,
+                           va="top", fontweight="bold" if bold else "normal")
+        note.set_in_layout(False)  # inside the limits set for them: the layout must not chase them from draw to draw
+
+
+@_styled
+def tradeoff(verdict: pl.DataFrame) -> Figure:
+    """Parent-origin chars lost (x) against delegated content reaching the prompt (y), one marker per
+    strategy sized by its LLM calls: Pareto front filled, dominated hollow, the chosen one ringed."""
+    fig = Figure(figsize=FIGSIZE, layout="constrained")  # the outside legend keeps its place from draw to draw
+    ax = fig.subplots()
+    ax.set_title("The trade-off: parent content lost vs delegated content reaching the prompt")
+    value = {(r["criterion"], r["strategy"]): r for r in verdict.iter_rows(named=True) if r["criterion"] != "decision"}
+    names = ordered_strategies({s for _, s in value})
+    if not names:
+        _empty(ax, "no verdict rows")
+        return fig
+    xs = {n: value["parent_chars_evicted", n]["value"] for n in names}
+    ys = {n: value["subagent_unique_chars_in_prompt", n]["value"] for n in names}
+    calls = {n: value["llm_calls", n]["value"] for n in names}
+    size = {n: 40 + 360 * calls[n] / max(max(calls.values()), 1) for n in names}
+    for n in names:
+        row = value["prompt_chars", n]
+        filled = row["pareto_front"] is not False  # null: no front without delegated work
+        ax.scatter([xs[n]], [ys[n]], s=size[n], color=_color(n) if filled else "none", edgecolor=_color(n), linewidth=1.8,
+                   label=_label(n), zorder=3 if filled else 4)  # a hollow marker stays visible on a filled one
+        if row["chosen"]:
+            ax.scatter([xs[n]], [ys[n]], s=size[n] * 3, facecolor="none", edgecolor="black", linewidth=1.5, zorder=2)
+    span_x, span_y = max(max(xs.values()), 1), max(max(ys.values()), 1)
+    ax.set_xlim(-0.08 * span_x, span_x * 1.45)
+    ax.set_ylim(-0.12 * span_y, span_y * 1.15)
+    at: dict[tuple[float, float], list[str]] = {}
+    for n in names:
+        at.setdefault((xs[n], ys[n]), []).append(n)
+    chosen = {n for n in names if value["prompt_chars", n]["chosen"]}
+    _labels_apart(ax, [(x, y, ", ".join(g) + "".join(f"\n(chosen: {n})" for n in g if n in chosen), bool(chosen & set(g)))
+                       for (x, y), g in at.items()])
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(MaxNLocator(integer=True))
+        axis.set_major_formatter(FuncFormatter(_millions))
+    ax.set_xlabel("parent-origin chars evicted, summed (verdict: parent_chars_evicted)")
+    ax.set_ylabel("subagent-only chars reaching the prompt, summed\n(verdict: subagent_unique_chars_in_prompt)")
+    ax.scatter([], [], s=40, facecolor="none", edgecolor=OTHER_COLOR, label="hollow: dominated (off the front)")
+    ax.scatter([], [], s=120, facecolor="none", edgecolor="black", label="ring: chosen under the priorities")
+    legend = fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper", fontsize=8,
+                        title="marker area ∝ LLM calls", title_fontsize=8)
+    for handle in legend.legend_handles:
+        handle.set_sizes([40])
+    return fig
+
+
+WIN_TIE_LOSS_COLORS = ("#009E73", "#BBBBBB", "#D55E00")
+"""Sessions where the chosen strategy is better, tied, worse."""
+
+
+@_styled
+def win_tie_loss(robustness: pl.DataFrame) -> Figure:
+    """Per pair that matters (the chosen strategy vs each other front member and rival) and criterion where
+    some session differs: sessions where the chosen one is better, tied or worse, as stacked horizontal bars."""
+    rows = chosen_pairs(robustness, differing=True).to_dicts() if robustness.height else []
+    fig = Figure(figsize=(FIGSIZE[0], max(FIGSIZE[1], 1.4 + 0.24 * len(rows))), layout="constrained")
+    ax = fig.subplots()
+    if not rows:
+        ax.set_title("Sessions where the chosen strategy is better, tied or worse")
+        _empty(ax, "no session differs between the chosen strategy and another")
+        return fig
+    ax.set_title(f"Sessions where {rows[0]['strategy_a']}, the chosen strategy, is better, tied or worse\n"
+                 "(criteria where every session ties are left out)")
+    ys = list(range(len(rows)))
+    left = [0] * len(rows)
+    for key, name, color in zip(("a_better", "ties", "b_better"), ("chosen better", "tie", "other better"), WIN_TIE_LOSS_COLORS):
+        widths = [r[key] for r in rows]
+        bars = ax.barh(ys, widths, left=left, color=color, label=name, edgecolor="white", linewidth=0.5)
+        ax.bar_label(bars, labels=[str(w) if w else "" for w in widths], label_type="center", fontsize=7)
+        left = [a + b for a, b in zip(left, widths)]
+    for k in range(1, len(rows)):
+        if rows[k]["strategy_b"] != rows[k - 1]["strategy_b"]:
+            ax.axhline(k - 0.5, color="black", linewidth=0.8)
+    ax.set_yticks(ys, [f"vs {r['strategy_b']} · {r['criterion']}" for r in rows], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(left))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("sessions")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
+    return fig
+
+
 FIGURES: dict[str, tuple[str, object]] = {
+    "tradeoff": ("verdict", tradeoff),
+    "win_tie_loss": ("robustness", win_tie_loss),
     "eviction_by_strategy": ("eviction", eviction_bars),
     "budget_sweep": ("budget_sweep", budget_sweep_curve),
     "overlap_distribution": ("duplicates", overlap_histogram),

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 import polars as pl
 
+from measure.measurements.verdict import CRITERIA
 from measure.numbers import ROUND_MODE
-from measure.report.style import DELIVERY_COLORS, SOURCE_LABELS, UNKNOWN, strategy_rank, task_group_key, version_key
+from measure.report.style import (
+    DELIVERY_COLORS,
+    SOURCE_LABELS,
+    UNKNOWN,
+    ordered_strategies,
+    strategy_rank,
+    task_group_key,
+    version_key,
+)
 
 TOKEN_COLUMNS = ("input_tokens", "cache_creation_tokens", "cache_read_tokens", "output_tokens")
 """The four usage fields of the tokens table whose sum is a call's tokens."""
@@ -120,3 +129,14 @@ def replay_totals(replay: pl.DataFrame) -> pl.DataFrame:
         )
         .sort(strategy_rank(replay["strategy"]))
     )
+
+
+def chosen_pairs(robustness: pl.DataFrame, differing: bool = False) -> pl.DataFrame:
+    """The robustness rows of the chosen strategy against each other front member and rival: the other
+    strategy in display order, then the criteria in the verdict's order (`differing`: only the rows
+    where some session differs)."""
+    pairs = robustness.filter(pl.col("chosen_pair") & (pl.col("ties") < pl.col("sessions") if differing else True))
+    others = {s: i for i, s in enumerate(ordered_strategies(pairs["strategy_b"]))}
+    criteria = {c: i for i, (c, _) in enumerate(CRITERIA)}
+    return pairs.sort(pl.col("strategy_b").replace_strict(others, return_dtype=pl.Int64),
+                      pl.col("criterion").replace_strict(criteria, default=len(criteria), return_dtype=pl.Int64))

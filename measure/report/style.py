@@ -7,14 +7,16 @@ from pathlib import Path
 
 import polars as pl
 
+from measure.measurements.strategies import STRATEGIES
+
 STYLE = str(Path(__file__).with_name("report.mplstyle"))
 """Path of the project matplotlib style (fonts, dpi, svg.hashsalt...)."""
 
 FIGSIZE = (9.0, 4.5)
 """Size of every single-panel figure, in inches."""
 
-STRATEGY_ORDER: tuple[str, ...] = ("link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "chunked")
-"""Display order of the strategies everywhere (tables, legends, bars)."""
+STRATEGY_ORDER: tuple[str, ...] = tuple(STRATEGIES)
+"""Display order of the strategies everywhere (tables, legends, bars): the registry's."""
 
 STRATEGY_LABELS: dict[str, str] = {
     "link": "link (C2)",
@@ -24,8 +26,11 @@ STRATEGY_LABELS: dict[str, str] = {
     "fold_dedupe_sync": "fold + sync dedupe (suite proposal)",
     "hybrid": "hybrid (C3)",
     "chunked": "chunked (C4)",
+    "parent_first": "parent first (proposal)",
+    "hybrid_undelivered": "hybrid + undelivered (proposal)",
 }
-"""Human names; C1..C4 are the candidate numbers of the #840 study."""
+"""Human names; C1..C4 are the candidate numbers of the #840 study, "(proposal)" a suite proposal
+(strategies.ORIGIN), not akm's code."""
 
 COLORS: dict[str, str] = {
     "link": "#56B4E9",
@@ -35,8 +40,10 @@ COLORS: dict[str, str] = {
     "fold_dedupe_sync": "#F0E442",
     "hybrid": "#009E73",
     "chunked": "#0072B2",
+    "parent_first": "#332288",
+    "hybrid_undelivered": "#999933",
 }
-"""One color per strategy (Okabe-Ito, colour-blind safe); the same everywhere."""
+"""One color per strategy (Okabe-Ito, then Tol's muted indigo and olive: colour-blind safe); the same everywhere."""
 
 OTHER_COLOR = "#7F7F7F"
 """Color of anything without a color of its own (a strategy missing from COLORS, notes)."""

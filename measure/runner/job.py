@@ -18,6 +18,8 @@ from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.eviction import eviction_rows
 from measure.measurements.lines import SessionLines
 from measure.measurements.llm_calls import llm_rows
+from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
+from measure.measurements.priorities import canonical
 from measure.measurements.quirks import quirk_rows
 from measure.measurements.replay import replay_rows
 from measure.measurements.sessions import session_rows
@@ -28,7 +30,7 @@ from measure.measurements.strategies import (
     SessionContext,
     apply_min_content_gate,
 )
-from measure.measurements.subagents import classify, subagent_rows
+from measure.measurements.subagents import subagent_rows
 from measure.runner.redact import protect_outcome
 
 
@@ -49,6 +51,7 @@ class RunParams:
     walk_order: str = "name"  # directory entry order: "name" (descending, every machine) or "fs" (readdir, akm's)
     replay: str | None = None  # --replay-at schedule (turn_end, final, every:<minutes>); None: no replay table
     show_excerpts: bool = False  # keep transcript-derived text (subagent descriptions) in the rows
+    priorities: str = DEFAULT_PRIORITIES  # the choice table's priorities (measurements.priorities grammar)
 
     @classmethod
     def from_options(
@@ -67,10 +70,11 @@ class RunParams:
         walk_order: str = "name",
         replay: str | None = None,
         strategies=None,
+        priorities: str | None = None,
     ) -> RunParams:
         """The run that the options of `measure run` / `measure report` (or a notebook's
         parameters, named the same) ask for; None or empty means the default. The one place
-        where options become RunParams."""
+        where options become RunParams. A priorities text off the grammar raises PrioritiesError."""
         return cls(
             budget=int(max_total_chars) if max_total_chars is not None else cls.budget,
             budgets=tuple(sorted({int(b) for b in budgets or ()})),
@@ -84,6 +88,7 @@ class RunParams:
             walk_order=walk_order,
             replay=replay,
             show_excerpts=bool(show_excerpts),
+            priorities=canonical(priorities) if priorities else cls.priorities,
             **({"strategies": tuple(strategies)} if strategies else {}),
         )
 
@@ -162,7 +167,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     def add(table: str, rows: list[dict]) -> None:
         out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
 
-    subagents = classify(session, timelines)
+    subagents = ctx.subagents
     delegation = delegation_rows(ctx, results, timelines, subagents)
     add("sessions", session_rows(ctx, results, digest, delegation_totals(delegation)))
     if "link" in results:

@@ -17,7 +17,9 @@ from measure.akm.prompt import load_template
 from measure.akm.read import list_sessions, rel, walk_files
 from measure.measurements.breakdown import breakdown_rows
 from measure.measurements.llm_calls import run_cost_rows
-from measure.measurements.verdict import verdict_rows
+from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
+from measure.measurements.priorities import choice
+from measure.measurements.verdict import summarise, verdict_rows
 from measure.paths import portable
 from measure.runner import inputs
 from measure.runner.cache import Cache, run_key, session_key
@@ -195,7 +197,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     run_cost = run_cost_rows(Rows(frames["llm_calls"]), run_order, params.session_cap)
     derived = {
         "run_cost": run_cost,
-        "verdict": verdict_rows(Rows(frames["sessions"]), Rows(frames["eviction"]), run_cost),
+        **decision_rows(Rows(frames["sessions"]), Rows(frames["eviction"]), run_cost, params.priorities, params.session_cap),
         "breakdown": breakdown_rows(Rows(frames["session_info"]), Rows(frames["sessions"]), Rows(frames["eviction"]),
                                     Rows(frames["subagents"])),
         "errors": errors,
@@ -216,8 +218,18 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     return RunSummary(len(listings), measured, len(errors), os.fspath(out), len(order) - len(todo), index.hashed, index.reused)
 
 
+def decision_rows(sessions, eviction, run_cost, priorities: str = DEFAULT_PRIORITIES, cap: int = 25) -> dict[str, list[dict]]:
+    """The verdict, choice and robustness tables from a run's sessions, eviction and run_cost rows (pure)."""
+    from measure.measurements.robustness import robustness_rows  # numpy: with polars, after the workers
+
+    summary = summarise(sessions, eviction, run_cost)
+    walk, choice_rows = choice(summary, priorities, cap)
+    return {"verdict": verdict_rows(summary, walk.winner if walk else None), "choice": choice_rows,
+            "robustness": robustness_rows(summary, walk)}
+
+
 _READ_BY_DERIVED = ("llm_calls", "sessions", "eviction", "session_info", "subagents")
-"""The tables the whole-run tables (run_cost, verdict, breakdown) are built from."""
+"""The tables the whole-run tables (run_cost, verdict, choice, robustness, breakdown) are built from."""
 
 
 def _internal_error(errors: list[dict]) -> bool:

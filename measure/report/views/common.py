@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from measure import paths
+from measure.measurements.priorities import canonical
 from measure.numbers import rounded
 from measure.report.style import STRATEGY_ORDER, ordered_strategies, short_ids
 from measure.runner.tables import read_table
@@ -73,6 +74,7 @@ def load(
     sessions: list[str] | None = None,
     show_excerpts: bool = False,
     replay: str | None = None,
+    priorities: str | None = None,
 ) -> Report:
     """Return the tables of a measurement of `sessions_root`.
 
@@ -89,6 +91,8 @@ def load(
     show_excerpts : allow transcript-derived text (subagent descriptions) in views.
     replay : the `--replay-at` schedule when measuring now (None: no replay table; only the
         04-background page needs one, and replaying costs a pipeline run per moment).
+    priorities : the choice table's priorities (None: the run's, or the default when measuring
+        now); a run made with other priorities is not used: the root is measured now with these.
 
     Raises FileNotFoundError for an `out_dir` without run.json or a root that does not exist,
     and `measure.runner.select.UnknownSessions` when a `sessions` value names no session.
@@ -102,14 +106,17 @@ def load(
         run = json.loads((directory / "run.json").read_text(encoding="utf-8"))
         sessions_root = run.get("input", {}).get("root") or sessions_root
         made = run.get("parameters") or {}
+        priorities = priorities or made.get("priorities")  # measured again below, the run's own priorities carry over
         # Under --redact a run.json holds its --session values hashed: a redacted, filtered run is taken as asked for.
-        if not sessions or list(made.get("sessions") or []) == sessions or (made.get("redact") and made.get("sessions")):
+        same_sessions = not sessions or list(made.get("sessions") or []) == sessions or (made.get("redact") and made.get("sessions"))
+        if same_sessions and (priorities is None or made.get("priorities") == canonical(priorities)):
             return _report(LazyTables(directory), run, sessions_root, show_excerpts)
     from measure.runner.job import RunParams  # noqa: PLC0415
     from measure.runner.run import run_measurement  # noqa: PLC0415
 
     params = RunParams.from_options(
         max_total_chars=max_total_chars, budgets=budgets, sessions=sessions, show_excerpts=show_excerpts, replay=replay,
+        priorities=priorities,
         template=paths.resolve(template_path) if template_path else None, file_time_ms=paths.file_time_for(sessions_root),
     )
     with tempfile.TemporaryDirectory(prefix="measure-nb-") as tmp:

@@ -37,6 +37,8 @@ METRICS: dict[str, tuple[str, Callable[[pl.DataFrame], float], str]] = {
     "sessions_evicting": ("eviction", lambda df: df.filter(pl.col("evicted_chars") > 0).height,
                           "sessions where the strategy evicts parent content"),
     "calls_per_run_max": ("run_cost", lambda df: df["calls_per_run_max"][0], "calls in the most expensive akm run (session cap)"),
+    "chosen": ("verdict", lambda df: float(df["chosen"].any()) if "chosen" in df.columns else None,
+               "1 when the run's priorities choose the strategy (the choice table), else 0"),
 }
 """Metric name -> (the table it reads, its value from one strategy's rows there, meaning). Order is the table's."""
 
