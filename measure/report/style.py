@@ -23,7 +23,7 @@ STRATEGY_LABELS: dict[str, str] = {
     "fold": "fold (C1)",
     "fold_dedupe_scoped": "fold + scoped dedupe",
     "fold_stub_raw": "fold + raw stub",
-    "fold_dedupe_sync": "fold + sync dedupe (suite proposal)",
+    "fold_dedupe_sync": "fold + sync dedupe (proposal)",
     "hybrid": "hybrid (C3)",
     "chunked": "chunked (C4)",
     "parent_first": "parent first (proposal)",
