@@ -10,7 +10,7 @@ import orjson
 
 from measure.synth.actor import PARENT_TOOLS, Actor, SessionContext, shell_result
 from measure.synth.agents import Subagents
-from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_json_file
+from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_file
 from measure.synth.plans import AgentPlan, SessionRecipe
 from measure.synth.tasks import (STOPPED, Running, agent_launched, bash_launched, notification, skill_forked, task_output,
                                  task_result, tmp_root)
@@ -322,7 +322,7 @@ class SessionSim:
         a = self.parent
         era = self.era
         if plan.kind == "bash":
-            tid = self.ids.bash_task(era.modern)
+            tid = "b" + (self.ids.chars(LOWER_ALNUM[10:], 8) if era.modern else self.ids.hexs(6))
             dur = plan.duration_s * 1000 if plan.duration_s > 0 else r.randint(20_000, 900_000)
             run = Running(plan, tid, block["id"], desc, "", t_end=a.now + dur, task_kind="bash",
                           status="completed" if r.random() < 0.8 else "failed")
@@ -368,8 +368,8 @@ class SessionSim:
     def launch_workflow(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:
         """A dynamic workflow started in the background; its agents and files are written at once."""
         a = self.parent
-        run_id = "wf_" + "".join(self.rng.choices(LOWER_ALNUM, k=10))
-        task_id = self.ids.workflow_task()
+        run_id = "wf_" + self.ids.chars(LOWER_ALNUM, 10)
+        task_id = "w" + self.ids.chars(LOWER_ALNUM, 8)
         script = block["input"]["scriptPath"]
         transcripts = f"{self.sid}/subagents/workflows/{run_id}"
         text = f"Workflow launched in background. Task ID: {task_id}\nSummary: {desc}\nTranscript dir: {transcripts}\nScript file: {script}"
@@ -414,7 +414,7 @@ class SessionSim:
         uuids = a.api_call([block])
         full = a.forge.shell(r.randint(60_000, 180_000), "test")
         path = self.session_dir / "tool-results" / f"{block['id']}.txt"
-        write_json_file(path, None, self.tally, a.now, raw=full.encode())
+        write_file(path, full.encode(), self.tally, a.now)
         content = (f"<persisted-output>\nOutput too large ({len(full) / 1024:.1f}KB). Full output saved to: {path.as_posix().replace(self.root.as_posix(), '~/.claude/projects')}\n\n"
                    f"Preview (first 2KB):\n{full[:2000]}\n...\n</persisted-output>")
         a.run_tool(block, content, shell_result(full[:2000]), False, r.randint(2000, 30_000), uuids[-1])
