@@ -215,7 +215,6 @@ class Subagents:
         """agent-<id>.meta.json, in every variant real roots hold (full, minimal, missing, null, cut short)."""
         r = self.rng
         meta_path = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
-        ms = self.main.now
         if workflow:
             meta = {"agentType": "workflow-subagent"}
             if r.random() < 0.5:
@@ -224,22 +223,22 @@ class Subagents:
                 meta["model"] = r.choice(("sonnet", "haiku"))
             if r.random() < 0.3:
                 meta["workflowPhase"] = r.choice(("Sweep", "Review", "Verify"))
-            write_file(meta_path, orjson.dumps(meta), self.tally, ms)
+        elif plan.sidecar == "missing":
+            return
         elif plan.sidecar == "null":
-            write_file(meta_path, b"null", self.tally, ms)
+            meta = None
         elif plan.sidecar == "minimal":  # most real sidecars: agentType and description only
-            write_file(meta_path, orjson.dumps({"agentType": plan.agent_type, "description": desc}), self.tally, ms)
+            meta = {"agentType": plan.agent_type, "description": desc}
         elif plan.sidecar == "fork":
             meta = {"agentType": "fork", "isFork": True, "name": plan.name, "description": desc, "spawnDepth": depth}
-            write_file(meta_path, orjson.dumps(meta), self.tally, ms)
-        elif plan.sidecar != "missing":
+        else:
             meta = {"agentType": plan.agent_type, "description": desc, "toolUseId": tool_use_id, "spawnDepth": depth}
             if plan.agent_type == "Explore":
                 meta["model"] = "haiku"
             if parent_agent:
                 meta["parentAgentId"] = parent_agent
-            data = orjson.dumps(meta)
-            write_file(meta_path, data[: len(data) // 2] if plan.sidecar == "broken" else data, self.tally, ms)
+        data = orjson.dumps(meta)
+        write_file(meta_path, data[: len(data) // 2] if plan.sidecar == "broken" else data, self.tally, self.main.now)
 
     def workflow(self, plan: AgentPlan, block: dict, desc: str, run_id: str, task_id: str, t0: int, duration: int) -> Running:
         """A dynamic workflow's files: N agents under subagents/workflows/<runId>/, a journal and a run snapshot."""

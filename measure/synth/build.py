@@ -51,8 +51,7 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
         else:
             tally.sessions += 1
     _set_mtimes(out_dir, tally, seed)
-    return SynthSummary(shape=shape, seed=seed, sessions=tally.sessions, files=tally.files, bytes=tally.bytes,
-                        lines=tally.lines)
+    return SynthSummary(shape, seed, tally.sessions, tally.files, tally.bytes, tally.lines)
 
 
 # Real transcripts copied into fixtures/default next to the generated sessions (paths relative

@@ -216,12 +216,12 @@ class SessionSim:
         a.now += r.randint(1000, 60_000)
         a.user_text(CAVEAT, meta=True)
         cmd = r.choice(("model", "clear", "context", "cost", "mcp"))
-        if self.era.key in ("inline", "sibling", "2.1.17"):
-            a.user_text(f"<command-name>/{cmd}</command-name>\n            <command-message>{cmd}</command-message>\n            <command-args></command-args>")
+        command = f"<command-name>/{cmd}</command-name>\n            <command-message>{cmd}</command-message>\n            <command-args></command-args>"
+        if self.era.key in ("inline", "sibling", "2.1.17"):  # user lines; the output is drawn after the command's line
+            a.user_text(command)
             a.user_text(f"<local-command-stdout>{self.forge.sentence()}</local-command-stdout>")
         else:
-            for content in (f"<command-name>/{cmd}</command-name>\n            <command-message>{cmd}</command-message>\n            <command-args></command-args>",
-                            f"<local-command-stdout>{self.forge.sentence()}</local-command-stdout>"):
+            for content in (command, f"<local-command-stdout>{self.forge.sentence()}</local-command-stdout>"):
                 a.emit(self.env.system(self.ids.uuid(), a.last_uuid, a.now, "local_command", {"content": content},
                                        level="info"), a.now)
 
