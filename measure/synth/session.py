@@ -47,8 +47,7 @@ class SessionSim:
         self.resumable: list[Running] = []
         self.outliving: list[Running] = []  # fate late/lost: they report after the parent's last turn, if ever
         self.seq = 0
-        self.plans = sorted(recipe.agents, key=lambda a: a.at)
-        self.plan_i = 0
+        self.plans = sorted(recipe.agents, key=lambda a: a.at)  # still to launch
         akm = ["remember"] * recipe.remember + ["feedback"] * recipe.feedback + \
               [rng.choice(("search", "show")) for _ in range(recipe.readonly)]
         self.akm_due = sorted((rng.uniform(0.02, 0.97), k) for k in akm)
@@ -252,7 +251,7 @@ class SessionSim:
             size = int(r.choice((60, 120, 250, 600, 1400)) * self.recipe.scale)
             blocks.append({"type": "text", "text": a.forge.short() if size < 200 else a.forge.prose(size)})
             a.api_call(blocks)
-        elif self.plan_i < len(self.plans) and self.plans[self.plan_i].at <= p and not (self.recipe.wait_at and self.waited):
+        elif self.plans and self.plans[0].at <= p and not (self.recipe.wait_at and self.waited):
             self.spawn_due()
         elif self.akm_due and self.akm_due[0][0] <= p:
             a.akm(self.akm_due.pop(0)[1])
@@ -272,14 +271,12 @@ class SessionSim:
     def spawn_due(self) -> None:
         """Launch the next planned agent, or its whole fan-out group, in one assistant message."""
         a = self.parent
-        batch = [self.plans[self.plan_i]]
-        self.plan_i += 1
+        batch = [self.plans.pop(0)]
         if batch[0].kind == "aside":  # a side question launches nothing the parent records
             self.agents.aside(self.tr.head, batch[0].report_chars)
             return
-        while batch[0].group and self.plan_i < len(self.plans) and self.plans[self.plan_i].group == batch[0].group:
-            batch.append(self.plans[self.plan_i])
-            self.plan_i += 1
+        while batch[0].group and self.plans and self.plans[0].group == batch[0].group:
+            batch.append(self.plans.pop(0))
         blocks = []
         if self.rng.random() < 0.7:
             blocks.append({"type": "text", "text": (f"I'll launch {len(batch)} agents in parallel to cover this." if len(batch) > 1
@@ -472,7 +469,7 @@ class SessionSim:
     def finish(self) -> None:
         r = self.rng
         a = self.parent
-        while self.plan_i < len(self.plans):
+        while self.plans:
             self.spawn_due()
         for _, kind in self.akm_due:
             a.akm(kind)
