@@ -85,9 +85,10 @@ def corpus_stats(root: Path) -> dict:
                     continue
                 kind = entry.get("type") if isinstance(entry.get("type"), str) else "?"
                 types[kind] += 1
-                content = entry.get("content") or "" if kind == "queue-operation" else ""
-                if entry.get("operation") == "enqueue" and content.startswith(("<agent-notification>", "<task-notification>")):
-                    notifications[content[1:content.index(">")] + " enqueue"] += 1
+                if kind == "queue-operation" and entry.get("operation") == "enqueue":
+                    note = entry.get("content") or ""
+                    if note.startswith(("<agent-notification>", "<task-notification>")):
+                        notifications[note[1:note.index(">")] + " enqueue"] += 1
                 if kind not in ("user", "assistant"):
                     continue
                 n["inline_sidechain_lines"] += entry.get("isSidechain") is True and layout == "session"

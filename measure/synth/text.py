@@ -215,8 +215,10 @@ class TextForge:
         return "\n".join(out)
 
     def _code_slot(self, key: str) -> str:
-        """A code slot filled in: f/F function, T type, t builtin type, v/V variable, w word, n number,
-        c comment sentence, r receiver, P2 module."""
+        """A code template slot filled in.
+
+        f/F function, T type, t builtin type, v/V variable, w word, n number, c comment sentence,
+        r receiver, P2 module."""
         r = self.rng
         if key in self.code_words:
             return r.choice(self.code_words[key])
