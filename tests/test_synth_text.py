@@ -7,7 +7,7 @@ import random
 from synth_corpus import events_of, jsonl_files
 
 from measure.measurements.pairs import jaccard
-from measure.synth.text import _compile
+from measure.synth.text import fill_template
 
 pytest_plugins = ["synth_fixtures"]
 
@@ -25,10 +25,17 @@ def test_unrelated_events_share_few_words(mixed_root):
     assert scores[1000] < 0.06 and scores[1800] < 0.2
 
 
-def test_templates_split_into_literals_and_slots():
+def test_templates_fill_slots_left_to_right_and_keep_literal_braces():
     # Literal braces are doubled, as in str.format; a slot is a name in single braces.
-    assert _compile("The {A} {N} in `{P}`.") == ("The ", "A", " ", "N", " in `", "P", "`.")
-    assert _compile("type {T} struct {{") == ("type ", "T", " struct {")
-    assert _compile("  if (!{v}) {{\n    throw new Error(`{w}: ${{{v}}}`);\n  }}") == (
-        "  if (!", "v", ") {\n    throw new Error(`", "w", ": ${", "v", "}`);\n  }")
-    assert _compile("no slots") == ("no slots",)
+    seen = []
+
+    def slot(key: str) -> str:
+        seen.append(key)
+        return f"<{key}>"
+
+    assert fill_template("The {A} {N} in `{P}`.", slot) == "The <A> <N> in `<P>`."
+    assert seen == ["A", "N", "P"]
+    assert fill_template("type {T} struct {{", slot) == "type <T> struct {"
+    assert fill_template("  if (!{v}) {{\n    throw new Error(`{w}: ${{{v}}}`);\n  }}", slot) == (
+        "  if (!<v>) {\n    throw new Error(`<w>: ${<v>}`);\n  }")
+    assert fill_template("no slots", slot) == "no slots"

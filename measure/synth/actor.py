@@ -10,7 +10,7 @@ import orjson
 
 from measure.synth.lines import Envelope, Era, Ids, Transcript, iso
 from measure.synth.text import Project, TextForge, _snake
-from measure.synth.vocab import EXT, MALWARE_REMINDER, NOUNS
+from measure.synth.vocab import BASE62, EXT, MALWARE_REMINDER, NOUNS
 
 
 class Meter:
@@ -159,7 +159,7 @@ class Actor:
 
     def thinking(self, size: int) -> dict:
         text = self.forge.prose(size) if size > 120 else self.forge.short()
-        return {"type": "thinking", "thinking": text, "signature": self.ids.signature(self.r.randint(180, 900))}
+        return {"type": "thinking", "thinking": text, "signature": "Es" + self.ids.chars(BASE62 + "+/", self.r.randint(180, 900))}
 
     def tool_use(self, name: str, inp: dict) -> dict:
         b = {"type": "tool_use", "id": self.ids.toolu(), "name": name, "input": inp}

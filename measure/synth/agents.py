@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 
 from measure.synth.actor import EXPLORE_TOOLS, IMPLEMENT_TOOLS, REVIEW_TOOLS, Actor, SessionContext, total_tokens
-from measure.synth.lines import Tally, Transcript, iso, write_json_file
+from measure.synth.lines import Tally, Transcript, iso, write_file
 from measure.synth.plans import AgentPlan
 from measure.synth.tasks import Running, task_result
 from measure.synth.vocab import ADJS, NOUNS, VERBS
@@ -215,7 +215,6 @@ class Subagents:
         """agent-<id>.meta.json, in every variant real roots hold (full, minimal, missing, null, cut short)."""
         r = self.rng
         meta_path = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
-        ms = self.main.now
         if workflow:
             meta = {"agentType": "workflow-subagent"}
             if r.random() < 0.5:
@@ -224,22 +223,22 @@ class Subagents:
                 meta["model"] = r.choice(("sonnet", "haiku"))
             if r.random() < 0.3:
                 meta["workflowPhase"] = r.choice(("Sweep", "Review", "Verify"))
-            write_json_file(meta_path, meta, self.tally, ms)
+        elif plan.sidecar == "missing":
+            return
         elif plan.sidecar == "null":
-            write_json_file(meta_path, None, self.tally, ms, raw=b"null")
+            meta = None
         elif plan.sidecar == "minimal":  # most real sidecars: agentType and description only
-            write_json_file(meta_path, {"agentType": plan.agent_type, "description": desc}, self.tally, ms)
+            meta = {"agentType": plan.agent_type, "description": desc}
         elif plan.sidecar == "fork":
             meta = {"agentType": "fork", "isFork": True, "name": plan.name, "description": desc, "spawnDepth": depth}
-            write_json_file(meta_path, meta, self.tally, ms)
-        elif plan.sidecar != "missing":
+        else:
             meta = {"agentType": plan.agent_type, "description": desc, "toolUseId": tool_use_id, "spawnDepth": depth}
             if plan.agent_type == "Explore":
                 meta["model"] = "haiku"
             if parent_agent:
                 meta["parentAgentId"] = parent_agent
-            data = orjson.dumps(meta)
-            write_json_file(meta_path, None, self.tally, ms, raw=data[: len(data) // 2] if plan.sidecar == "broken" else data)
+        data = orjson.dumps(meta)
+        write_file(meta_path, data[: len(data) // 2] if plan.sidecar == "broken" else data, self.tally, self.main.now)
 
     def workflow(self, plan: AgentPlan, block: dict, desc: str, run_id: str, task_id: str, t0: int, duration: int) -> Running:
         """A dynamic workflow's files: N agents under subagents/workflows/<runId>/, a journal and a run snapshot."""
@@ -269,14 +268,14 @@ class Subagents:
         total_tok = sum(run.total_tokens for run in runs)
         total_tools = sum(run.tool_uses for run in runs)
         data = b"".join(orjson.dumps(obj) + b"\n" for _, obj in sorted(journal, key=lambda x: x[0]))
-        write_json_file(wf_dir / "journal.jsonl", None, self.tally, t_end, raw=data)
+        write_file(wf_dir / "journal.jsonl", data, self.tally, t_end)
         snapshot = {"runId": run_id, "taskId": task_id, "status": "completed", "workflowName": name, "timestamp": iso(t0),
                     "durationMs": t_end - t0, "agentCount": plan.workflow_agents, "totalTokens": total_tok,
                     "totalToolCalls": total_tools, "defaultModel": self.era.model, "scriptPath": block["input"]["scriptPath"],
                     "args": block["input"]["args"], "summary": desc,
                     "workflowProgress": [{"type": "workflow_agent", "index": i, "label": res["label"], "agentId": res["agentId"],
                                           "state": "done", "resultPreview": res["result"][:80]} for i, res in enumerate(results)]}
-        write_json_file(self.session_dir / "workflows" / f"{run_id}.json", snapshot, self.tally, t_end)
+        write_file(self.session_dir / "workflows" / f"{run_id}.json", orjson.dumps(snapshot), self.tally, t_end)
         output = orjson.dumps({"summary": desc, "results": results}).decode()
         return Running(plan, task_id, block["id"], desc, "", t_end=t_end, task_kind="workflow", output=output,
                        total_tokens=total_tok, tool_uses=total_tools)

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure.synth.lines import Tally, write_json_file
+from measure.synth.lines import Tally, write_file
 from measure.synth.session import SessionSim
 from measure.synth.shapes import SHAPES, ShapeContext
 
@@ -40,8 +40,8 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
         rng = random.Random(f"{seed}:{shape}:session:{k}")
         sim = SessionSim(out_dir, recipe, project, rng, tally)
         if recipe.empty_subagent:
-            write_json_file(sim.session_dir / "subagents" / f"agent-{sim.ids.agent(sim.era.agent_id)}.jsonl", None, tally,
-                            recipe.start_ms + 60_000, raw=b"")
+            write_file(sim.session_dir / "subagents" / f"agent-{sim.ids.agent(sim.era.agent_id)}.jsonl", b"", tally,
+                       recipe.start_ms + 60_000)
         sim.run()
         if recipe.orphan:  # the parent rotated off disk: only its subagents/ folder is left
             tally.files -= 1
@@ -51,8 +51,7 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
         else:
             tally.sessions += 1
     _set_mtimes(out_dir, tally, seed)
-    return SynthSummary(shape=shape, seed=seed, sessions=tally.sessions, files=tally.files, bytes=tally.bytes,
-                        lines=tally.lines)
+    return SynthSummary(shape, seed, tally.sessions, tally.files, tally.bytes, tally.lines)
 
 
 # Real transcripts copied into fixtures/default next to the generated sessions (paths relative

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import orjson
 
 from measure.akm.read import flatten_content
-from measure.synth.vocab import BASE62, HEX, LOWER_ALNUM
+from measure.synth.vocab import BASE62, HEX
 
 
 @dataclass(frozen=True)
@@ -62,34 +62,24 @@ class Ids:
         h = "%032x" % self.r.getrandbits(128)
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
 
-    def _b62(self, k: int) -> str:
-        return "".join(self.r.choices(BASE62, k=k))
+    def chars(self, alphabet: str, k: int) -> str:
+        return "".join(self.r.choices(alphabet, k=k))
 
     def msg(self) -> str:
-        return "msg_01" + self._b62(22)
+        return "msg_01" + self.chars(BASE62, 22)
 
     def req(self) -> str:
-        return "req_011C" + self._b62(20)
+        return "req_011C" + self.chars(BASE62, 20)
 
     def toolu(self) -> str:
-        return "toolu_01" + self._b62(22)
+        return "toolu_01" + self.chars(BASE62, 22)
 
     def hexs(self, k: int) -> str:
-        return "".join(self.r.choices(HEX, k=k))
+        return self.chars(HEX, k)
 
     def agent(self, kind: str) -> str:
-        if kind == "hex8":
-            return self.hexs(8)
-        return "a" + self.hexs(6 if kind == "hex7" else 16)
-
-    def bash_task(self, modern: bool) -> str:
-        return "b" + ("".join(self.r.choices(LOWER_ALNUM[10:], k=8)) if modern else self.hexs(6))
-
-    def workflow_task(self) -> str:
-        return "w" + "".join(self.r.choices(LOWER_ALNUM, k=8))
-
-    def signature(self, n: int) -> str:
-        return "Es" + "".join(self.r.choices(BASE62 + "+/", k=n))
+        """An agent id of the era's format: "hex8", "hex7" (a + 6 hex) or "a16" (a + 16 hex)."""
+        return self.hexs(8) if kind == "hex8" else "a" + self.hexs(6 if kind == "hex7" else 16)
 
 
 @dataclass
@@ -103,26 +93,24 @@ class Tally:
     mtimes: dict = field(default_factory=dict)  # path -> ms
 
 
+@dataclass
 class Envelope:
     """Per-file constant fields and the key order of each record kind for one era."""
 
-    def __init__(self, era: Era, session_id: str, cwd: str, version: str, branch: str,
-                 agent_id: str | None = None, sidechain: bool = False, agent_type: str | None = None):
-        self.era = era
-        self.session_id = session_id
-        self.cwd = cwd
-        self.version = version
-        self.branch = branch
-        self.agent_id = agent_id
-        self.sidechain = sidechain
-        self.agent_type = agent_type
-        self.slug: str | None = None
-        self.prompt_id: str | None = None
+    era: Era
+    session_id: str
+    cwd: str
+    version: str
+    branch: str
+    agent_id: str | None = None
+    sidechain: bool = False
+    agent_type: str | None = None
+    slug: str | None = None
+    prompt_id: str | None = None
 
     def sidechain_of(self, agent_id: str | None, agent_type: str | None = None) -> Envelope:
         """The envelope of a subagent of this (main) session."""
-        return Envelope(self.era, self.session_id, self.cwd, self.version, self.branch, agent_id=agent_id,
-                        sidechain=True, agent_type=agent_type)
+        return replace(self, agent_id=agent_id, sidechain=True, agent_type=agent_type, slug=None, prompt_id=None)
 
     def _head(self, parent: str | None, prompt: bool = False) -> dict:
         """The fields before `type`: the chain (a modern line), or the whole envelope (an older one)."""
@@ -290,10 +278,9 @@ class Transcript:
         self.tally.mtimes[str(self.path)] = max(self.max_ts, self.tally.mtimes.get(str(self.path), 0)) + 137
 
 
-def write_json_file(path: Path, obj, tally: Tally, ms: int, raw: bytes | None = None) -> None:
-    """Sidecar/snapshot files: compact JSON like Claude Code, or raw bytes for broken cases."""
+def write_file(path: Path, data: bytes, tally: Tally, ms: int) -> None:
+    """A whole file at once (sidecars, snapshots, journals; raw bytes for the broken cases)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = raw if raw is not None else orjson.dumps(obj)
     path.write_bytes(data)
     tally.files += 1
     tally.bytes += len(data)

@@ -10,7 +10,7 @@ import orjson
 
 from measure.synth.actor import PARENT_TOOLS, Actor, SessionContext, shell_result
 from measure.synth.agents import Subagents
-from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_json_file
+from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_file
 from measure.synth.plans import AgentPlan, SessionRecipe
 from measure.synth.tasks import (STOPPED, Running, agent_launched, bash_launched, notification, skill_forked, task_output,
                                  task_result, tmp_root)
@@ -47,8 +47,7 @@ class SessionSim:
         self.resumable: list[Running] = []
         self.outliving: list[Running] = []  # fate late/lost: they report after the parent's last turn, if ever
         self.seq = 0
-        self.plans = sorted(recipe.agents, key=lambda a: a.at)
-        self.plan_i = 0
+        self.plans = sorted(recipe.agents, key=lambda a: a.at)  # still to launch
         akm = ["remember"] * recipe.remember + ["feedback"] * recipe.feedback + \
               [rng.choice(("search", "show")) for _ in range(recipe.readonly)]
         self.akm_due = sorted((rng.uniform(0.02, 0.97), k) for k in akm)
@@ -216,12 +215,12 @@ class SessionSim:
         a.now += r.randint(1000, 60_000)
         a.user_text(CAVEAT, meta=True)
         cmd = r.choice(("model", "clear", "context", "cost", "mcp"))
-        if self.era.key in ("inline", "sibling", "2.1.17"):
-            a.user_text(f"<command-name>/{cmd}</command-name>\n            <command-message>{cmd}</command-message>\n            <command-args></command-args>")
+        command = f"<command-name>/{cmd}</command-name>\n            <command-message>{cmd}</command-message>\n            <command-args></command-args>"
+        if self.era.key in ("inline", "sibling", "2.1.17"):  # user lines; the output is drawn after the command's line
+            a.user_text(command)
             a.user_text(f"<local-command-stdout>{self.forge.sentence()}</local-command-stdout>")
         else:
-            for content in (f"<command-name>/{cmd}</command-name>\n            <command-message>{cmd}</command-message>\n            <command-args></command-args>",
-                            f"<local-command-stdout>{self.forge.sentence()}</local-command-stdout>"):
+            for content in (command, f"<local-command-stdout>{self.forge.sentence()}</local-command-stdout>"):
                 a.emit(self.env.system(self.ids.uuid(), a.last_uuid, a.now, "local_command", {"content": content},
                                        level="info"), a.now)
 
@@ -252,7 +251,7 @@ class SessionSim:
             size = int(r.choice((60, 120, 250, 600, 1400)) * self.recipe.scale)
             blocks.append({"type": "text", "text": a.forge.short() if size < 200 else a.forge.prose(size)})
             a.api_call(blocks)
-        elif self.plan_i < len(self.plans) and self.plans[self.plan_i].at <= p and not (self.recipe.wait_at and self.waited):
+        elif self.plans and self.plans[0].at <= p and not (self.recipe.wait_at and self.waited):
             self.spawn_due()
         elif self.akm_due and self.akm_due[0][0] <= p:
             a.akm(self.akm_due.pop(0)[1])
@@ -272,14 +271,12 @@ class SessionSim:
     def spawn_due(self) -> None:
         """Launch the next planned agent, or its whole fan-out group, in one assistant message."""
         a = self.parent
-        batch = [self.plans[self.plan_i]]
-        self.plan_i += 1
+        batch = [self.plans.pop(0)]
         if batch[0].kind == "aside":  # a side question launches nothing the parent records
             self.agents.aside(self.tr.head, batch[0].report_chars)
             return
-        while batch[0].group and self.plan_i < len(self.plans) and self.plans[self.plan_i].group == batch[0].group:
-            batch.append(self.plans[self.plan_i])
-            self.plan_i += 1
+        while batch[0].group and self.plans and self.plans[0].group == batch[0].group:
+            batch.append(self.plans.pop(0))
         blocks = []
         if self.rng.random() < 0.7:
             blocks.append({"type": "text", "text": (f"I'll launch {len(batch)} agents in parallel to cover this." if len(batch) > 1
@@ -322,7 +319,7 @@ class SessionSim:
         a = self.parent
         era = self.era
         if plan.kind == "bash":
-            tid = self.ids.bash_task(era.modern)
+            tid = "b" + (self.ids.chars(LOWER_ALNUM[10:], 8) if era.modern else self.ids.hexs(6))
             dur = plan.duration_s * 1000 if plan.duration_s > 0 else r.randint(20_000, 900_000)
             run = Running(plan, tid, block["id"], desc, "", t_end=a.now + dur, task_kind="bash",
                           status="completed" if r.random() < 0.8 else "failed")
@@ -368,8 +365,8 @@ class SessionSim:
     def launch_workflow(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:
         """A dynamic workflow started in the background; its agents and files are written at once."""
         a = self.parent
-        run_id = "wf_" + "".join(self.rng.choices(LOWER_ALNUM, k=10))
-        task_id = self.ids.workflow_task()
+        run_id = "wf_" + self.ids.chars(LOWER_ALNUM, 10)
+        task_id = "w" + self.ids.chars(LOWER_ALNUM, 8)
         script = block["input"]["scriptPath"]
         transcripts = f"{self.sid}/subagents/workflows/{run_id}"
         text = f"Workflow launched in background. Task ID: {task_id}\nSummary: {desc}\nTranscript dir: {transcripts}\nScript file: {script}"
@@ -414,7 +411,7 @@ class SessionSim:
         uuids = a.api_call([block])
         full = a.forge.shell(r.randint(60_000, 180_000), "test")
         path = self.session_dir / "tool-results" / f"{block['id']}.txt"
-        write_json_file(path, None, self.tally, a.now, raw=full.encode())
+        write_file(path, full.encode(), self.tally, a.now)
         content = (f"<persisted-output>\nOutput too large ({len(full) / 1024:.1f}KB). Full output saved to: {path.as_posix().replace(self.root.as_posix(), '~/.claude/projects')}\n\n"
                    f"Preview (first 2KB):\n{full[:2000]}\n...\n</persisted-output>")
         a.run_tool(block, content, shell_result(full[:2000]), False, r.randint(2000, 30_000), uuids[-1])
@@ -472,7 +469,7 @@ class SessionSim:
     def finish(self) -> None:
         r = self.rng
         a = self.parent
-        while self.plan_i < len(self.plans):
+        while self.plans:
             self.spawn_due()
         for _, kind in self.akm_due:
             a.akm(kind)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from measure.synth.lines import Ids, Tally, write_json_file
+from measure.synth.lines import Ids, Tally, write_file
 from measure.synth.plans import AgentPlan, SessionRecipe
 from measure.synth.text import Project, make_project
 from measure.synth.vocab import LANGS, PROJECT_NAMES
@@ -195,10 +195,10 @@ def _mixed_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
     ids = Ids(ctx.rng)
     ms = ERA_EPOCH_MS["modern"] + 3 * 86_400_000
     empty = ctx.root / projects[0].slug / f"{ids.uuid()}.jsonl"
-    write_json_file(empty, None, ctx.tally, ms, raw=b"")
+    write_file(empty, b"", ctx.tally, ms)
     # git keeps no empty directories, so the directory holds a placeholder file.
     d = ctx.root / projects[1].slug / f"{ids.uuid()}.jsonl"
-    write_json_file(d / ".keep", None, ctx.tally, ms, raw=b"")
+    write_file(d / ".keep", b"", ctx.tally, ms)
 
 
 # -- s840: the four sessions of akm's #840 study (pipeline-spec §12.2) -----------------------

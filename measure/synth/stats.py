@@ -39,30 +39,23 @@ def _by_count(counts: Counter, total: int | None = None) -> dict:
 def corpus_stats(root: Path) -> dict:
     """Record-type mix, content-block mix, event text lengths and layout counts of a root."""
     root = Path(root)
-    types: Counter = Counter()
-    blocks: Counter = Counter()
-    layouts: Counter = Counter()
+    types, blocks, layouts, n = Counter(), Counter(), Counter(), Counter()
     lengths: list[int] = []
-    files = total_bytes = lines = bad_lines = invalid_utf8_files = sidechain_inline = 0
-    sidecars = {"meta_json": 0, "meta_unparseable": 0, "meta_with_toolUseId": 0}
-    notifications = {"task-notification user": 0, "agent-notification enqueue": 0, "task-notification enqueue": 0}
-    sessions = set()
-    session_dirs = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames):
+    sidecars = dict.fromkeys(("meta_json", "meta_unparseable", "meta_with_toolUseId"), 0)
+    notifications = dict.fromkeys(("task-notification user", "agent-notification enqueue", "task-notification enqueue"), 0)
+    sessions, session_dirs = set(), set()
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
             path = Path(dirpath) / name
             rel = path.relative_to(root).parts
             if name.endswith(".meta.json"):
-                sidecars["meta_json"] += 1
                 try:
                     meta = orjson.loads(path.read_bytes())
                 except orjson.JSONDecodeError:
                     meta = None
-                if not isinstance(meta, dict):
-                    sidecars["meta_unparseable"] += 1
-                elif isinstance(meta.get("toolUseId"), str):
-                    sidecars["meta_with_toolUseId"] += 1
+                sidecars["meta_json"] += 1
+                sidecars["meta_unparseable"] += not isinstance(meta, dict)
+                sidecars["meta_with_toolUseId"] += isinstance(meta, dict) and isinstance(meta.get("toolUseId"), str)
                 continue
             if not name.endswith(".jsonl"):
                 continue
@@ -72,64 +65,53 @@ def corpus_stats(root: Path) -> dict:
                 sessions.add((rel[0], name[:-6]))
             if "subagents" in rel:
                 session_dirs.add((rel[0], rel[rel.index("subagents") - 1]))
-            files += 1
             data = path.read_bytes()
-            total_bytes += len(data)
+            n["files"] += 1
+            n["bytes"] += len(data)
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError:
-                invalid_utf8_files += 1
+                n["invalid_utf8_files"] += 1
             if layout == "workflow_journal":
                 continue  # a run log, not a transcript
-            for raw in data.split(b"\n"):
-                if not raw:
-                    continue
-                lines += 1
+            for raw in filter(None, data.split(b"\n")):
+                n["lines"] += 1
                 try:
                     entry = orjson.loads(raw.decode("utf-8", "replace"))
                 except orjson.JSONDecodeError:
-                    bad_lines += 1
+                    n["unparseable_lines"] += 1
                     continue
                 if not isinstance(entry, dict):
                     continue
                 kind = entry.get("type") if isinstance(entry.get("type"), str) else "?"
                 types[kind] += 1
                 if kind == "queue-operation" and entry.get("operation") == "enqueue":
-                    content = entry.get("content") or ""
-                    if content.startswith("<agent-notification>"):
-                        notifications["agent-notification enqueue"] += 1
-                    elif content.startswith("<task-notification>"):
-                        notifications["task-notification enqueue"] += 1
+                    note = entry.get("content") or ""
+                    if note.startswith(("<agent-notification>", "<task-notification>")):
+                        notifications[note[1:note.index(">")] + " enqueue"] += 1
                 if kind not in ("user", "assistant"):
                     continue
-                if entry.get("isSidechain") is True and layout == "session":
-                    sidechain_inline += 1
+                n["inline_sidechain_lines"] += entry.get("isSidechain") is True and layout == "session"
                 content = (entry.get("message") or {}).get("content")
                 if isinstance(content, str):
                     blocks["string"] += 1
-                    if content.startswith("<task-notification>"):
-                        notifications["task-notification user"] += 1
+                    notifications["task-notification user"] += content.startswith("<task-notification>")
                 elif isinstance(content, list):
                     blocks.update(b.get("type") if isinstance(b.get("type"), str) else "?" for b in content if isinstance(b, dict))
-                n = len(flat_text(entry))
-                if n:
-                    lengths.append(n)
+                if length := len(flat_text(entry)):
+                    lengths.append(length)
     lengths.sort()
 
     def q(p: float) -> int:
         return lengths[min(len(lengths) - 1, int(p * (len(lengths) - 1) + 0.5))] if lengths else 0
 
     return {
-        "files": files,
-        "bytes": total_bytes,
-        "lines": lines,
-        "unparseable_lines": bad_lines,
-        "invalid_utf8_files": invalid_utf8_files,
+        **{k: n[k] for k in ("files", "bytes", "lines", "unparseable_lines", "invalid_utf8_files")},
         "sessions": len(sessions),
         "orphan_session_dirs": len(session_dirs - sessions),
         "layouts": dict(sorted(layouts.items())),
         "sidecars": sidecars,
-        "inline_sidechain_lines": sidechain_inline,
+        "inline_sidechain_lines": n["inline_sidechain_lines"],
         "notifications": notifications,
         "record_types": _by_count(types),
         "record_type_share": _by_count(types, sum(types.values())),
@@ -161,7 +143,7 @@ def stats_markdown(named: list[tuple[str, dict]]) -> str:
         k = f"p{int(p * 100)}"
         row(f"event length {k}", [s["event_len_quantiles"][k] for _, s in named])
     for key in ("record_type_share", "block_share"):
-        keys = sorted({k for _, s in named for k in s[key]}, key=lambda k: -max(s[key].get(k, 0) for _, s in named))
+        keys = sorted({k for _, s in named for k in s[key]}, key=lambda k: (-max(s[key].get(k, 0) for _, s in named), k))
         for k in keys:
             row(f"{key.replace('_share', '')} share: {k}", [f"{s[key].get(k, 0):.3f}" for _, s in named])
     return "\n".join(out) + "\n"

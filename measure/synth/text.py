@@ -28,27 +28,12 @@ from measure.synth.vocab import (
     VERBS,
 )
 
-_PIECE = re.compile(r"\{\{|\}\}|\{([A-Za-z0-9]+)\}")
+_SLOT = re.compile(r"\{\{|\}\}|\{([A-Za-z0-9]+)\}")
 
 
-def _compile(template: str) -> tuple[str, ...]:
-    """Split a template once into alternating literal and slot pieces (`{{`/`}}` are literal braces)."""
-    parts, literal, pos = [], "", 0
-    for m in _PIECE.finditer(template):
-        literal += template[pos:m.start()]
-        pos = m.end()
-        if m.group(1) is None:
-            literal += m.group()[0]
-        else:
-            parts += [literal, m.group(1)]
-            literal = ""
-    return (*parts, literal + template[pos:])
-
-
-_SENTENCES = tuple(_compile(s) for s in SENTENCES)
-_HUMAN = tuple(_compile(s) for s in HUMAN_PROMPTS)
-_DESCRIPTIONS = tuple(_compile(s) for s in DESCRIPTIONS)
-_CODE = {lang: {part: tuple(_compile(t) for t in ts) for part, ts in parts.items()} for lang, parts in CODE_TEMPLATES.items()}
+def fill_template(template: str, slot) -> str:
+    """`template` with each `{X}` replaced by `slot("X")`, left to right; `{{` and `}}` are literal braces."""
+    return _SLOT.sub(lambda m: m.group()[0] if m.group(1) is None else slot(m.group(1)), template)
 
 
 def _snake(rng: random.Random, k: int) -> str:
@@ -142,7 +127,7 @@ class TextForge:
         self.rng = rng
         self.body_scale = body_scale
         self.p = project
-        self.code = _CODE[project.language]
+        self.code = CODE_TEMPLATES[project.language]
         self.type_names = TYPE_NAMES[project.language]
         # The slots of sentence and code templates that are one word of a pool.
         self.words = {"V": VERBS, "D": PAST, "A": ADJS, "P": project.files, "F": project.functions, "O": OPENERS,
@@ -165,11 +150,8 @@ class TextForge:
             return str(r.randint(3, 900) if key == "L" else r.randint(2, 40))
         return r.choice(self.words[key])
 
-    def fill(self, parts: tuple) -> str:
-        return "".join(self._slot(piece) if i & 1 else piece for i, piece in enumerate(parts))
-
     def sentence(self) -> str:
-        s = self.fill(self.rng.choice(_SENTENCES))
+        s = fill_template(self.rng.choice(SENTENCES), self._slot)
         if self.rng.random() < NON_ASCII_RATE:
             s = s[:-1] + " " + self.rng.choice(NON_ASCII) + s[-1]
         return s
@@ -188,7 +170,7 @@ class TextForge:
 
     def human(self) -> str:
         r = self.rng
-        s = self.fill(r.choice(_HUMAN))
+        s = fill_template(r.choice(HUMAN_PROMPTS), self._slot)
         if r.random() < 0.25:
             s += "\n\n" + self.prose(r.choice((80, 200, 400)))
         if r.random() < 0.05:
@@ -196,7 +178,7 @@ class TextForge:
         return s
 
     def description(self) -> str:
-        d = self.fill(self.rng.choice(_DESCRIPTIONS))
+        d = fill_template(self.rng.choice(DESCRIPTIONS), self._slot)
         return d[0].upper() + d[1:]
 
     # -- structured text ----------------------------------------------------------------
@@ -232,26 +214,21 @@ class TextForge:
             size += len(text)
         return "\n".join(out)
 
-    def _code_line(self, parts: tuple) -> str:
-        """A code template filled in.
+    def _code_slot(self, key: str) -> str:
+        """A code template slot filled in.
 
         f/F function, T type, t builtin type, v/V variable, w word, n number, c comment sentence,
         r receiver, P2 module."""
         r = self.rng
-        p = self.p
-
-        def slot(key: str) -> str:
-            if key in self.code_words:
-                return r.choice(self.code_words[key])
-            if key == "r":
-                return p.types[0][0].lower() if p.types else "s"
-            if key == "w":
-                return r.choice(NOUNS).replace("_", " ")
-            if key == "n":
-                return str(r.randint(1, 512))
-            return self.sentence() if key == "c" else p.module.title().replace("_", "")
-
-        return "".join(slot(piece) if i & 1 else piece for i, piece in enumerate(parts))
+        if key in self.code_words:
+            return r.choice(self.code_words[key])
+        if key == "r":
+            return self.p.types[0][0].lower() if self.p.types else "s"
+        if key == "w":
+            return r.choice(NOUNS).replace("_", " ")
+        if key == "n":
+            return str(r.randint(1, 512))
+        return self.sentence() if key == "c" else self.p.module.title().replace("_", "")
 
     def code_lines(self, n: int) -> list[str]:
         """About `n` lines of code in the project's language, as whole blocks."""
@@ -259,10 +236,10 @@ class TextForge:
         code = self.code
         lines: list[str] = []
         while len(lines) < n:
-            lines.extend(self._code_line(r.choice(code["open"])).split("\n"))
+            lines.extend(fill_template(r.choice(code["open"]), self._code_slot).split("\n"))
             for _ in range(r.randint(1, 6)):
-                lines.extend(self._code_line(r.choice(code["body"])).split("\n"))
-            lines.extend(self._code_line(r.choice(code["close"])).split("\n"))
+                lines.extend(fill_template(r.choice(code["body"]), self._code_slot).split("\n"))
+            lines.extend(fill_template(r.choice(code["close"]), self._code_slot).split("\n"))
             lines.append("")
         return lines[:n] if n > 3 else lines[:max(1, n)]
 
