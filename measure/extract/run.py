@@ -37,7 +37,7 @@ from measure.extract.store import ReplyStore, reply_key, write_atomic
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.lines import SessionLines
 from measure.measurements.pairs import word_set
-from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext, check_names
 from measure.numbers import percent, rounded
 from measure.runner import progress
 from measure.runner.job import RunParams
@@ -134,9 +134,7 @@ def _evidence(ctx: SessionContext) -> compare.Evidence:
 def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None, jobs: int | None = 1) -> Plan:
     """Select the sessions (a measurement of the root) and build every prompt to send."""
     root = os.path.abspath(os.fspath(root))
-    unknown = [s for s in p.strategies if s not in STRATEGIES]
-    if unknown:
-        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+    check_names(p.strategies)
     with tempfile.TemporaryDirectory(prefix="measure-extract-") as tmp:
         run_measurement(
             root, tmp,
