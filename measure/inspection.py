@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import asdict
 
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.akm.hashing import content_hash
@@ -13,12 +14,7 @@ from measure.akm.prompt import load_template
 from measure.akm.read import read_session
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.lines import SessionLines
-from measure.measurements.strategies import (
-    STRATEGIES,
-    Params,
-    SessionContext,
-    apply_min_content_gate,
-)
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext, apply_min_content_gate, check_names
 
 
 def inspect_session(
@@ -33,9 +29,7 @@ def inspect_session(
     path = os.path.abspath(path)
     if not path.endswith(".jsonl") or not os.path.isfile(path):
         raise ValueError(f"not a session transcript: {path}")
-    unknown = [s for s in strategies or () if s not in STRATEGIES]
-    if unknown:
-        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+    check_names(strategies or ())
     # Paths are shown relative to the folder that holds the project folder, as in the tables.
     root = os.path.dirname(os.path.dirname(path))
     lines = SessionLines(("tasks",))  # which tool results are sync Task results (fold_dedupe_sync)
@@ -57,10 +51,7 @@ def inspect_session(
     for name in strategies or list(STRATEGIES):
         r = apply_min_content_gate(ctx, {name: STRATEGIES[name](ctx)})[name]
         pe, pc, se, sc = r.kept_by_origin()
-        by_origin = Counter()
-        for c in r.calls:
-            for e in c.kept.events:
-                by_origin[e.file] += 1
+        by_origin = Counter(e.file for c in r.calls for e in c.kept.events)
         entry = {
             "llm_calls": len(r.calls),
             "skipped": r.skipped or None,
@@ -69,17 +60,8 @@ def inspect_session(
             "kept": {"parent_events": pe, "parent_chars": pc, "subagent_events": se, "subagent_chars": sc},
             "kept_events_by_file": dict(sorted(by_origin.items())),
             "stats": [
-                {
-                    "source": c.source,
-                    "inputCount": c.kept.stats.inputCount,
-                    "outputCount": c.kept.stats.outputCount,
-                    "droppedByRule": dict(sorted(c.kept.stats.droppedByRule.items())),
-                    "truncatedCount": c.kept.stats.truncatedCount,
-                    "totalChars": c.kept.stats.totalChars,
-                    "budgetDroppedCount": c.kept.stats.budgetDroppedCount,
-                    "stubbed": c.kept.stubbed,
-                    "stub_saved_chars": c.kept.stub_saved_chars,
-                }
+                {"source": c.source, **asdict(c.kept.stats), "droppedByRule": dict(sorted(c.kept.stats.droppedByRule.items())),
+                 "stubbed": c.kept.stubbed, "stub_saved_chars": c.kept.stub_saved_chars}
                 for c in r.calls
             ],
             "inline_refs": r.inline_refs,

@@ -5,12 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["root", "resolve", "portable", "report_name", "is_fixture", "file_time_for", "FIXTURE_FILE_TIME_MS"]
-
-
-def _is_root(directory: Path) -> bool:
-    return (directory / "pyproject.toml").is_file() and (directory / "measure" / "__init__.py").is_file()
-
 
 def root() -> Path:
     """Return the repository root: the nearest directory with pyproject.toml and measure/.
@@ -21,7 +15,7 @@ def root() -> Path:
     """
     for start in (Path.cwd(), Path(__file__).resolve().parent):
         for directory in (start, *start.parents):
-            if _is_root(directory):
+            if (directory / "pyproject.toml").is_file() and (directory / "measure" / "__init__.py").is_file():
                 return directory
     raise FileNotFoundError("no pyproject.toml with a measure/ package above the current directory")
 
@@ -42,15 +36,11 @@ def portable(path: str | os.PathLike) -> str:
     A relative `path` is taken from `root()`, as `resolve` does.
     """
     p = Path(os.path.normpath(resolve(path)))
-    for base, prefix in ((root(), ""), (Path.home(), "~/")):
-        try:
-            rel = p.relative_to(base)
-        except ValueError:
-            continue
-        text = rel.as_posix()
-        if prefix:
-            return prefix + text if text != "." else "~"
-        return text
+    if p.is_relative_to(root()):
+        return p.relative_to(root()).as_posix()
+    if p.is_relative_to(Path.home()):
+        rel = p.relative_to(Path.home()).as_posix()
+        return "~" if rel == "." else f"~/{rel}"
     return p.as_posix()
 
 
@@ -61,15 +51,8 @@ def report_name(sessions_root: str | os.PathLike) -> str:
 
 
 def is_fixture(path: str | os.PathLike) -> bool:
-    """True when `path` is inside the repository's bundled `fixtures/` folder."""
-    p = Path(os.path.normpath(os.path.expanduser(os.fspath(path))))
-    if not p.is_absolute():
-        p = root() / p
-    try:
-        p.relative_to(root() / "fixtures")
-    except ValueError:
-        return False
-    return True
+    """True when `path` (relative ones taken from `root()`) is inside the repository's bundled `fixtures/` folder."""
+    return Path(os.path.normpath(resolve(path))).is_relative_to(root() / "fixtures")
 
 
 FIXTURE_FILE_TIME_MS = 1_780_000_000_000

@@ -9,7 +9,8 @@ import pytest
 
 from measure.cli import main
 from measure.measurements.priorities import DEFAULT, PrioritiesError, canonical, choice, flips, parse, walk
-from measure.measurements.verdict import CRITERIA, Summary, _order
+from measure.measurements.strategies import registry_order
+from measure.measurements.verdict import CRITERIA, Summary
 from measure.report.views import common, decision
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement
@@ -23,7 +24,7 @@ except ImportError:  # run from the repository root as a package
 
 def summary(delegated: int = 1, **strategies: dict) -> Summary:
     """A run's totals by hand: strategy -> {criterion: value} (absent criteria are 0)."""
-    names = tuple(sorted(strategies, key=_order))
+    names = tuple(sorted(strategies, key=registry_order))
     totals = {n: {c: float(strategies[n].get(c, 0)) for c, _ in CRITERIA} for n in names}
     return Summary(names, {}, totals, {}, delegated)
 

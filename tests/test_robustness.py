@@ -11,7 +11,8 @@ import pytest
 from measure.measurements import robustness
 from measure.measurements.priorities import parse, walk
 from measure.measurements.robustness import bootstrap_totals, pairs, robustness_rows
-from measure.measurements.verdict import CRITERIA, Summary, _order
+from measure.measurements.strategies import registry_order
+from measure.measurements.verdict import CRITERIA, Summary
 from measure.numbers import rounded
 from measure.report.views import common, decision
 from measure.runner.job import RunParams
@@ -26,7 +27,7 @@ except ImportError:  # run from the repository root as a package
 
 def summary(values: dict[str, dict[str, list[float]]]) -> Summary:
     """Per-session values by hand: strategy -> criterion -> one value per session (s0, s1, ...)."""
-    names = tuple(sorted(values, key=_order))
+    names = tuple(sorted(values, key=registry_order))
     per: dict = {c: {n: {} for n in names} for c, _ in CRITERIA if c != "calls_per_run_max"}
     for n, by in values.items():
         for c, vals in by.items():

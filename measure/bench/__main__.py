@@ -21,12 +21,6 @@ REPLAY_ROOTS = ("default", "s840")  # fixtures/<name>: --replay over a plain run
 INTERVAL = 0.05  # seconds between two samples of a process tree's memory
 
 
-def compile_bytecode() -> bool:
-    """Byte-compile measure's modules, as installing a package does, so no timed command compiles them."""
-    # PYTHONDONTWRITEBYTECODE (set on this project's machines) would have every command compile them.
-    return bool(compileall.compile_dir(REPO / "measure", quiet=1))
-
-
 def measure_run(root: Path, out: Path, *options: str, interval: float | None = None) -> dict:
     """`measure run` over `root` with `options`, timed (its memory sampled every `interval` s)."""
     cmd = [sys.executable, "-m", "measure", "run", "--root", os.fspath(root), "--out", os.fspath(out), *options]
@@ -87,7 +81,9 @@ def replay_cost(name: str, work: Path, rounds: int) -> dict:
 
 def run_bench(args, log=print) -> dict:
     """Every measurement of the bench, as one dict (see `results.build_rows`)."""
-    bytecode = compile_bytecode()
+    # Byte-compiled as installing a package does: with PYTHONDONTWRITEBYTECODE (set on this project's
+    # machines) every timed command would compile measure's modules from source.
+    bytecode = bool(compileall.compile_dir(REPO / "measure", quiet=1))
     corpus_dir, jobs = Path(args.corpus).resolve(), args.jobs or os.cpu_count() or 1
     synth = f"measure synth --seed {args.seed} --size-mb {args.size_mb:g}"
     mixed, _ = ensure_corpus(corpus_dir, "mixed", args.size_mb, args.seed, log=log)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import os
 import subprocess
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
@@ -164,9 +163,3 @@ def make_client(name: str, model: str | None, base_url: str | None = None, comma
         return CommandClient(command or "", model, timeout)
     raise ClientUnavailable(f"unknown client {name!r}; choose from {', '.join(CLIENTS)}")
 
-
-def timed(client: Client, prompt: str, *, temperature: float | None, max_tokens: int) -> tuple[Reply, int]:
-    """The reply and the call's wall time in ms."""
-    started = time.perf_counter()
-    reply = client.complete(prompt, temperature=temperature, max_tokens=max_tokens)
-    return reply, round((time.perf_counter() - started) * 1000)

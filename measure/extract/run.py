@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -18,26 +19,14 @@ from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOT
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
 from measure.extract import compare
-from measure.extract.clients import (
-    DEFAULT_MODELS,
-    CallFailed,
-    Client,
-    make_client,
-    timed,
-)
-from measure.extract.parse import (
-    BadReply,
-    Contract,
-    candidate_text,
-    contract_from_template,
-    parse_candidates,
-)
+from measure.extract.clients import DEFAULT_MODELS, CallFailed, Client, make_client
+from measure.extract.parse import BadReply, Contract, candidate_text, contract_from_template, parse_candidates
 from measure.extract.select import SELECT_RULE, select_sessions
 from measure.extract.store import ReplyStore, reply_key, write_atomic
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.lines import SessionLines
 from measure.measurements.pairs import word_set
-from measure.measurements.strategies import STRATEGIES, Params, SessionContext
+from measure.measurements.strategies import STRATEGIES, Params, SessionContext, check_names
 from measure.numbers import percent, rounded
 from measure.runner import progress
 from measure.runner.job import RunParams
@@ -134,9 +123,7 @@ def _evidence(ctx: SessionContext) -> compare.Evidence:
 def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None, jobs: int | None = 1) -> Plan:
     """Select the sessions (a measurement of the root) and build every prompt to send."""
     root = os.path.abspath(os.fspath(root))
-    unknown = [s for s in p.strategies if s not in STRATEGIES]
-    if unknown:
-        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+    check_names(p.strategies)
     with tempfile.TemporaryDirectory(prefix="measure-extract-") as tmp:
         run_measurement(
             root, tmp,
@@ -219,11 +206,13 @@ def execute(
             if record is None and client is None:
                 row.update(status="not_in_store", error="no stored reply and no client (offline rebuild)")
             elif record is None:
+                started = time.perf_counter()
                 try:
-                    reply, ms = timed(client, c.prompt, temperature=p.temperature, max_tokens=p.max_tokens)
+                    reply = client.complete(c.prompt, temperature=p.temperature, max_tokens=p.max_tokens)
                 except CallFailed as exc:
                     row.update(status="call_failed", error=str(exc))
                 else:
+                    ms = round((time.perf_counter() - started) * 1000)  # the call's wall time
                     record = {
                         "client": client_name, "model": model, "params": p.key_params(), "prompt_sha256": c.prompt_sha256,
                         "sample": sample, "reply": reply.text, "input_tokens": reply.input_tokens,
@@ -333,8 +322,12 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, cal
 def run_extract(
     root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractParams, *, dry_run: bool = False,
     offline: bool = False, cache_dir: str | None = None, jobs: int | None = 1, stdout=None, log=None,
+    store_dir: str | os.PathLike | None = None,
 ) -> ExtractSummary:
-    """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending."""
+    """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending.
+
+    The replies are stored in (and reused from) `store_dir`, by default `out_dir`.
+    """
     planned = plan(root, p, cache_dir, jobs)
     contract = contract_from_template(load_template(p.template_path))
     if dry_run:
@@ -343,7 +336,7 @@ def run_extract(
     client = None
     if not offline and planned.calls:
         client = make_client(p.client, p.model, p.base_url, p.command, p.max_retries, p.timeout)
-    calls, cands, sent, reused = execute(planned, p, out_dir, client, contract, log)
+    calls, cands, sent, reused = execute(planned, p, store_dir or out_dir, client, contract, log)
     ab = ab_rows(planned, p, cands)
     write_outputs(Path(out_dir), os.fspath(root), p, planned, calls, ab, contract)
     errors = sum(1 for r in calls if r["status"] != "ok")
@@ -364,11 +357,7 @@ def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None 
         kw["template_path"] = os.fspath(paths.resolve(kw["template_path"]))
     kw["model"] = meta.get("model") or kw.get("model")
     p = ExtractParams(**kw)
-    root = paths.resolve(sessions_root or meta["sessions_root"])
-    planned = plan(root, p)
-    contract = contract_from_template(load_template(p.template_path))
-    calls, cands, _, _ = execute(planned, p, src, None, contract)
     out = Path(target) if target else src
-    write_outputs(out, os.fspath(root), p, planned, calls, ab_rows(planned, p, cands), contract)
+    run_extract(paths.resolve(sessions_root or meta["sessions_root"]), out, p, offline=True, store_dir=src)
     return out
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from measure.akm.prefilter import DEFAULT_MAX_TOTAL_CHARS
+from measure.measurements.eviction import evicted
 from measure.measurements.strategies import StrategyResult
-from measure.numbers import percent as pct
 
 DEFAULT_BUDGETS: tuple[int, ...] = tuple(DEFAULT_MAX_TOTAL_CHARS * k // 4 for k in (1, 2, 4, 8, 16, 32))
 """The budgets `measure report` sweeps unless told otherwise: a quarter to eight times akm's default."""
@@ -15,23 +15,8 @@ def sweep_rows(by_budget: dict[int, dict[str, StrategyResult]]) -> list[dict]:
     for budget, results in sorted(by_budget.items()):
         if "link" not in results:
             continue  # the baseline could not be built at this budget (an errors row says why)
-        _, apc, _, _ = results["link"].kept_by_origin()
         for name, r in results.items():
-            pe, pc, se, sc = r.kept_by_origin()
-            rows.append(
-                {
-                    "strategy": name,
-                    "budget": budget,
-                    "alone_parent_kept_chars": apc,
-                    "parent_kept_chars": pc,
-                    "evicted_chars": apc - pc,
-                    "evicted_chars_pct": pct(apc - pc, apc),
-                    "kept_chars": pc + sc,
-                    "prompt_chars": r.prompt_chars,
-                    "llm_calls": len(r.calls),
-                    "stub_saved_chars": r.stub_saved_chars,
-                    "budget_evicted_chars": apc - pc - r.stub_saved_chars,
-                    "budget_evicted_pct": pct(apc - pc - r.stub_saved_chars, apc),
-                }
-            )
+            _, pc, _, sc = r.kept_by_origin()
+            rows.append({"strategy": name, "budget": budget, **evicted(results["link"], r), "kept_chars": pc + sc,
+                         "prompt_chars": r.prompt_chars, "llm_calls": len(r.calls)})
     return rows

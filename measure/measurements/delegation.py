@@ -78,20 +78,6 @@ def delivery(sub: Subagent, notified: bool) -> str:
     return "launch_ack_only" if sub.acknowledged else "none"
 
 
-class _Words:
-    """Word sets of source events, each computed once per session."""
-
-    def __init__(self) -> None:
-        self._sets: dict[int, tuple[Event, frozenset[str]]] = {}
-
-    def __call__(self, e: Event) -> frozenset[str]:
-        hit = self._sets.get(id(e))
-        if hit is None or hit[0] is not e:
-            hit = (e, copy_words(e.text))
-            self._sets[id(e)] = hit
-        return hit[1]
-
-
 def delegation_rows(
     ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict | None, subagents: dict[str, Subagent]
 ) -> list[dict]:
@@ -101,7 +87,13 @@ def delegation_rows(
         return []
     timelines = timelines or {}
     parent_tl: Timeline | None = timelines.get(s.ref.path)
-    words = _Words()
+    word_sets: dict[int, frozenset[str]] = {}  # by id: every event compared is the session's, alive throughout
+
+    def words(e: Event) -> frozenset[str]:
+        if id(e) not in word_sets:
+            word_sets[id(e)] = copy_words(e.text)
+        return word_sets[id(e)]
+
     notified = notified_ids(parent_tl)
 
     # One pass over the parent: the events naming each agent id, and Task/Agent calls by time.

@@ -9,31 +9,29 @@ from measure.numbers import percent as pct
 EVICTION_STRATEGIES = ("fold", "fold_dedupe_scoped", "fold_stub_raw", "fold_dedupe_sync", "hybrid", "parent_first", "hybrid_undelivered")
 
 
+def evicted(link: StrategyResult, r: StrategyResult) -> dict:
+    """The parent-origin chars `r` keeps against link's (the parent read alone), and what it evicts."""
+    apc, pc = link.kept_by_origin()[1], r.kept_by_origin()[1]
+    budget_evicted = apc - pc - r.stub_saved_chars  # stub savings are not eviction
+    return {
+        "alone_parent_kept_chars": apc,
+        "parent_kept_chars": pc,
+        "evicted_chars": apc - pc,
+        "evicted_chars_pct": pct(apc - pc, apc),
+        "stub_saved_chars": r.stub_saved_chars,
+        "budget_evicted_chars": budget_evicted,
+        "budget_evicted_pct": pct(budget_evicted, apc),
+    }
+
+
 def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:
     link = results["link"]
-    ape, apc, _, _ = link.kept_by_origin()
+    ape = link.kept_by_origin()[0]
     rows = []
     for name in EVICTION_STRATEGIES:
-        if name not in results:
-            continue
-        r = results[name]
-        pe, pc, _, _ = r.kept_by_origin()
-        budget_evicted = apc - pc - r.stub_saved_chars
-        rows.append(
-            {
-                "strategy": name,
-                "budget": link.budget,
-                "alone_parent_kept_chars": apc,
-                "parent_kept_chars": pc,
-                "evicted_chars": apc - pc,
-                "evicted_chars_pct": pct(apc - pc, apc),
-                "stub_saved_chars": r.stub_saved_chars,
-                "budget_evicted_chars": budget_evicted,
-                "budget_evicted_pct": pct(budget_evicted, apc),
-                "alone_parent_kept_events": ape,
-                "parent_kept_events": pe,
-                "evicted_events": ape - pe,
-                "evicted_events_pct": pct(ape - pe, ape),
-            }
-        )
+        if name in results:
+            r = results[name]
+            pe = r.kept_by_origin()[0]
+            rows.append({"strategy": name, "budget": link.budget, **evicted(link, r), "alone_parent_kept_events": ape,
+                         "parent_kept_events": pe, "evicted_events": ape - pe, "evicted_events_pct": pct(ape - pe, ape)})
     return rows

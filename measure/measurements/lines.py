@@ -16,8 +16,8 @@ once, so a line reaches only the collectors that read its type. Keep what it sto
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
-from typing import Any, ClassVar, Protocol
+from collections.abc import Callable
+from typing import Any
 
 
 class every_type_but:  # noqa: N801  (reads as a set in a collector's TYPES)
@@ -33,23 +33,13 @@ class every_type_but:  # noqa: N801  (reads as a set in a collector's TYPES)
 _EVERY_TYPE = every_type_but()
 
 
-class Collector(Protocol):
-    TYPES: ClassVar[Container]  # the record types (`type` values) it is called for
-
-    def __init__(self, label: str) -> None: ...
-
-    def __call__(self, record: dict, line: int) -> None: ...
-
-    def result(self) -> Any: ...
+COLLECTORS: dict[str, type] = {}
 
 
-COLLECTORS: dict[str, type[Collector]] = {}
+def collector(name: str) -> Callable[[type], type]:
+    """Register a per-file line collector (the class the module doc describes) under `name`."""
 
-
-def collector(name: str) -> Callable[[type[Collector]], type[Collector]]:
-    """Register a per-file line collector under `name`."""
-
-    def register(cls: type[Collector]) -> type[Collector]:
+    def register(cls: type) -> type:
         COLLECTORS[name] = cls
         return cls
 
@@ -61,7 +51,7 @@ class SessionLines:
 
     def __init__(self, names: tuple[str, ...] | None = None):
         self.names = tuple(COLLECTORS) if names is None else names
-        self._files: dict[str, dict[str, Collector]] = {}
+        self._files: dict[str, dict[str, Any]] = {}
 
     def observe(self, label: str) -> Callable[[dict, int], None] | None:
         if not self.names:
@@ -69,20 +59,15 @@ class SessionLines:
         instances = {name: COLLECTORS[name](label) for name in self.names}
         self._files[label] = instances
         found = tuple(instances.values())
-        routes: dict[str | None, tuple] = {}
-
-        def route(kind: str | None) -> tuple:
-            # a record whose `type` is absent or not a string is routed as None: no collector names it
-            calls = routes[kind] = tuple(c for c in found if kind in getattr(type(c), "TYPES", _EVERY_TYPE))
-            return calls
+        routes: dict[str | None, tuple] = {}  # record type -> the collectors that read it
 
         def each(record: dict, line: int) -> None:
             kind = record.get("type")
             if type(kind) is not str:
-                kind = None
+                kind = None  # an absent or non-string `type`: no collector names it
             calls = routes.get(kind)
             if calls is None:
-                calls = route(kind)
+                calls = routes[kind] = tuple(c for c in found if kind in getattr(type(c), "TYPES", _EVERY_TYPE))
             for call in calls:
                 call(record, line)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from measure.measurements.strategies import STRATEGIES, StrategyResult
+from measure.measurements.strategies import StrategyResult, registry_order
 from measure.numbers import rounded
 
 
@@ -30,7 +30,7 @@ def run_cost_rows(llm: list[dict], order: list[str], cap: int) -> list[dict]:
     for row in llm:
         by.setdefault(row["strategy"], {})[row["session_path"]] = row["llm_calls"]
     rows = []
-    for name in sorted(by, key=lambda n: list(STRATEGIES).index(n) if n in STRATEGIES else 99):
+    for name in sorted(by, key=registry_order):
         calls = [by[name][p] for p in order if p in by[name]]
         batches = [calls[i : i + cap] for i in range(0, len(calls), cap)] or [[]]
         per_run = [sum(b) for b in batches]

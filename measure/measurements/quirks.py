@@ -15,15 +15,11 @@ def quirk_rows(session: Session, results: dict[str, StrategyResult]) -> list[dic
         for quirk, count in (("dollar_pattern", dollars), ("placeholder_capture", capture), ("lone_surrogate", lone)):
             if count:
                 rows.append({"strategy": name, "quirk": quirk, "count": count})
-    ties = ts_ties_across_files(session)
-    if ties:
-        rows.append({"strategy": "*", "quirk": "ts_tie_across_files", "count": ties})
-    journals = sum(1 for t in session.subagents if t.path.endswith("/journal.jsonl"))
-    if journals:
-        rows.append({"strategy": "*", "quirk": "journal_folded", "count": journals})
-    journal_events = sum(len(t.events) for t in session.subagents if t.path.endswith("/journal.jsonl"))
-    if journal_events:
-        rows.append({"strategy": "*", "quirk": "journal_events", "count": journal_events})
+    journals = [t for t in session.subagents if t.path.endswith("/journal.jsonl")]
+    for quirk, count in (("ts_tie_across_files", ts_ties_across_files(session)), ("journal_folded", len(journals)),
+                         ("journal_events", sum(len(t.events) for t in journals))):
+        if count:
+            rows.append({"strategy": "*", "quirk": quirk, "count": count})
     return rows
 
 

@@ -80,6 +80,7 @@ class ReadCollector:
         self.notified: set[str] = set()
 
     def _score(self, task: str, text: str, numbered: bool) -> int:
+        """UTF-16 chars of `text`'s lines already received for `task` (see the module doc); records the new ones."""
         seen = self.seen.setdefault(task, set())
         repeated = 0
         fresh = []
@@ -96,10 +97,12 @@ class ReadCollector:
         seen.update(fresh)
         return repeated
 
+    def _read(self, record: dict, line: int, tool: str, task: str, text: str, repeated: int) -> None:
+        chars = utf16_len(text)
+        self.reads.append(BackgroundRead(line, timestamp(record), tool, task, chars, min(repeated, chars)))
+
     def __call__(self, record: dict, line: int) -> None:
-        kind = record.get("type")
-        if kind not in ("assistant", "user"):
-            return  # progress lines re-embed subagent messages: not the reader's own
+        kind = record["type"]
         msg = record.get("message")
         if type(msg) is not dict:
             return
@@ -121,9 +124,7 @@ class ReadCollector:
                     if found:
                         text = result_text(b.get("content"))
                         tool, task = found
-                        repeated = self._score(task, text, tool == "Read")
-                        chars = utf16_len(text)
-                        self.reads.append(BackgroundRead(line, timestamp(record), tool, task, chars, min(repeated, chars)))
+                        self._read(record, line, tool, task, text, self._score(task, text, tool == "Read"))
                 return
             text = result_text(content)
         elif type(content) is str:
@@ -136,8 +137,7 @@ class ReadCollector:
         # <result> opens and closes on the result's own first and last lines: split them off
         repeated = self._score(note.task_id, text.replace("<result>", "\n").replace("</result>", "\n"), False)
         if note.task_id in self.notified:
-            chars = utf16_len(text)
-            self.reads.append(BackgroundRead(line, timestamp(record), "notification", note.task_id, chars, min(repeated, chars)))
+            self._read(record, line, "notification", note.task_id, text, repeated)
         self.notified.add(note.task_id)
 
     def result(self) -> tuple[BackgroundRead, ...]:

@@ -15,14 +15,8 @@ from functools import cached_property
 from typing import Callable
 
 from measure.akm.jscompat import utf16_len
-from measure.akm.prefilter import (
-    DEFAULT_MAX_EVENT_TEXT_LENGTH,
-    DEFAULT_MAX_TOTAL_CHARS,
-    READONLY_OPS,
-    dedupe_notifications,
-    prefilter,
-    truncate,
-)
+from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS, READONLY_OPS
+from measure.akm.prefilter import dedupe_notifications, prefilter, truncate
 from measure.akm.prompt import Prompt, build_prompt
 from measure.akm.records import Event, InlineRef, Prefiltered, PrefilterStats, Session, SessionRef, by_ts
 from measure.measurements.delegation import delivery, final_report, notified_ids
@@ -176,7 +170,7 @@ class SessionContext:
         """The folded final report of each delegated subagent whose result never reached the parent
         (its delivery is neither a Task result nor a consumed notification), in walk order."""
         s = self.session
-        notified = notified_ids(self.timelines.get(s.ref.path))
+        notified = notified_ids(self.parent_timeline)
         wanted = [path for path, sub in self.subagents.items() if sub.kind in DELEGATED_KINDS
                   and delivery(sub, stem(path).removeprefix("agent-") in notified) not in DELIVERED]
         by_file: dict[str, list[Event]] = {p: [] for p in wanted}
@@ -188,10 +182,6 @@ class SessionContext:
     @cached_property
     def folded_chars(self) -> int:
         return sum(e.chars for e in self.session.folded)
-
-    @cached_property
-    def alone_chars(self) -> int:
-        return sum(e.chars for e in self.alone)
 
     def prompt(self, ref: SessionRef, kept: Prefiltered, refs) -> Prompt:
         p = self.params
@@ -224,7 +214,7 @@ class SessionContext:
     def pairs(self) -> tuple[DuplicatePair, ...]:
         """Parent copy <-> subagent result pairs; an `agentId:` in an async launch acknowledgement
         ("Async agent launched successfully…", format §8.3) holds no copy of the result and pairs nothing."""
-        acked = {a.task_id for a in self._parent_acks if a.kind == "async_launched"}
+        acked = {a.task_id for a in self.parent_acks if a.kind == "async_launched"}
         return tuple(
             p for p in find_pairs(self.session, self.memo.overlaps)
             if not (p.pairing == "agent_id_tool_result" and p.agent_id.removeprefix("agent-") in acked)
@@ -233,18 +223,21 @@ class SessionContext:
     @cached_property
     def sync_pairs(self) -> tuple[tuple[DuplicatePair, str], ...]:
         """Pairs whose parent copy is a synchronous Task result (format §8.2), each with the Task's description."""
-        tl = self.timelines.get(self.session.ref.path)
+        tl = self.parent_timeline
         described = {l.tool_use_id: l.description for l in tl.launches} if tl is not None else {}
-        sync = {a.task_id: described.get(a.tool_use_id) or "" for a in self._parent_acks if a.kind == "sync_result" and a.task_id}
+        sync = {a.task_id: described.get(a.tool_use_id) or "" for a in self.parent_acks if a.kind == "sync_result" and a.task_id}
         return tuple(
             (p, p.description or sync[p.agent_id.removeprefix("agent-")]) for p in self.pairs
             if p.pairing == "agent_id_tool_result" and p.agent_id.removeprefix("agent-") in sync
         )
 
     @property
-    def _parent_acks(self) -> tuple:
-        tl = self.timelines.get(self.session.ref.path)
-        return tl.acks if tl is not None else ()
+    def parent_timeline(self) -> Timeline | None:
+        return self.timelines.get(self.session.ref.path)
+
+    @property
+    def parent_acks(self) -> tuple:
+        return self.parent_timeline.acks if self.parent_timeline is not None else ()
 
 
 DELIVERED = frozenset({"tool_result", "notification"})
@@ -254,6 +247,12 @@ Strategy = Callable[[SessionContext], StrategyResult]
 STRATEGIES: dict[str, Strategy] = {}
 ORIGIN: dict[str, str] = {}
 """Strategy -> "akm" (akm's code paths and #840's candidates) or "suite proposal" (not akm's code)."""
+
+
+def registry_order(name: str) -> int:
+    """A strategy's place in the registry (tables list strategies so); an unknown name sorts last."""
+    names = list(STRATEGIES)
+    return names.index(name) if name in names else len(names)
 
 
 def strategy(name: str, origin: str = "akm"):
@@ -303,10 +302,8 @@ def fold_dedupe_scoped(ctx: SessionContext) -> StrategyResult:
     events, stubbed, saved = dedupe_notifications(list(fold.kept.events))
     if not stubbed:
         return _single("fold_dedupe_scoped", ctx, fold, s.refs)
-    stats = replace(fold.kept.stats, totalChars=sum(e.chars for e in events))
-    kept = Prefiltered(tuple(events), stats, stubbed, saved)
-    call = Call(fold.source, fold.raw_events, fold.raw_chars, kept, ctx.prompt(s.ref, kept, s.refs))
-    return _single("fold_dedupe_scoped", ctx, call, s.refs)
+    kept = Prefiltered(tuple(events), replace(fold.kept.stats, totalChars=sum(e.chars for e in events)), stubbed, saved)
+    return _single("fold_dedupe_scoped", ctx, replace(fold, kept=kept, prompt=ctx.prompt(s.ref, kept, s.refs)), s.refs)
 
 
 def stub_text(pair: DuplicatePair, description: str | None = None) -> str:
@@ -389,7 +386,7 @@ def hybrid(ctx: SessionContext) -> StrategyResult:
     # in the same order (both sorts are stable), so link's pre-filter result is hybrid's too;
     # only the prompt's ref (Started/Ended) and "Already preserved" refs differ.
     link = ctx.link_call
-    return _single("hybrid", ctx, Call(link.source, link.raw_events, link.raw_chars, link.kept, ctx.prompt(s.ref, link.kept, s.refs)), s.refs)
+    return _single("hybrid", ctx, replace(link, prompt=ctx.prompt(s.ref, link.kept, s.refs)), s.refs)
 
 
 @strategy("chunked")
@@ -412,12 +409,8 @@ def chunked(ctx: SessionContext) -> StrategyResult:
     for e in s.folded:
         if e.file != s.ref.path and e.file:
             groups.setdefault(e.file, []).append(e)
-    calls = []
-    for events in windows:
-        calls.append(ctx.run(events, s.ref, ()))
-    for path, events in groups.items():
-        c = ctx.run(events, s.ref, ())
-        calls.append(Call(path, c.raw_events, c.raw_chars, c.kept, c.prompt))
+    calls = [ctx.run(events, s.ref, ()) for events in windows]
+    calls += [replace(ctx.run(events, s.ref, ()), source=path) for path, events in groups.items()]
     return StrategyResult(
         name="chunked",
         budget=budget,
@@ -454,6 +447,13 @@ def hybrid_undelivered(ctx: SessionContext) -> StrategyResult:
     return _single("hybrid_undelivered", ctx, ctx.run(events, s.ref, s.refs), s.refs)
 
 
+def check_names(names) -> None:
+    """Raise ValueError naming the first of `names` that is no registered strategy."""
+    unknown = [s for s in names if s not in STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}")
+
+
 def run_all(ctx: SessionContext, names: list[str] | None = None) -> dict[str, StrategyResult]:
     """Every registered strategy (or the named ones) over one session."""
     return {n: STRATEGIES[n](ctx) for n in (names or STRATEGIES)}
@@ -471,7 +471,7 @@ def content_chars(ctx: SessionContext, name: str) -> int:
     Modelled as the sum of the events' text lengths (the gate's exact text is not in the spec;
     an empty or near-empty session is skipped under any reading).
     """
-    return ctx.alone_chars if name == "link" else ctx.folded_chars
+    return sum(e.chars for e in ctx.alone) if name == "link" else ctx.folded_chars
 
 
 def apply_min_content_gate(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from measure.measurements.strategies import ORIGIN, STRATEGIES
+from measure.measurements.strategies import ORIGIN, registry_order
 
 #: (criterion, better, what it sums) in the order the overview states them.
 CRITERIA: tuple[tuple[str, str], ...] = (
@@ -40,19 +40,6 @@ IDENTITIES = {
 #: Identities stating equality with another strategy's value (the rest state 0).
 EQUAL_TO = {("inline_refs", "hybrid"): "fold", ("delegated_results_in_prompt", "hybrid"): "link", ("prompt_chars", "fold_dedupe_sync"): "fold",
             ("inline_refs", "parent_first"): "fold", ("inline_refs", "hybrid_undelivered"): "fold"}
-
-
-def _order(name: str) -> int:
-    names = list(STRATEGIES)
-    return names.index(name) if name in names else len(names)
-
-
-def _eviction(row: dict) -> int:
-    """Budget eviction of one eviction row (stub savings are not eviction)."""
-    v = row.get("budget_evicted_chars")
-    if v is None:
-        v = (row.get("evicted_chars") or 0) - (row.get("stub_saved_chars") or 0)
-    return max(0, int(v))
 
 
 def _holds(c: str, n: str, totals: dict[str, dict[str, float]]) -> bool:
@@ -92,7 +79,7 @@ def per_session_values(sessions, eviction) -> dict[str, dict[str, dict[str, floa
         elif st == "chunked" and sp in link_kept:  # no eviction row: against the parent read alone
             out["parent_chars_evicted"][st][sp] = max(0, link_kept[sp] - (r.get("parent_kept_chars") or 0))
     for r in eviction:
-        out["parent_chars_evicted"][r["strategy"]][r["session_path"]] = _eviction(r)
+        out["parent_chars_evicted"][r["strategy"]][r["session_path"]] = max(0, int(r["budget_evicted_chars"]))
     return out
 
 
@@ -101,7 +88,7 @@ def summarise(sessions, eviction, run_cost) -> Summary | None:
     if not len(sessions):
         return None
     per = per_session_values(sessions, eviction)
-    names = tuple(sorted({r["strategy"] for r in sessions}, key=_order))
+    names = tuple(sorted({r["strategy"] for r in sessions}, key=registry_order))
     cost = {r["strategy"]: r["calls_per_run_max"] for r in run_cost}
     totals: dict[str, dict[str, float]] = {n: {} for n in names}
     nonzero: dict[tuple[str, str], int | None] = {}
@@ -133,7 +120,7 @@ def dominates(a: dict[str, float], b: dict[str, float]) -> bool:
 
 def decide(vectors: dict[str, dict[str, float]]) -> tuple[str, list[list[str]], dict[str, list[str]]]:
     """(decision, the Pareto front as groups of tied strategies, dominated-by per strategy)."""
-    names = sorted(vectors, key=_order)
+    names = sorted(vectors, key=registry_order)
     dominated_by = {n: [m for m in names if m != n and dominates(vectors[m], vectors[n])] for n in names}
     front: list[list[str]] = []
     for n in names:
