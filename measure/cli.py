@@ -12,17 +12,23 @@ from datetime import timezone
 import click
 
 from measure import __version__
+from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS
 
-POSITIVE = click.IntRange(min=1)
+# Every number is bounded here, where a bad value is one line: past these a value would fail
+# mid-run (an Int64 column, a timer, a worker pool, JS's Date range).
+COUNT = click.IntRange(1, MAX_EXACT)
+SECONDS = click.IntRange(1, 2**31)
+JOBS = click.IntRange(1, 1024)
+EPOCH_MS = click.IntRange(-8_640_000_000_000_000, 8_640_000_000_000_000)
 
 
 def _budgets(ctx, param, values: tuple[str, ...]) -> tuple[int, ...]:
     """`N,N,...` (or `N N`) -> the sorted budgets; an empty item (`1,,2`, `1,`) is an error, not skipped."""
     items = [item.strip() for text in values for item in text.split(",")]
-    if not all(item.isdecimal() and int(item) > 0 for item in items):
-        raise click.BadParameter(f"write positive integers N,N,... (an empty item is an error), got {' '.join(values)!r}")
+    if not all(item.isdecimal() and 0 < int(item) <= MAX_EXACT for item in items):
+        raise click.BadParameter(f"write integers 1..2^53 as N,N,... (an empty item is an error), got {' '.join(values)!r}")
     return tuple(sorted({int(item) for item in items}))
 
 
@@ -85,9 +91,9 @@ def _options(*options):
 
 
 PIPELINE_OPTIONS = (
-    click.option("--max-total-chars", type=POSITIVE, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
+    click.option("--max-total-chars", type=COUNT, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
                  help=f"pre-filter budget (akm's maxTotalChars; default {DEFAULT_MAX_TOTAL_CHARS})"),
-    click.option("--max-event-chars", type=POSITIVE, default=DEFAULT_MAX_EVENT_TEXT_LENGTH, metavar="N",
+    click.option("--max-event-chars", type=COUNT, default=DEFAULT_MAX_EVENT_TEXT_LENGTH, metavar="N",
                  help=f"per-event cap before truncation (default {DEFAULT_MAX_EVENT_TEXT_LENGTH})"),
     click.option("--template", callback=_template, metavar="PATH",
                  help="prompt template with akm's placeholders (default: the package's own; point at akm's "
@@ -107,13 +113,13 @@ def _measure_options(budgets_default: str, replay_help: str):
                           "repeatable"),
         click.option("--since", "since_ms", type=click.DateTime(["%Y-%m-%d", "%Y%m%d", "%Y-%m-%dT%H:%M:%S"]),
                      callback=_date_ms, metavar="DATE", help="only sessions whose file changed on or after DATE (UTC)"),
-        click.option("--session-cap", type=POSITIVE, default=25, metavar="N",
+        click.option("--session-cap", type=COUNT, default=25, metavar="N",
                      help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)"),
-        click.option("--jobs", type=POSITIVE, metavar="N", help="worker processes (default: CPU count)"),
+        click.option("--jobs", type=JOBS, metavar="N", help="worker processes (default: CPU count)"),
         click.option("--redact", is_flag=True, help="hash descriptions, session ids and project folder names"),
         click.option("--show-excerpts", is_flag=True,
                      help="keep transcript-derived text (subagent descriptions) in the tables and notebooks"),
-        click.option("--pin-file-times", "file_time_ms", type=int, metavar="MS",
+        click.option("--pin-file-times", "file_time_ms", type=EPOCH_MS, metavar="MS",
                      help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep"),
         click.option("--walk-order", type=click.Choice(["name", "fs"]), default="name",
                      help="directory entry order: name (descending, the same on every machine; default) or fs (this "
@@ -203,7 +209,7 @@ def run_command(out, root, jobs, cache_dir, no_cache, executor, scheduler, quiet
 @click.option("--extraction", metavar="DIR",
               help="a `measure extract --out` directory for 06-extraction (default: <report>/extraction when it holds "
                    "one, else the recorded store of a fixture root)")
-@click.option("--timeout", type=POSITIVE, metavar="SECONDS", help="seconds one cell may run")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="seconds one cell may run")
 @click.option("--golden", is_flag=True,
               help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")
 def report_command(out, root, budgets, sessions, since_ms, session_cap, max_event_chars, cache_dir, no_cache, executor,

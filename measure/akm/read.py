@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 from measure.akm import jscompat
-from measure.akm.jscompat import js_regex, utf16_len
+from measure.akm.jscompat import js_number, js_regex, utf16_len
 from measure.akm.records import (
     Event,
     InlineRef,
@@ -103,9 +103,10 @@ def resolve_root(explicit: str | os.PathLike | None = None) -> Path:
 
 
 def rel(path: str, root: str) -> str:
-    """`path` relative to `root`, with `/` separators (what every output table shows)."""
-    r = os.path.relpath(path, root)
-    return r.replace(os.sep, "/")
+    """`path` relative to `root`, with `/` separators, as every output shows it: a byte of a name
+    that is not UTF-8 as `\\xNN` (so the label is text that any encoder and the cache can hold)."""
+    r = os.path.relpath(path, root).replace(os.sep, "/")
+    return r if r.isascii() else os.fsencode(r).decode("utf-8", "backslashreplace")
 
 
 # --- walking -----------------------------------------------------------------------------
@@ -510,7 +511,7 @@ def read_transcript(
                     ts = fallback_ts
                     fallback.append(len(events))
             elif kind is float or kind is int:
-                ts = float(ts)
+                ts = js_number(ts)
             else:
                 ts = fallback_ts
                 fallback.append(len(events))

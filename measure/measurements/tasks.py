@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from measure.akm.jscompat import date_parse, to_iso, utf16_len
+from measure.akm.jscompat import date_parse, js_number, to_iso, utf16_len
 from measure.measurements.lines import collector, every_type_but
 
 NOTIFICATION_TAGS = ("task-notification", "agent-notification")
@@ -118,7 +118,7 @@ def epoch_ms(ts) -> float | None:
         ms = date_parse(ts)
         return None if ms != ms else ms
     if type(ts) in (int, float):
-        return float(ts)
+        return js_number(ts)
     return None
 
 

@@ -23,7 +23,7 @@ import orjson
 import psutil
 
 from measure.akm.read import rel
-from measure.runner.inputs import FileState
+from measure.runner.inputs import FileState, dump_json, load_json
 from measure.runner.job import RunParams, SessionOutcome
 
 log = logging.getLogger(__name__)
@@ -202,7 +202,7 @@ def encode(outcome: SessionOutcome) -> bytes | None:
                     return None
                 if not (v is None or type(v) in (str, int, float, bool)):
                     return None
-    return ENTRY_HEADER + orjson.dumps(doc)
+    return ENTRY_HEADER + dump_json(doc)
 
 
 def decode(data: bytes) -> SessionOutcome:
@@ -210,8 +210,8 @@ def decode(data: bytes) -> SessionOutcome:
     if not data.startswith(ENTRY_HEADER):
         raise ValueError("not a measure cache entry of this version")
     try:
-        doc = orjson.loads(data[len(ENTRY_HEADER) :])
-    except orjson.JSONDecodeError as exc:
+        doc = load_json(data[len(ENTRY_HEADER) :])
+    except ValueError as exc:
         raise ValueError(f"not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("session_path"), str):
         raise ValueError("wrong shape: no session_path")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import stat as stat_mod
@@ -144,7 +145,7 @@ class StatIndex:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as f:
                 f.write(INDEX_HEADER)
-                f.write(orjson.dumps({**kept, **self.seen}))
+                f.write(dump_json({**kept, **self.seen}))
             os.replace(tmp, self.path)
         except OSError as exc:
             log.warning("measure: could not write the stat index %s: %s", self.path, exc)
@@ -163,7 +164,7 @@ def _load_index(path: Path) -> dict[str, list]:
     try:
         if not data.startswith(INDEX_HEADER):
             raise ValueError("unknown header")
-        entries = orjson.loads(data[len(INDEX_HEADER) :])
+        entries = load_json(data[len(INDEX_HEADER) :])
         if not isinstance(entries, dict) or not all(
             isinstance(v, list) and len(v) == 6 and all(isinstance(x, int) for x in v[:4]) and isinstance(v[4], str)
             for v in entries.values()
@@ -173,6 +174,27 @@ def _load_index(path: Path) -> dict[str, list]:
         log.warning("measure: stat index %s is damaged (%s); hashing every file and rewriting it", path, exc)
         return {}
     return entries
+
+
+def dump_json(value) -> bytes:
+    """`value` as JSON: orjson's bytes, or the standard library's (`\\udcff` escapes) where orjson
+    refuses text, a lone surrogate (a file name that is not UTF-8, a JSON `\\ud800` escape)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value).encode()
+
+
+def load_json(data: bytes):
+    """What `dump_json` wrote; ValueError when it is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # orjson refuses a lone surrogate's escape
+        pass
+    try:
+        return json.loads(data)
+    except RecursionError:  # damaged: nothing dump_json writes nests
+        raise ValueError("nested too deep") from None
 
 
 def fingerprint(root: str, sessions: dict[str, list[FileState]]) -> str:

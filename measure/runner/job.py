@@ -6,6 +6,7 @@ import gc
 from dataclasses import dataclass, field
 
 from measure.akm.hashing import content_hash
+from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.akm.read import ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
@@ -110,12 +111,29 @@ def measure_session(root: str, path: str, params: RunParams, template: str) -> S
     gc.disable()
     try:
         outcome = _measure_session(root, path, params, template)
+        clamp_counts(outcome)
         # Privacy rules before the outcome goes anywhere, the cache included.
         protect_outcome(outcome, params.redact, params.show_excerpts)
         return outcome
     finally:
         if was_enabled:
             gc.enable()
+
+
+def clamp_counts(outcome: SessionOutcome) -> None:
+    """Integers past MAX_EXACT (a token count of 2^64 in a transcript) clamped to it, and counted in an
+    errors row: akm's own numbers (JS doubles) hold no more exactly, and the tables' Int64 and sums must."""
+    clamped: dict[str, int] = {}
+    for name, rows in outcome.tables.items():
+        for row in rows:
+            for k, v in row.items():
+                if type(v) is int and not -MAX_EXACT <= v <= MAX_EXACT:
+                    row[k] = MAX_EXACT if v > 0 else -MAX_EXACT
+                    clamped[f"{name}.{k}"] = clamped.get(f"{name}.{k}", 0) + 1
+    if clamped:
+        where = ", ".join(f"{c} ({n})" for c, n in sorted(clamped.items()))
+        outcome.errors.append(_error(outcome.session_path, outcome.session_path, "clamped",
+                                     f"integers past 2^53 clamped to 2^53: {where}", sum(clamped.values())))
 
 
 def _measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:

@@ -48,15 +48,17 @@ def refused_or_completed(prop: str, r: Result, label: str = "") -> list[Violatio
     if r.timed_out or r.traceback or r.returncode not in (0, 2) or r.outlived:
         return completed(prop, r, label)
     if r.returncode == 2:
-        message = [ln for ln in r.stderr.splitlines() if ln.strip() and not _usage_line(ln)]
+        message = [ln for ln in r.stderr.splitlines() if ln.strip() and not usage_line(ln)]
         if len(message) != 1:
             what = f"exit 2 with {'no' if not message else len(message)} error line(s)" + (f" [{label}]" if label else "")
             return [Violation(prop, what, r.stderr[-1200:], r.shown())]
     return []
 
 
-def _usage_line(line: str) -> bool:
-    return line.startswith(("usage: ", "       ")) or line.startswith(" " * 10)
+def usage_line(line: str) -> bool:
+    """A line of the usage text a parse error prints around its one error line: argparse's
+    (`usage: ...` and its continuation) or click's (`Usage: ...`, `Try '... --help' for help.`)."""
+    return line.startswith(("usage: ", "Usage: ", "Try '", "       ")) or line.startswith(" " * 10)
 
 
 def lost_in_process(prop: str, run: InProcess, command: str) -> list[Violation]:

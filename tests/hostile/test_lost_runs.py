@@ -13,8 +13,7 @@ import os
 
 import pytest
 
-from fuzz import drive
-from fuzz.known import issue26
+from fuzz import checks, drive
 from plant import answer, prompt, write
 
 SESSION = "-home-me-app/s1.jsonl"
@@ -30,25 +29,21 @@ def _measured_and_visible(tmp_path, lines, cache: bool = False) -> None:
     assert noted, "the odd count is not visible in errors or quirks"
 
 
-@issue26
 def test_a_token_count_of_2_to_the_63(tmp_path):
     _measured_and_visible(tmp_path, [prompt(1), answer(2, usage={"input_tokens": 2**63, "output_tokens": 1})])
 
 
-@issue26
 def test_token_counts_that_fit_64_bits_but_sum_past_them(tmp_path):
     calls = [answer(2 + i, usage={"input_tokens": 2**62, "output_tokens": 1}, msg_id=f"m{i}") for i in range(3)]
     _measured_and_visible(tmp_path, [prompt(1), *calls])
 
 
-@issue26
 def test_a_token_count_of_2_to_the_64_with_the_cache(tmp_path):
     """In this shape the run survives today, but the tokens table silently shows 0 input tokens
     (2^64 is past what the reader's integers hold): the odd value must be visible."""
     _measured_and_visible(tmp_path, [prompt(1), answer(2, usage={"input_tokens": 2**64, "output_tokens": 1})], cache=True)
 
 
-@issue26
 def test_a_file_name_that_is_not_utf8_with_the_cache(tmp_path):
     """The cache (on by default) must hold any path the input can carry; the session is
     measured, shown with its `\\xNN` escapes."""
@@ -59,7 +54,6 @@ def test_a_file_name_that_is_not_utf8_with_the_cache(tmp_path):
     assert "-home-me-app/s\\xff\\xfe.jsonl" in {row["session_path"] for row in drive.table_rows(tmp_path / "out", "sessions")}
 
 
-@issue26
 def test_a_lone_surrogate_in_a_transcript_with_the_cache(tmp_path):
     """Not in #26's list: a lone surrogate (a `\\ud800` escape JSON.parse accepts) in a value the
     tables keep, here a tool_use id, loses the whole run once the cache encodes the rows
@@ -73,12 +67,11 @@ def test_a_lone_surrogate_in_a_transcript_with_the_cache(tmp_path):
     assert SESSION in {r["session_path"] for r in drive.table_rows(tmp_path / "out", "sessions")}
 
 
-@issue26
 @pytest.mark.parametrize("option", ["--budgets", "--max-total-chars", "--session-cap"])
 def test_an_option_of_2_to_the_63_is_refused_at_parse_time(tmp_path, option):
     write(tmp_path / "root" / SESSION, [prompt(1), answer(2)])
     r = drive.measure("run", "--root", tmp_path / "root", "--out", tmp_path / "out", "--no-cache", option, str(2**63), cwd=tmp_path)
     assert r.returncode == 2 and not r.traceback, r.stderr[-2000:]
-    message = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith(("usage:", " "))]
+    message = [ln for ln in r.stderr.splitlines() if ln.strip() and not checks.usage_line(ln)]
     assert len(message) == 1, r.stderr
     assert not (tmp_path / "out").exists()
