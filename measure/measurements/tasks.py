@@ -122,6 +122,15 @@ def epoch_ms(ts) -> float | None:
     return None
 
 
+_JSON_TYPES = {dict: "object", list: "array", bool: "boolean", int: "number", float: "number", type(None): "null"}
+
+
+def as_text(v) -> str:
+    """`v` when it is a string, else its JSON type as a placeholder (`(object)`): never its content,
+    which may be transcript text, or nested deeper than `str()` can render."""
+    return v if type(v) is str else f"({_JSON_TYPES.get(type(v), 'value')})"
+
+
 def task_kind(task_id: str | None, summary: str | None) -> str:
     """agent, bash or workflow: by the summary's wording, else by the task-id's shape (format §0.8)."""
     s = (summary or "").lstrip()
@@ -257,15 +266,15 @@ class TaskCollector:
             return  # see TYPES (the observer routes none here; a direct call may)
         raw = record.get("timestamp")
         version = record.get("version")
-        if version != self._version:
+        if type(version) is str and version != self._version:  # not `!=` on any value: one may nest 3,000 deep
             self._version = version
-            if type(version) is str and version and version not in self.versions:
+            if version and version not in self.versions:
                 self.versions.append(version)
         if kind == "queue-operation":
             ts = self._stamp(raw)
             content = record.get("content")
             note = parse_notification(content) if type(content) is str else None
-            self.queue.append(QueueOp(line, ts, str(record.get("operation")), note))
+            self.queue.append(QueueOp(line, ts, as_text(record.get("operation")), note))
             return
         msg = record.get("message") if kind == "assistant" or kind == "user" else None
         if type(msg) is not dict:
@@ -281,7 +290,7 @@ class TaskCollector:
                             ts, stamped = self._stamp(raw), True
                         inp = b.get("input") if type(b.get("input")) is dict else {}
                         self.launches.append(
-                            Launch(line, ts, str(b.get("id")), b["name"], inp.get("run_in_background") is True,
+                            Launch(line, ts, as_text(b.get("id")), b["name"], inp.get("run_in_background") is True,
                                    _str(inp.get("to")) or _str(inp.get("task_id")))
                         )
             if not stamped:

@@ -122,6 +122,8 @@ class UsageCollector:
         if type(model) is not str:
             model = None
         version = record.get("version")
+        if type(version) is not str:  # any other value reads as no version (and may nest too deep for `!=`)
+            version = None
         if version != self._version:
             self._version, self._placeholder = version, placeholder_version(version)
         found = self.calls.get(mid)

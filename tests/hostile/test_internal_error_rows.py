@@ -16,7 +16,6 @@ import pytest
 
 from fuzz import drive
 from fuzz.jsontext import Raw
-from fuzz.known import issue26
 from plant import answer, deep, launch_ack, prompt, tool_use, write
 
 SESSION = "-home-me-app/s1.jsonl"
@@ -50,28 +49,20 @@ def _no_internal_error(run, out) -> None:
     assert SESSION in measured or any(e["session_path"] == SESSION for e in run.errors)
 
 
-HOLDS_TODAY = ("a timestamp of 1e400",)  # a render_error, as akm's buildExtractPrompt throws: correct
-
-
-@pytest.mark.parametrize("what", [k if k in HOLDS_TODAY else pytest.param(k, marks=issue26) for k in sorted(INPUTS)])
+@pytest.mark.parametrize("what", sorted(INPUTS))
 def test_the_session_is_measured_not_replaced(tmp_path, what):
     lines, options = INPUTS[what]
     write(tmp_path / "root" / SESSION, lines)
     _no_internal_error(drive.run_in_process(tmp_path / "root", tmp_path / "out", **options), tmp_path / "out")
 
 
-@issue26
 def test_a_subagent_under_a_folder_whose_name_is_not_utf8(tmp_path):
     write(tmp_path / "root" / SESSION, BASE)
     write(os.fsencode(tmp_path / "root" / "-home-me-app" / "s1" / "subagents") + b"/\xff\xfe/agent-a1.jsonl", [prompt(3, "sub")])
     _no_internal_error(drive.run_in_process(tmp_path / "root", tmp_path / "out"), tmp_path / "out")
 
 
-INSPECT_CRASHES = ("a 400-digit integer in a tool input", "a 400-digit integer timestamp")
-
-
-@pytest.mark.parametrize("what", [pytest.param(k, marks=issue26) if k in INSPECT_CRASHES else k
-                                  for k, (_, options) in sorted(INPUTS.items()) if not options])
+@pytest.mark.parametrize("what", [k for k, (_, options) in sorted(INPUTS.items()) if not options])
 def test_inspect_shows_the_session(tmp_path, what):
     """`measure inspect` on each input: exit 0 (a file it cannot read: exit 2, one line), no traceback."""
     write(tmp_path / SESSION, INPUTS[what][0])
