@@ -154,10 +154,10 @@ def test_a_ctime_only_change_is_not_served_from_the_cache(tmp_path):
 def test_leftover_tmp_files_are_removed(root, tmp_path):
     cache = tmp_path / "cache"
     run_measurement(root, tmp_path / "a", PARAMS, jobs=1, cache_dir=cache)
-    sub = next(p for p in cache.iterdir() if p.is_dir())
-    dead = sub / "x.json.999999999.tmp"  # a writer that is gone
-    old = sub / "y.json.tmp"  # no pid, an hour old
-    mine = sub / f"z.json.{os.getpid()}.tmp"  # a live writer: kept
+    sub = next(p for p in cache.iterdir() if p.is_dir() and p.name != "runs")
+    dead = sub / f"{'a' * 64}.json.999999999.tmp"  # a writer that is gone
+    old = sub / f"{'b' * 64}.json.1.tmp"  # its pid lives (init), but an hour old
+    mine = sub / f"{'c' * 64}.json.{os.getpid()}.tmp"  # a live writer: kept
     for p in (dead, old, mine):
         p.write_bytes(b"partial")
     os.utime(old, (time.time() - 2 * 3600,) * 2)

@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import os
+import re
 import time
 import zipfile
 from dataclasses import asdict
@@ -23,8 +24,9 @@ import orjson
 import psutil
 
 from measure.akm.read import rel
-from measure.runner.inputs import FileState, dump_json, load_json
+from measure.runner.inputs import INDEX_NAME, FileState, dump_json, load_json
 from measure.runner.job import RunParams, SessionOutcome
+from measure.runner.outputs import OutputError, listing, real_path, within
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,30 @@ def run_key(session_keys: list[str], listed: list[str], errors: list[dict], root
     the versions that shape the written files (the parameters are inside the session keys)."""
     parts = [CACHE_VERSION, "run", _CODE, session_keys, listed, errors, root, versions]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+OWN_FILES = re.compile(rf"({re.escape(INDEX_NAME)}|[0-9a-f]{{2}}/[0-9a-f]{{64}}\.json|runs/[0-9a-f]{{64}}\.zip)(\.[0-9]+\.tmp)?"
+                       r"|([0-9a-f]{2}|runs)/")
+"""Every name the cache writes, relative to its folder (a folder's with a trailing `/`)."""
+
+
+def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike, out: str | os.PathLike | None = None) -> None:
+    """Refuse a cache folder inside the sessions root, inside `out` or holding it, or holding any file
+    the cache does not write: the cache replaces and prunes its files, so every file there must be its own."""
+    c = real_path(cache_dir)
+    if within(c, real_path(root)):
+        raise OutputError(f"--cache-dir {cache_dir} is inside the sessions root {root}; choose one outside it")
+    if out is not None and (within(c, real_path(out)) or within(real_path(out), c)):
+        raise OutputError(f"--cache-dir {cache_dir} and --out {out} would hold one another; choose a cache folder beside --out")
+    if not os.path.lexists(c):
+        return
+    try:
+        foreign = [f for f in listing(c) if not OWN_FILES.fullmatch(f)]
+    except OSError as exc:
+        raise OutputError(f"--cache-dir {cache_dir} is not a folder that can be listed ({exc.strerror or exc}); choose another") from exc
+    if foreign:
+        raise OutputError(f"--cache-dir {cache_dir} holds {len(foreign)} file(s) the cache did not write (first: {foreign[0]}); "
+                          "choose an empty or new folder")
 
 
 def default_cache_dir() -> Path:

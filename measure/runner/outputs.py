@@ -4,7 +4,7 @@ Every command that writes a folder (`measure run --out`, `measure report --out`,
 `extract`) calls `check_out_dir` before doing any work, and writes through `StagedDir`:
 
 - an output folder inside, equal to or containing the sessions root is refused (the root is
-  the analyst's only copy of their history); so is a cache folder inside the root;
+  the analyst's only copy of their history); a cache folder is checked by `cache.check_cache_dir`;
 - an existing output folder is replaced only if it is empty or holds exactly what an earlier
   `measure` output wrote there (listed in its manifest, MANIFEST); anything else is refused,
   naming the first file `measure` did not write;
@@ -40,11 +40,12 @@ class OutputError(ValueError):
     """An output folder `measure` must not write to; the message is one line saying why."""
 
 
-def _real(path: str | os.PathLike) -> Path:
+def real_path(path: str | os.PathLike) -> Path:
+    """`path` absolute, `~` expanded, every symlink resolved."""
     return Path(os.path.realpath(os.path.abspath(os.path.expanduser(os.fspath(path)))))
 
 
-def _within(inner: Path, outer: Path) -> bool:
+def within(inner: Path, outer: Path) -> bool:
     return inner == outer or outer in inner.parents
 
 
@@ -54,37 +55,30 @@ def check_out_dir(out: str | os.PathLike, root: str | os.PathLike, *, option: st
     Symlinks are resolved on both sides. Returns the resolved output folder; raises
     OutputError with one line naming the option and the reason.
     """
-    o, r = _real(out), _real(root)
+    o, r = real_path(out), real_path(root)
     if o == r:
         raise OutputError(f"{option} {out} is the sessions root itself; choose a folder outside it")
-    if _within(o, r):
+    if within(o, r):
         raise OutputError(f"{option} {out} is inside the sessions root {root}; choose a folder outside it")
-    if _within(r, o):
+    if within(r, o):
         raise OutputError(f"{option} {out} contains the sessions root {root}; choose a folder beside it")
     return o
 
 
-def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike) -> Path:
-    """Refuse a cache folder inside (or equal to) the sessions root."""
-    c, r = _real(cache_dir), _real(root)
-    if _within(c, r):
-        raise OutputError(f"cache dir {cache_dir} is inside the sessions root {root}; choose one outside it")
-    return c
-
-
-def _listing(folder: Path) -> list[str]:
-    """Every file and folder below `folder`, relative, `/`-separated, sorted (no recursion)."""
-    found, stack = [], [folder]
+def listing(folder: str | os.PathLike) -> list[str]:
+    """Every file and folder below `folder`, relative, `/`-separated (folders with a trailing `/`),
+    sorted; raises OSError when `folder` or a folder below it cannot be listed (no recursion)."""
+    top = os.fspath(folder)
+    found, stack, start = [], [top], len(os.path.join(top, ""))
     while stack:
-        d = stack.pop()
-        with os.scandir(d) as it:
+        with os.scandir(stack.pop()) as it:
             for e in it:
-                rel = Path(e.path).relative_to(folder).as_posix()
+                name = e.path[start:].replace(os.sep, "/")
                 if e.is_dir(follow_symlinks=False):
-                    found.append(rel + "/")
-                    stack.append(Path(e.path))
+                    found.append(name + "/")
+                    stack.append(e.path)
                 else:
-                    found.append(rel)
+                    found.append(name)
     return sorted(found)
 
 
@@ -97,7 +91,7 @@ def check_replaceable(out: str | os.PathLike, kind: str) -> None:
     if p.is_symlink() or not p.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder; choose another")
     try:
-        present = _listing(p)
+        present = listing(p)
     except OSError as exc:
         raise OutputError(f"--out {out} cannot be listed ({exc.strerror or exc}); choose another") from exc
     if not present:
@@ -172,7 +166,7 @@ class StagedDir:
         """Write the manifest, then swap the staged folder in for `out`."""
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path / STAGING_MARKER)
-        files = [f for f in _listing(self.path) if not f.endswith("/") and f != MANIFEST]
+        files = [f for f in listing(self.path) if not f.endswith("/") and f != MANIFEST]
         with open(self.path / MANIFEST, "w", encoding="utf-8") as f:
             json.dump({"kind": self.kind, "files": files}, f, indent=1)
             f.write("\n")

@@ -21,12 +21,12 @@ from measure.measurements.llm_calls import run_cost_rows
 from measure.measurements.verdict import verdict_rows
 from measure.paths import portable
 from measure.runner import inputs
-from measure.runner.cache import Cache, run_key, session_key
+from measure.runner.cache import Cache, check_cache_dir, run_key, session_key
 from measure.runner.executor import Task, run_tasks
 from measure.runner.inputs import FileState, StatIndex, session_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.merge import Merged
-from measure.runner.outputs import StagedDir, check_cache_dir
+from measure.runner.outputs import StagedDir
 from measure.runner.progress import Progress, current
 from measure.runner.redact import _redact_rows, redact, redact_path
 from measure.runner.select import select_sessions
@@ -96,7 +96,7 @@ def run_measurement(
     if not os.path.isdir(root):
         raise FileNotFoundError(f"sessions root not found: {root}")
     if cache_dir:
-        check_cache_dir(cache_dir, root)
+        check_cache_dir(cache_dir, root, out_dir)
     # Before any work: --out outside the root, replaceable, writable; written into a staging
     # sibling and renamed into place only when complete, so a killed run leaves the last output.
     with StagedDir(out_dir, "run", root) as staging:

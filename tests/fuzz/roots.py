@@ -100,7 +100,8 @@ def check_tree(case: TreeCase, work: Path) -> list[Violation]:
         if uid is not None:
             drive.hand_over(base, uid)
         outs = {k: base / f"out-{k}" for k in "abcde"}
-        skip = (*outs.values(), cache, built.root)  # the root has a check of its own (and one edit of ours)
+        # the root has a check of its own (and one edit of ours); a refused foreign cache is moved aside below
+        skip = (*outs.values(), cache, base / "foreign-cache", built.root)
         foreign_before = drive.snapshot(cache) if case.foreign_cache else {}
         root_before = drive.snapshot(built.root)
         base_before = drive.snapshot(base, skip)

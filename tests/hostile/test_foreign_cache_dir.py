@@ -11,7 +11,6 @@ import os
 import time
 
 from fuzz import drive
-from fuzz.known import issue26
 from plant import ordinary_root
 
 
@@ -27,7 +26,6 @@ def _refused_or_kept(r: drive.Result, before: dict, cache) -> None:
     assert lost == [], f"deleted or changed in --cache-dir: {lost}"
 
 
-@issue26
 def test_old_tmp_entries_of_the_analyst_survive(tmp_path):
     """`*.tmp` files and folders older than an hour, at the top and one level down, are not ours to delete."""
     ordinary_root(tmp_path / "root")
@@ -45,7 +43,6 @@ def test_old_tmp_entries_of_the_analyst_survive(tmp_path):
     _refused_or_kept(r, before, cache)
 
 
-@issue26
 def test_folders_under_runs_of_the_analyst_survive(tmp_path):
     """A `runs/` folder of the analyst's own (ten photo folders) is not the cache's to prune to eight."""
     ordinary_root(tmp_path / "root")

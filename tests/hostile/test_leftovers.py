@@ -22,7 +22,6 @@ def _ours(folder) -> list[str]:
     return sorted(n for n in os.listdir(folder) if n.startswith((".measure-staging-", ".measure-retired-")))
 
 
-@issue26
 def test_a_cache_dir_inside_out_leaves_nothing_behind(tmp_path):
     ordinary_root(tmp_path / "root")
     out = tmp_path / "out"
