@@ -14,7 +14,6 @@ import os
 import shutil
 
 from fuzz import drive
-from fuzz.known import issue26
 from plant import ordinary_root
 
 
@@ -34,7 +33,6 @@ def test_a_cache_dir_inside_out_leaves_nothing_behind(tmp_path):
     assert later.returncode == 0, later.stderr[-1500:]
 
 
-@issue26
 def test_a_kill_between_the_two_renames_of_the_commit_is_recovered(tmp_path):
     ordinary_root(tmp_path / "root")
     out, fresh = tmp_path / "out", tmp_path / "fresh"
