@@ -145,6 +145,13 @@ def _where(path: str | os.PathLike) -> str:
     return shlex.quote(relative if not relative.startswith("..") else absolute)
 
 
+def _root_name(name: str, redacted: bool) -> str:
+    """The root's name as the summary line shows it: hashed under --redact, as run.json holds it."""
+    from measure.runner.redact import redact  # noqa: PLC0415
+
+    return redact(name) if redacted else name
+
+
 def _failed(command: str, exc: Exception) -> int:
     print(f"measure {command}: {exc}", file=sys.stderr)
     return 2
@@ -198,7 +205,7 @@ def run_command(out, root, jobs, cache_dir, no_cache, executor, scheduler, quiet
             summary = run_measurement(root_path, out, params, jobs=jobs, cache_dir=cache, executor=executor, scheduler=scheduler)
     except (FileNotFoundError, RuntimeError, UnknownSessions, OutputError) as exc:  # OutputError: --out refused before any work
         return _failed("run", exc)
-    bar.finish(f"measured {summary.measured} of {summary.sessions} sessions under {root_path.name}/; "
+    bar.finish(f"measured {summary.measured} of {summary.sessions} sessions under {_root_name(root_path.name, params.redact)}/; "
                f"{summary.errors} error row(s); tables in {_where(summary.out_dir)}")
     return 0
 
@@ -256,7 +263,7 @@ def report_command(out, root, budgets, sessions, since_ms, session_cap, max_even
         return 1
     except (UnknownSessions, OutputError, RuntimeError) as exc:  # RuntimeError: measure run failed (e.g. no such root)
         return _failed("report", exc)
-    bar.finish(f"measured {bar.done} of {bar.total} sessions under {paths.report_name(root_path)}/")
+    bar.finish(f"measured {bar.done} of {bar.total} sessions under {_root_name(paths.report_name(root_path), options['redact'])}/")
     print(f"Report written to {_where(written)} — open {_where(os.path.join(written, '00-overview.html'))}")
     return 0
 

@@ -200,7 +200,7 @@ ERRORS = Table(
         ("session_path", Str, "the session it belongs to, if any"),
         ("kind", Str, "unreadable, malformed_lines, invalid_utf8, broken_sidecar, orphan_subagents, empty, not_a_file (FIFO, device, socket: never read), outside_link (a symlink leaving the root, followed as akm does), long_line (a line or sidecar over 16 MiB: skipped unread), render_error, internal_error"),
         ("count", Int, "how many lines/files the row stands for"),
-        ("reason", Str, "what happened (under --redact, file names in it are hashed and exception messages withheld)"),
+        ("reason", Str, "what happened (under --redact, file names in it are hashed)"),
     ),
     ("path", "kind"),
 )

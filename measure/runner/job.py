@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import os
+import traceback
 from dataclasses import dataclass, field
 
 from measure.akm.hashing import content_hash
@@ -103,14 +105,19 @@ def _error(path: str, session_path: str | None, kind: str, reason: str, count: i
 
 
 def measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
-    """Read one session once and measure every strategy on it. Pure: no writes."""
+    """Read one session once and measure every strategy on it. Pure: no writes. A surprise
+    becomes an `internal_error` row naming the code where it happened, not a failed run."""
     # A session's objects hold no cycles worth collecting, and the cyclic GC would rescan the
     # growing heap again and again (a cost that grows faster than the session). Reference
     # counting frees everything when the session is done.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        outcome = _measure_session(root, path, params, template)
+        try:
+            outcome = _measure_session(root, path, params, template)
+        except Exception as exc:  # noqa: BLE001 - one session's surprise must not end the run
+            outcome = SessionOutcome(rel(path, root))
+            outcome.errors.append(_error(outcome.session_path, outcome.session_path, "internal_error", _raised_at(exc)))
         clamp_counts(outcome)
         # Privacy rules before the outcome goes anywhere, the cache included.
         protect_outcome(outcome, params.redact, params.show_excerpts)
@@ -118,6 +125,15 @@ def measure_session(root: str, path: str, params: RunParams, template: str) -> S
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _raised_at(exc: Exception) -> str:
+    """The exception's type and the line of `measure` that raised it: never its message, which may
+    quote the input (a name, a value from a transcript)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(package)]
+    at = f" at {os.path.relpath(ours[-1].filename, os.path.dirname(package))}:{ours[-1].lineno}" if ours else ""
+    return f"{type(exc).__name__}{at} (message withheld: it may quote the input)"
 
 
 def clamp_counts(outcome: SessionOutcome) -> None:

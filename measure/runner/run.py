@@ -111,7 +111,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
         root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms, walk_order=params.walk_order
     )
     if params.sessions:
-        listings = select_sessions(listings, params.sessions, root)
+        listings = select_sessions(listings, params.sessions, root, params.redact)
     errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors]
     errors += orphan_errors(root)
     if params.redact:  # the sessions' own rows come redacted from the job (redact.protect_outcome)

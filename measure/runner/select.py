@@ -52,13 +52,14 @@ def closest_ids(value: str, ids: Iterable[str], n: int = 3) -> list[str]:
     return sorted(ids, key=score)[:n]
 
 
-def select_sessions(listings: Sequence, wanted: Iterable[str], root: str) -> list:
-    """The listings named by `wanted` (listing order kept); raises UnknownSessions for a value naming none."""
+def select_sessions(listings: Sequence, wanted: Iterable[str], root: str, redacted: bool = False) -> list:
+    """The listings named by `wanted` (listing order kept); raises UnknownSessions for a value naming
+    none, with the closest ids (`redacted`: as a `--redact` report shows them, which select them too)."""
     wanted = list(dict.fromkeys(wanted))
     paths = [rel(s.path, root) for s in listings]
     chosen = [s for s, p in zip(listings, paths) if any(matches(w, s.session_id, p) for w in wanted)]
     missing = {
-        w: closest_ids(w, [s.session_id for s in listings])
+        w: closest_ids(w, [redact(s.session_id) if redacted else s.session_id for s in listings])
         for w in wanted
         if not any(matches(w, s.session_id, p) for s, p in zip(listings, paths))
     }

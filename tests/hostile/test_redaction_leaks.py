@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from fuzz import checks, drive
 from fuzz.jsontext import Raw
-from fuzz.known import issue26
 from plant import CANARY, answer, launch_ack, prompt, tool_use, write
 
 ROOT, PROJECT, SESSION = f"{CANARY}root", f"-home-{CANARY}proj", f"{CANARY}sess"
@@ -33,7 +32,6 @@ def _root(tmp_path, lines):
     return tmp_path / ROOT
 
 
-@issue26
 def test_an_internal_error_row_names_nothing(tmp_path):
     """A session that hits an internal error (here a 400-digit timestamp) keeps its real path today."""
     root = _root(tmp_path, [{**prompt(1), "timestamp": Raw("9" * 400)}, answer(2)])
@@ -42,7 +40,6 @@ def test_an_internal_error_row_names_nothing(tmp_path):
     assert _leaks(tmp_path, r) == []
 
 
-@issue26
 def test_a_session_matching_nothing_names_no_real_id(tmp_path):
     root = _root(tmp_path, [prompt(1), answer(2)])
     r = drive.measure("run", "--root", root, "--out", tmp_path / "out", "--redact", "--no-cache", f"--session={CANARY[:3]}xx", cwd=tmp_path)
@@ -50,7 +47,6 @@ def test_a_session_matching_nothing_names_no_real_id(tmp_path):
     assert _leaks(tmp_path, r) == []
 
 
-@issue26
 def test_the_summary_line_names_no_root(tmp_path):
     root = _root(tmp_path, [prompt(1), answer(2)])
     r = drive.measure("run", "--root", root, "--out", tmp_path / "out", "--redact", "--cache-dir", tmp_path / "cache", cwd=tmp_path)
@@ -58,7 +54,6 @@ def test_the_summary_line_names_no_root(tmp_path):
     assert _leaks(tmp_path, r) == []
 
 
-@issue26
 def test_a_tool_use_id_that_is_not_a_string_is_not_written_as_python_repr(tmp_path):
     """Without --redact: an id that is an object holding transcript text must not reach a table."""
     text = "the secret plan for the launch"
