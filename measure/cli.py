@@ -56,13 +56,12 @@ def _template(ctx, param, text: str | None) -> str | None:
     """A readable prompt template holding every placeholder akm substitutes; returned absolute."""
     if text is None:
         return None
-    from measure.akm.prompt import PLACEHOLDERS  # noqa: PLC0415
+    from measure.akm.prompt import PLACEHOLDERS, load_template  # noqa: PLC0415
 
     path = os.path.abspath(os.path.expanduser(text))
     try:
-        with open(path, encoding="utf-8") as f:
-            body = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        body = load_template(path)
+    except (OSError, ValueError) as exc:
         raise click.BadParameter(f"cannot read template {text!r}: {exc}") from None
     missing = [name for name in PLACEHOLDERS if "{{" + name + "}}" not in body]
     if missing:
@@ -323,6 +322,9 @@ POLARS_OWN_MALLOC_CONF = "dirty_decay_ms:500,muzzy_decay_ms:1000"
 process that had loaded polars (a notebook, the benchmark) inherits it, and is not the user's choice."""
 
 
+INTERRUPTED = "measure: interrupted; outputs appear whole or not at all, so the previous one is intact"
+
+
 def configure_allocator(environ=os.environ) -> None:
     """Polars' allocator returns freed memory at once, unless the user chose otherwise."""
     if environ.get("_RJEM_MALLOC_CONF") in (None, POLARS_OWN_MALLOC_CONF):
@@ -338,8 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         raise SystemExit(exc.exit_code) from None
-    except click.Abort:  # Ctrl-C
-        print("Aborted!", file=sys.stderr)
+    except click.Abort:  # Ctrl-C (click has printed the blank line that ends the terminal's ^C)
+        print(INTERRUPTED, file=sys.stderr)
         return 130
 
 

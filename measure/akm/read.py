@@ -247,10 +247,9 @@ def list_sessions(
         mtime = st.st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
         ctime = st.st_ctime_ns / 1e6 if file_time_ms is None else file_time_ms
         if mtime < since_ms:
+            if not since_ms and errors is not None:  # skipped by akm's default, not by the analyst's --since
+                errors.append((path, "not_listed", "file time before 1970: akm's listSessions skips it (sinceMs 0)"))
             continue
-        if not stat_mod.S_ISREG(st.st_mode):
-            if errors is not None:
-                errors.append((path, "not_a_file", "listed by akm but not a regular file"))
         first, last, title = peek(path, st.st_size)
         hint = os.path.basename(os.path.dirname(path))
         out.append(
@@ -545,8 +544,8 @@ def _skip_rest_of_line(f) -> bool:
 def read_sidecar(jsonl_path: str, problems: list | None = None) -> Sidecar:
     """The `.meta.json` beside a subagent transcript.
 
-    A sidecar that is not a regular file (FIFO, device, socket) reads as broken, and is added
-    to `problems` as (path, "not_a_file", reason) when a list is given.
+    A sidecar that is not a regular file (FIFO, device, socket) or cannot be read reads as
+    broken, and is added to `problems` as (path, "not_a_file" or "unreadable", reason).
     """
     meta_path = jsonl_path[: -len(".jsonl")] + ".meta.json"
     try:
@@ -562,7 +561,10 @@ def read_sidecar(jsonl_path: str, problems: list | None = None) -> Sidecar:
         if problems is not None:
             problems.append((meta_path, "not_a_file", f"sidecar is {exc}; not read (akm would block or never finish)"))
         return Sidecar("broken")
-    except OSError:
+    except OSError as exc:
+        if problems is not None:
+            problems.append((meta_path, "unreadable", f"sidecar cannot be read: {exc.strerror or exc}; provenance reads "
+                                                      "[subagent:unknown]"))
         return Sidecar("broken")
     try:
         meta = _json_parse(raw.decode("utf-8", "replace"))
@@ -662,6 +664,8 @@ def read_session(
         st = os.stat(parent_path)
     except OSError as exc:
         raise ReadError(f"readSession failed: {exc.strerror or exc}") from exc
+    if not stat_mod.S_ISREG(st.st_mode):  # a socket cannot even be opened; a FIFO would block
+        raise ReadError(f"readSession failed: {file_kind(st.st_mode)}, not a regular file; not read") from NotRegularFile()
     mtime = st.st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
     ctime = st.st_ctime_ns / 1e6 if file_time_ms is None else file_time_ms
     parent_label = rel(parent_path, root)

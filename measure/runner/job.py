@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from measure.akm.hashing import content_hash
 from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
-from measure.akm.read import ReadError, read_session, rel
+from measure.akm.read import NotRegularFile, ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.background import background_rows
 from measure.measurements.breakdown import session_info_rows
@@ -159,7 +159,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         lines = SessionLines()
         session, problems = read_session(path, root, file_time_ms=params.file_time_ms, observe=lines.observe, walk_order=params.walk_order)
     except ReadError as exc:
-        out.errors.append(_error(session_path, session_path, "unreadable", str(exc)))
+        kind = "not_a_file" if isinstance(exc.__cause__, NotRegularFile) else "unreadable"
+        out.errors.append(_error(session_path, session_path, kind, str(exc)))
         return out
     for p, kind, reason in problems:
         count = int(reason.split(" ", 1)[0]) if kind == "malformed_lines" else 1

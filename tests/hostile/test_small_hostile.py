@@ -16,21 +16,19 @@ import time
 
 import pytest
 
-from fuzz import drive
-from fuzz.known import issue26
+from fuzz import checks, drive
 from plant import big_root, ordinary_root, prompt, write
 
 TEMPLATE_GUARD_S = 8.0  # a run of the one-session root takes about a second
 
 
-@issue26
 def test_sigint_prints_one_line_and_keeps_the_previous_output(tmp_path):
     ordinary_root(tmp_path / "small")
     out = tmp_path / "out"
     first = drive.measure("run", "--root", tmp_path / "small", "--out", out, "--no-cache", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     before = drive.output_files(out)
-    big_root(tmp_path / "big")
+    big_root(tmp_path / "big", sessions=16)  # measured in about 2 s on an idle 2-core machine at 6: too close to the signal
     proc = drive.start(("run", "--root", tmp_path / "big", "--out", out, "--no-cache", "--jobs", "1"), tmp_path)
     time.sleep(1.5)  # started, well before a 24 MB root is measured
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground group
@@ -47,21 +45,18 @@ def _template_refused(tmp_path, template) -> None:
                       cwd=tmp_path, timeout=TEMPLATE_GUARD_S)
     assert not r.timed_out, "still reading the template after the hang guard"
     assert r.returncode == 2 and not r.traceback, r.stderr[-1500:]
-    assert len([ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith(("usage:", " "))]) == 1, r.stderr
+    assert len([ln for ln in r.stderr.splitlines() if ln.strip() and not checks.usage_line(ln)]) == 1, r.stderr
 
 
-@issue26
 def test_a_template_that_is_a_fifo_is_refused(tmp_path):
     os.mkfifo(tmp_path / "template.md")
     _template_refused(tmp_path, tmp_path / "template.md")
 
 
-@issue26
 def test_a_template_that_is_dev_zero_is_refused(tmp_path):
     _template_refused(tmp_path, "/dev/zero")
 
 
-@issue26
 def test_a_sidecar_nobody_may_read_is_reported_unreadable(tmp_path):
     uid = drive.unprivileged_uid()
     if uid is None and not drive.permissions_bite():
@@ -81,7 +76,6 @@ def test_a_sidecar_nobody_may_read_is_reported_unreadable(tmp_path):
         assert all(e["kind"] == "unreadable" or "ermission" in e["reason"] for e in rows), rows
 
 
-@issue26
 def test_a_fifo_named_like_a_session_gets_one_row(tmp_path):
     ordinary_root(tmp_path / "root")
     os.mkfifo(tmp_path / "root" / "-home-me-app" / "s2.jsonl")
@@ -90,7 +84,6 @@ def test_a_fifo_named_like_a_session_gets_one_row(tmp_path):
     assert len([e for e in run.errors if e["path"] == "-home-me-app/s2.jsonl"]) == 1, run.errors
 
 
-@issue26
 def test_a_session_dated_before_1970_is_not_dropped_silently(tmp_path):
     """Not in #26's list: akm's listSessions skips a file whose mtime is below `sinceMs`, and
     `sinceMs` defaults to 0, so a session dated before 1970 (a restored backup, a clock gone
@@ -105,7 +98,6 @@ def test_a_session_dated_before_1970_is_not_dropped_silently(tmp_path):
     assert shown in measured or shown in {e["path"] for e in run.errors}, f"{old} vanished without a row"
 
 
-@issue26
 def test_no_worker_outlives_a_sigkilled_run(tmp_path):
     """Not in #26's list: SIGKILL the run while its worker pool starts, then read its output to
     the end as a shell's `$(...)` does (the killed process is reaped only after that). A worker
