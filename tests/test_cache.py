@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from measure.runner import cache as cache_mod
+from measure.runner import inputs as inputs_mod
 from measure.runner.cache import ENTRY_HEADER, Cache, decode, encode
 from measure.runner.job import RunParams, SessionOutcome
 from measure.runner.run import run_measurement
@@ -185,7 +186,7 @@ def test_a_full_disk_leaves_no_tmp_and_a_complete_run(root, tmp_path, monkeypatc
         def __exit__(self, *exc):
             self.f.close()
 
-    monkeypatch.setattr(cache_mod, "open", Full, raising=False)
+    monkeypatch.setattr(inputs_mod, "open", Full, raising=False)  # where the cache writes its files
     monkeypatch.setattr(Path, "write_bytes", lambda self, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")))
     cache = tmp_path / "cache"
     with caplog.at_level(logging.WARNING, logger="measure.runner.cache"):

@@ -24,7 +24,7 @@ import orjson
 import psutil
 
 from measure.akm.read import rel
-from measure.runner.inputs import INDEX_NAME, FileState, dump_json, load_json
+from measure.runner.inputs import INDEX_NAME, FileState, dump_json, load_json, write_atomically
 from measure.runner.job import RunParams, SessionOutcome
 from measure.runner.outputs import OutputError, listing, real_path, within
 
@@ -132,20 +132,11 @@ class Cache:
         return data is not None and self._write(self.entry(key), lambda f: f.write(data))
 
     def _write(self, path: Path, write) -> bool:
-        """`write(file)` into a temporary file renamed to `path`; False when that failed (logged when the disk is full)."""
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as f:
-                write(f)
-            os.replace(tmp, path)
-            return True
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                log.warning("measure: cache %s is full; results are not cached", self.dir)
-            return False
+        """`write(file)` into `path` atomically; False when that failed (logged when the disk is full)."""
+        exc = write_atomically(path, write)
+        if exc is not None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            log.warning("measure: cache %s is full; results are not cached", self.dir)
+        return exc is None
 
     # --- whole runs: when every session and the listing are unchanged, the written tables are too
 

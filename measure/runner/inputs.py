@@ -123,17 +123,25 @@ class StatIndex:
         # Other roots' entries stay; this root's are replaced, so deleted files drop out.
         prefix = os.path.join(self.root, "") if self.root else None
         kept = {p: v for p, v in self.entries.items() if prefix is not None and not p.startswith(prefix)}
-        tmp = self.path.with_name(f"{INDEX_NAME}.{os.getpid()}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(INDEX_HEADER)
-                f.write(dump_json({**kept, **self.seen}))
-            os.replace(tmp, self.path)
-        except OSError as exc:
+        exc = write_atomically(self.path, lambda f: f.write(INDEX_HEADER + dump_json({**kept, **self.seen})))
+        if exc is not None:
             log.warning("measure: could not write the stat index %s: %s", self.path, exc)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+
+
+def write_atomically(path: Path, write) -> OSError | None:
+    """`write(file)` into `<path>.<pid>.tmp`, then renamed to `path`; the error when that failed
+    (the temporary file removed)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+        return None
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return exc
 
 
 def _load_index(path: Path) -> dict[str, list]:
