@@ -9,6 +9,7 @@ folder of ours is left; no canary reached an output or a stream.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import re
 from pathlib import Path
@@ -161,10 +162,11 @@ def _place_class(where: str, data: bytes, at: int) -> str:
     if "/cache/" in where:
         return "the cache"
     table = re.sub(r"\.(csv|parquet|json)$", "", os.path.basename(where)) or where
-    if where.endswith("errors.csv"):  # which kind of row: the third column of the line holding it
-        start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
-        row = next(csv.reader([data[start: end if end >= 0 else None].decode("utf-8", "replace")]), [])
-        return f"{table} ({row[2] if len(row) > 2 else '?'} row)"
+    if where.endswith("errors.csv"):  # which kind of row holds it (cells may hold newlines: parse it whole)
+        needle = data[at: at + 7].decode("utf-8", "replace").lower()
+        rows = csv.reader(io.StringIO(data.decode("utf-8", "replace"), newline=""))
+        kind = next((row[2] for row in rows if len(row) > 2 and needle in ",".join(row).lower()), "?")
+        return f"{table} ({kind} row)"
     return table
 
 

@@ -28,6 +28,8 @@ REPO = Path(__file__).resolve().parent.parent.parent
 NOBODY = 65534
 HANG_GUARD_S = 60.0
 """How long one command may run before it counts as hung (generous: a shared 2-core machine)."""
+IN_PROCESS_GUARD_S = 20.0
+"""The same for one in-process run (of at most a few dozen small sessions: well under a second)."""
 MEMORY_GUARD_BYTES = 4 * 2**30
 """The address space one command may take (RLIMIT_AS): a run that reads `/dev/zero` or walks
 the whole filesystem ends in a MemoryError on its own instead of taking the shared machine's
@@ -136,6 +138,21 @@ def group_members(pgid: int) -> list[str]:
                     found.append(f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()[:200])
         except (OSError, ValueError, IndexError):
             continue
+    return found
+
+
+def children(pid: int) -> list[int]:
+    """The pids whose parent is `pid` (Linux /proc)."""
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+                if int(stat[stat.rindex(b")") + 2:].split()[1]) == pid:
+                    found.append(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
     return found
 
 
@@ -345,8 +362,9 @@ class InProcess:
         return self.exception is not None
 
 
-class Hang(Exception):
-    """Raised in the main thread when an in-process call runs past its guard."""
+class Hang(BaseException):
+    """Raised in the main thread when an in-process call runs past its guard (a BaseException,
+    so that the run's own `except Exception`, which makes a surprise an errors row, lets it through)."""
 
 
 @contextlib.contextmanager
@@ -362,7 +380,7 @@ def alarm(seconds: float):
         raise Hang(f"still running after {seconds:.0f} s")
 
     old = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)  # and again every second, should it be swallowed
     try:
         yield
     finally:
@@ -371,7 +389,7 @@ def alarm(seconds: float):
 
 
 def run_in_process(root: Path, out: Path, *, jobs: int = 1, cache_dir: Path | None = None,
-                   timeout: float = HANG_GUARD_S, **options) -> InProcess:
+                   timeout: float = IN_PROCESS_GUARD_S, **options) -> InProcess:
     """`run_measurement(root, out, RunParams.from_options(**options), jobs=, cache_dir=)`, an
     escaping exception caught and described instead of raised."""
     from measure.runner.job import RunParams
@@ -381,7 +399,7 @@ def run_in_process(root: Path, out: Path, *, jobs: int = 1, cache_dir: Path | No
     try:
         with alarm(timeout):
             result.summary = run_measurement(root, out, RunParams.from_options(**options), jobs=jobs, cache_dir=cache_dir)
-    except Exception as exc:  # noqa: BLE001 - the point: any escape is a lost run
+    except (Exception, Hang) as exc:  # noqa: BLE001 - the point: any escape is a lost run
         result.exception = f"{type(exc).__name__}: {exc}"
         result.trace = traceback.format_exc()
     else:
@@ -395,11 +413,11 @@ def read_one(parent: Path, root: Path) -> str | None:
     from measure.akm.read import ReadError, read_session
 
     try:
-        with alarm(HANG_GUARD_S):
+        with alarm(IN_PROCESS_GUARD_S):
             read_session(os.fsdecode(parent), os.fsdecode(root))
     except ReadError:
         return None
-    except Exception as exc:  # noqa: BLE001
+    except (Exception, Hang) as exc:  # noqa: BLE001
         return f"{type(exc).__name__}: {exc}"
     return None
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 import tempfile
 import time
 from dataclasses import dataclass
@@ -147,9 +148,12 @@ def _filler(root: Path) -> list[Path]:
 
 
 def _change(what: str, path: Path, n: int) -> None:
-    """One change to one session file (it may already be gone: then nothing happens)."""
+    """One change to one session file (it may already be gone, or an earlier change made it a
+    FIFO or a link: then a change that writes to it does nothing, and never blocks)."""
     new_line = line({"type": "user", "timestamp": "2026-05-01T12:00:00.000Z", "message": {"role": "user", "content": "later"}}) + b"\n"
     try:
+        if what in ("append", "truncate", "grow", "touch") and not stat.S_ISREG(os.lstat(path).st_mode):
+            return
         if what == "append":
             with open(path, "ab") as f:
                 f.write(new_line)

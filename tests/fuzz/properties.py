@@ -35,6 +35,7 @@ class Property:
     inputs: Callable[[object], int]
     share: float  # of a campaign's cases
     split: Callable[[object], list] = lambda case: []  # the case's inputs as cases of one input each
+    examples: tuple = ()  # explicit cases the bounded profile always runs
 
 
 def _plain_tree(bodies, sub_for=None) -> TreePlan:
@@ -150,7 +151,7 @@ PROPERTIES = (
     Property("lines", lines_cases, check_lines, lambda c: len(c.sessions), 0.60,
              lambda c: [dataclasses.replace(c, sessions=(s,)) for s in c.sessions]),
     Property("sidecars", sidecar_cases, check_sidecars, len, 0.25, lambda c: [(s,) for s in c]),
-    Property("trees", roots.tree_cases, roots.check_tree, lambda c: 1, 0.04, roots.split_tree),
+    Property("trees", roots.tree_cases, roots.check_tree, lambda c: 1, 0.04, roots.split_tree, (roots.PLAIN_TREE,)),
     Property("options", roots.option_cases, roots.check_options, lambda c: 1, 0.04),
     Property("inspect", inspect_cases, check_inspect, lambda c: 1, 0.02),
     Property("redact", privacy.redact_cases, privacy.check_redact, lambda c: 1, 0.02),

@@ -1,8 +1,8 @@
 """Whole roots through the command line: generated trees, and hostile option sets.
 
-A tree is measured five times: `--jobs 1` without a cache, `--jobs 2` into a cold cache,
-`--jobs 1` from the warm cache, then, after one session changed, from the cache again and
-without it. Every run must complete; the errors table must hold every row the tree requires;
+A tree is measured six times: without a cache by `--jobs 1` and `--jobs 2`, into a cold
+cache, from the warm cache, then, after one session changed, from the cache again and without
+it. Every run must complete; the errors table must hold every row the tree requires;
 the tables must be byte-identical across jobs, cold/warm cache and the round trip; the root,
 and everything outside the outputs and the cache, must be unchanged, and nothing the suite did
 not write may vanish from a `--cache-dir`. Trees run as an unprivileged user where the machine
@@ -23,7 +23,10 @@ from hypothesis import strategies as st
 
 from . import checks, drive, options
 from .jsontext import line
-from .trees import TreePlan, build, tree_plans
+from .mutations import Line
+from .records import TEXT_CANARY
+from .sidecars import Sidecar
+from .trees import SessionPlan, Sub, TreePlan, build, tree_plans
 from .violations import Violation
 
 FOREIGN_RUNS = 10  # the analyst's own folders under a --cache-dir's runs/ (the cache keeps 8 of its own)
@@ -49,10 +52,27 @@ def tree_cases(profile: str) -> st.SearchStrategy[TreeCase]:
     @st.composite
     def case(draw):
         unprivileged = can_drop and draw(st.integers(0, 9)) < 6
-        plan = draw(tree_plans(perms=unprivileged or drive.permissions_bite() and not can_drop, slash=slash))
+        # The bounded profile has two trees: each with several sessions, so that --jobs 2 runs a
+        # pool and the round trip reads sessions back from the cache.
+        plan = draw(tree_plans(perms=unprivileged or drive.permissions_bite() and not can_drop, slash=slash,
+                               min_sessions=3 if profile == "bounded" else 1))
         return TreeCase(plan, unprivileged, draw(st.integers(0, 3)) == 0)
 
     return case()
+
+
+def _plain_line(kind: str, second: int) -> Line:
+    value = {"type": kind, "timestamp": f"2026-05-01T10:00:{second:02d}.000Z",
+             "message": {"role": kind, "content": f"{TEXT_CANARY} the build fails on main, look at it ({second})"}}
+    return Line(line(value))
+
+
+PLAIN_TREE = TreeCase(TreePlan(b"projects", tuple(
+    SessionPlan(b"-home-me-app", b"s%d" % i, (_plain_line("user", 1), _plain_line("assistant", 2 + i)),
+                (Sub(b"agent-a%d.jsonl" % i, (_plain_line("user", 3),), Sidecar(b'{"agentType":"Explore"}', "valid", False)),))
+    for i in range(3))), unprivileged=False, foreign_cache=False)
+"""An explicit case of the bounded profile: plain names, so that --jobs 1/2 and every cache
+comparison run even while odd names still lose the cached runs of generated trees."""
 
 
 def split_tree(case: TreeCase) -> list[TreeCase]:
@@ -99,7 +119,7 @@ def check_tree(case: TreeCase, work: Path) -> list[Violation]:
             _foreign_cache(cache)
         if uid is not None:
             drive.hand_over(base, uid)
-        outs = {k: base / f"out-{k}" for k in "abcde"}
+        outs = {k: base / f"out-{k}" for k in "abcdef"}
         # the root has a check of its own (and one edit of ours); a refused foreign cache is moved aside below
         skip = (*outs.values(), cache, base / "foreign-cache", built.root)
         foreign_before = drive.snapshot(cache) if case.foreign_cache else {}
@@ -117,35 +137,37 @@ def check_tree(case: TreeCase, work: Path) -> list[Violation]:
             return found  # a hang: every later run would hang the same way
         if a.returncode == 0:
             found += checks.reported(prop, built, outs["a"], a.shown())
-        b = run("b", "--cache-dir", str(cache), "--jobs", "2")
-        if case.foreign_cache and b.returncode == 2:
-            found += checks.refused_or_completed(prop, b)  # refusing a foreign cache folder is right
+        b = run("b", "--no-cache", "--jobs", "2")
+        c = run("c", "--cache-dir", str(cache), "--jobs", "2")
+        if case.foreign_cache and c.returncode == 2:
+            found += checks.refused_or_completed(prop, c)  # refusing a foreign cache folder is right
             shutil.move(cache, base / "foreign-cache")
             foreign_before = {}
-            b = run("b", "--cache-dir", str(cache), "--jobs", "2")
-        c = run("c", "--cache-dir", str(cache), "--jobs", "1")
-        for r in (b, c):
+            c = run("c", "--cache-dir", str(cache), "--jobs", "2")
+        d = run("d", "--cache-dir", str(cache), "--jobs", "1")
+        for r in (b, c, d):
             found += checks.completed(prop, r)
-        found += checks.same_outputs(prop, outs["a"], outs["b"], "--jobs 1 vs --jobs 2 (cold cache)", b.shown())
-        found += checks.same_outputs(prop, outs["a"], outs["c"], "no cache vs warm cache", c.shown())
-        found += checks.unchanged(prop, root_before, drive.snapshot(built.root), "the sessions root changed", c.shown())
+        found += checks.same_outputs(prop, outs["a"], outs["b"], "--jobs 1 vs --jobs 2", b.shown())
+        found += checks.same_outputs(prop, outs["a"], outs["c"], "no cache vs cold cache", c.shown())
+        found += checks.same_outputs(prop, outs["a"], outs["d"], "no cache vs warm cache", d.shown())
+        found += checks.unchanged(prop, root_before, drive.snapshot(built.root), "the sessions root changed", d.shown())
         if built.paths:  # a cache round trip: one session changes, the others come from the cache
             target = sorted(built.paths)[0]
             with open(built.paths[target], "ab") as f:
                 f.write(line({"type": "user", "timestamp": "2026-05-01T11:00:00.000Z", "message": {"role": "user", "content": "one more"}}) + b"\n")
             root_before = drive.snapshot(built.root)
-            d = run("d", "--cache-dir", str(cache), "--jobs", "2")
-            e = run("e", "--no-cache", "--jobs", "1")
-            for r in (d, e):
+            e = run("e", "--cache-dir", str(cache), "--jobs", "2")
+            f_ = run("f", "--no-cache", "--jobs", "1")
+            for r in (e, f_):
                 found += checks.completed(prop, r)
-            found += checks.same_outputs(prop, outs["e"], outs["d"], "cache round trip (one session changed)", d.shown())
-            found += checks.unchanged(prop, root_before, drive.snapshot(built.root), "the sessions root changed", e.shown())
+            found += checks.same_outputs(prop, outs["f"], outs["e"], "cache round trip (one session changed)", e.shown())
+            found += checks.unchanged(prop, root_before, drive.snapshot(built.root), "the sessions root changed", f_.shown())
         if foreign_before:
             after = drive.snapshot(cache)
             lost = {p: v for p, v in foreign_before.items() if after.get(p) != v}
             if lost:
                 found.append(Violation(prop, "a file in --cache-dir that measure did not write was deleted or changed",
-                                       "; ".join(sorted(os.fsdecode(p) for p in lost))[:1500], b.shown()))
+                                       "; ".join(sorted(os.fsdecode(p) for p in lost))[:1500], c.shown()))
         found += outside_changes(prop, base, base_before, skip, a.shown())
         found += checks.leftovers(prop, base, a.shown())
     return found
@@ -164,6 +186,19 @@ def option_cases(profile: str) -> st.SearchStrategy[OptionCase]:
     return st.builds(OptionCase, options.option_sets(), st.booleans())
 
 
+def _paths_given(argv: list[str]) -> dict[str, str]:
+    """The --out and --cache-dir the command line ends up with (the last of each, as argparse takes)."""
+    given, i = {}, 0
+    while i < len(argv):
+        flag, _, value = argv[i].partition("=")
+        if flag in ("--out", "--cache-dir"):
+            if not value and i + 1 < len(argv):
+                value, i = argv[i + 1], i + 1
+            given[flag] = value
+        i += 1
+    return given
+
+
 def check_options(case: OptionCase, work: Path) -> list[Violation]:
     prop = "options"
     found: list[Violation] = []
@@ -174,8 +209,7 @@ def check_options(case: OptionCase, work: Path) -> list[Violation]:
             first = drive.measure("run", "--root", root, "--out", out, "--no-cache", "--quiet", cwd=base)
             found += checks.completed(prop + " (earlier run)", first)
         argv = options.resolve(case.argv, paths)
-        given = {flag: argv[i + 1] for i, flag in enumerate(argv[:-1]) if flag in ("--out", "--cache-dir")}
-        given.update({t.split("=", 1)[0]: t.split("=", 1)[1] for t in argv if t.startswith(("--out=", "--cache-dir="))})
+        given = _paths_given(argv)
         written = tuple(Path(p) for p in given.values()) + (base / ".xdg-cache",)
         foreign = drive.snapshot(Path(paths["foreign"]))
         root_before, base_before, out_before = drive.snapshot(root), drive.snapshot(base, written + (out,)), drive.snapshot(out) if out.exists() else None

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from .jsontext import Pairs, Raw, dumps, nested
 from .mutations import BAD_UTF8, HUGE, SURROGATES, WRONG
-from .records import flip, pick, NAME_CANARY, TEXT_CANARY, TOOL_IDS
+from .records import NAME_CANARY, TEXT_CANARY, TOOL_IDS, flip, pick
 
 AGENT_TYPES = ("general-purpose", "Explore", "codex:codex-rescue", "workflow-subagent", f"{NAME_CANARY}type")
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from .drive import shown_path
 from .mutations import Line, expected_kinds, file_bytes, mutated_transcript
-from .records import flip, pick, AGENT_IDS, NAME_CANARY
+from .records import AGENT_IDS, NAME_CANARY, pick
 from .sidecars import Sidecar, sidecars
 
 T0_S = 1_780_000_000
@@ -94,11 +94,12 @@ class Built:
 
 
 _NAME_PARTS = st.tuples(st.sampled_from(NAME_BITS), st.sampled_from(NAME_BITS), st.integers(0, 99))
+_PLAIN_PARTS = st.tuples(st.just(b""), st.just(b""), st.integers(0, 99))
 
 
-def names(prefix: bytes) -> st.SearchStrategy[bytes]:
-    """File and folder names with the name canary, and bytes that are odd or not UTF-8."""
-    return _NAME_PARTS.map(lambda t: prefix + t[0] + NAME_CANARY.encode() + t[1] + str(t[2]).encode())
+def names(prefix: bytes, odd: bool = True) -> st.SearchStrategy[bytes]:
+    """File and folder names with the name canary, and (when `odd`) bytes that are odd or not UTF-8."""
+    return (_NAME_PARTS if odd else _PLAIN_PARTS).map(lambda t: prefix + t[0] + NAME_CANARY.encode() + t[1] + str(t[2]).encode())
 
 
 @st.composite
@@ -113,22 +114,28 @@ def subagents(draw, perms: bool) -> Sub:
 
 
 @st.composite
-def sessions(draw, project: bytes, perms: bool, max_subs: int = 3, slash: bool = False) -> SessionPlan:
+def sessions(draw, project: bytes, perms: bool, max_subs: int = 3, slash: bool = False, odd: bool = True) -> SessionPlan:
     specials = SESSION_SPECIALS + (PERM_SPECIALS if perms else ()) + (("subagents_to_slash",) if slash and draw(st.integers(0, 9)) == 0 else ())
     special = draw(st.one_of(st.none(), st.none(), st.none(), st.sampled_from(specials)))
-    name = draw(names(b"agent-" if special == "legacy" else b""))
+    name = draw(names(b"agent-" if special == "legacy" else b"", odd))
     subs = tuple(draw(st.lists(subagents(perms), max_size=max_subs, unique_by=lambda s: s.name)))
     return SessionPlan(project, name, draw(mutated_transcript(1, 8)), subs, special)
 
 
 @st.composite
-def tree_plans(draw, perms: bool = False, max_projects: int = 3, max_sessions: int = 4, slash: bool = False) -> TreePlan:
-    projects = draw(st.lists(names(b"-home-"), min_size=1, max_size=max_projects, unique=True))
+def tree_plans(draw, perms: bool = False, max_projects: int = 3, max_sessions: int = 4, slash: bool = False,
+               min_sessions: int = 1) -> TreePlan:
+    """A root: projects of sessions (at least `min_sessions` in each), an orphan `subagents/`
+    now and then, a locked project folder when permissions bite. One root in three has plain
+    names only, so that what odd names break does not hide everything else."""
+    odd = draw(st.integers(0, 2)) > 0
+    projects = draw(st.lists(names(b"-home-", odd), min_size=1, max_size=max_projects, unique=True))
     planned = []
     for p in projects:
-        planned += draw(st.lists(sessions(p, perms, slash=slash), min_size=1, max_size=max_sessions, unique_by=lambda s: s.name))
-    orphans = tuple(draw(st.lists(st.tuples(st.sampled_from(projects), names(b"gone")), max_size=1)))
-    locked = tuple(draw(st.lists(names(b"-locked-"), max_size=1 if perms else 0)))
+        planned += draw(st.lists(sessions(p, perms, slash=slash, odd=odd), min_size=min_sessions, max_size=max(min_sessions, max_sessions),
+                                 unique_by=lambda s: s.name))
+    orphans = tuple(draw(st.lists(st.tuples(st.sampled_from(projects), names(b"gone", odd)), max_size=1)))
+    locked = tuple(draw(st.lists(names(b"-locked-", odd), max_size=1 if perms else 0)))
     return TreePlan(pick(draw, [b"projects", NAME_CANARY.encode() + b"root"]), tuple(planned), orphans, locked)
 
 

@@ -67,10 +67,14 @@ def test_a_lone_surrogate_in_a_transcript_with_the_cache(tmp_path):
     assert SESSION in {r["session_path"] for r in drive.table_rows(tmp_path / "out", "sessions")}
 
 
-@pytest.mark.parametrize("option", ["--budgets", "--max-total-chars", "--session-cap"])
-def test_an_option_of_2_to_the_63_is_refused_at_parse_time(tmp_path, option):
+@pytest.mark.parametrize(("option", "value", "cache"), [
+    ("--budgets", 2**63, "--no-cache"), ("--max-total-chars", 2**63, "--no-cache"), ("--session-cap", 2**63, "--no-cache"),
+    # found by the fuzzer beyond #26's list: past 64 bits the cache key itself cannot be written
+    ("--max-total-chars", 2**64, "--cache-dir=cache"),
+])
+def test_an_option_of_2_to_the_63_is_refused_at_parse_time(tmp_path, option, value, cache):
     write(tmp_path / "root" / SESSION, [prompt(1), answer(2)])
-    r = drive.measure("run", "--root", tmp_path / "root", "--out", tmp_path / "out", "--no-cache", option, str(2**63), cwd=tmp_path)
+    r = drive.measure("run", "--root", tmp_path / "root", "--out", tmp_path / "out", cache, option, str(value), cwd=tmp_path)
     assert r.returncode == 2 and not r.traceback, r.stderr[-2000:]
     message = [ln for ln in r.stderr.splitlines() if ln.strip() and not checks.usage_line(ln)]
     assert len(message) == 1, r.stderr
