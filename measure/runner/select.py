@@ -18,7 +18,7 @@ class UnknownSessions(ValueError):
         self.listed = listed
         parts = []
         for value, closest in missing.items():
-            hint = f"; closest: {', '.join(closest)}" if closest else ""
+            hint = f"; closest: {', '.join(map(_printable, closest))}" if closest else ""
             parts.append(f"no session matches {value!r}{hint}")
         if not listed:
             parts.append("(no sessions were listed under the root)")
@@ -26,6 +26,12 @@ class UnknownSessions(ValueError):
 
     def __reduce__(self):  # pickled by its own arguments: raised in `measure report`'s child, re-raised in the parent
         return type(self), (self.missing, self.listed)
+
+
+def _printable(session_id: str) -> str:
+    """The id as one line of plain text: an id is a file name, and one holding a newline or an
+    escape sequence must neither forge a line of output nor reach the terminal raw."""
+    return session_id if session_id.isprintable() else repr(session_id)[1:-1]
 
 
 def matches(value: str, session_id: str, session_path: str) -> bool:

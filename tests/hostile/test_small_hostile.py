@@ -18,7 +18,6 @@ import time
 import pytest
 
 from fuzz import checks, drive
-from fuzz.known import issue26
 from plant import big_root, ordinary_root, prompt, write
 
 TEMPLATE_GUARD_S = 8.0  # a run of the one-session root takes about a second
@@ -126,11 +125,10 @@ def test_no_worker_outlives_a_sigkilled_run(tmp_path):
     assert left == []
 
 
-@issue26
 def test_a_refusal_naming_sessions_stays_one_line(tmp_path):
-    """Not in #26's list: `--session` matching nothing prints the closest ids as they are, so a
-    file name holding a newline forges a second line of output (and one holding ESC sequences
-    reaches the terminal raw). Correct: the refusal is one line, names escaped."""
+    """Not in #26's list: `--session` matching nothing names the closest ids; a file name holding
+    a newline must not forge a second line of output, nor one holding ESC sequences reach the
+    terminal raw. Correct: the refusal is one line, names escaped."""
     write(tmp_path / "root" / "-home-me-app" / "s\nmeasure run: all done \x1b[2J.jsonl", [prompt(1), prompt(2, "more")])
     r = drive.measure("run", "--root", tmp_path / "root", "--out", tmp_path / "out", "--no-cache", "--session=zzzz", cwd=tmp_path)
     assert r.returncode == 2 and not r.traceback, r.stderr
