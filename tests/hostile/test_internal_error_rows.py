@@ -36,6 +36,7 @@ INPUTS = {
                                              {"replay": "turn_end"}),
     "a 1e400 timestamp under --replay-at every:5": (_ts("1e400"), {"replay": "every:5"}),
     "a tool_use id nested 3,000 deep": ([*BASE, tool_use(deep()), launch_ack("t", "a1")], {}),
+    "a tool_use name nested 3,000 deep": ([*BASE, tool_use("t1", name=deep())], {}),
     "a version nested 3,000 deep": ([{**prompt(i), "version": deep()} for i in (1, 2, 3)], {}),
     "a queue-operation nested 3,000 deep": ([*BASE, {"type": "queue-operation", "operation": deep(), "timestamp": "2026-05-01T10:00:05.000Z",
                                                      "content": "x"}], {}),
