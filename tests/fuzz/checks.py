@@ -128,9 +128,11 @@ def unchanged(prop: str, before: dict, after: dict, what: str, command: str) -> 
     return []
 
 
-def leftovers(prop: str, folder: Path, command: str) -> list[Violation]:
-    """No `.measure-staging-*` / `.measure-retired-*` folder of a finished run remains in `folder`."""
-    left = sorted(n for n in os.listdir(folder) if n.startswith(LEFTOVER_PREFIXES))
+def leftovers(prop: str, folder: Path, command: str, outputs: tuple[str, ...] = ()) -> list[Violation]:
+    """No `.measure-staging-*` / `.measure-retired-*` folder of a finished run remains in `folder`
+    (`outputs`: only those made beside the outputs of these names, in a folder others write to)."""
+    prefixes = tuple(f"{p}{name}-" for p in LEFTOVER_PREFIXES for name in outputs) or LEFTOVER_PREFIXES
+    left = sorted(n for n in os.listdir(folder) if n.startswith(prefixes))
     if left:
         kinds = sorted({n.split("-", 2)[1] for n in left})
         return [Violation(prop, f"leftover {'/'.join(kinds)} folder after the run", ", ".join(left), command)]

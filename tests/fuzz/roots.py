@@ -226,8 +226,12 @@ def check_options(case: OptionCase, work: Path) -> list[Violation]:
         if r.returncode == 0 and argv[0] == "run":
             target = Path(given.get("--out", str(out)))
             found += checks.internal_errors(prop, drive.errors_rows(target), r.shown())
-        for folder in {base, *(Path(p).parent for p in given.values() if Path(p).parent.is_dir())}:
-            found += checks.leftovers(prop, folder, r.shown())
+        found += checks.leftovers(prop, base, r.shown())
+        targets = [base / p for p in given.values()]  # relative ones as the run (in `base`) reads them
+        for folder in {t.parent for t in targets if t.parent.is_dir()} - {base}:
+            # outside ours (`--out {base}` writes beside it, in the machine's /tmp): only what this run names
+            names = () if base in folder.parents else tuple(t.name for t in targets if t.parent == folder)
+            found += checks.leftovers(prop, folder, r.shown(), names)
         if r.returncode == 2 and given.get("--out") == str(out) and out.exists():  # refused: later runs into --out must work
             later = drive.measure("run", "--root", root, "--out", out, "--no-cache", "--quiet", cwd=base)
             if later.returncode != 0:

@@ -75,3 +75,11 @@ def test_a_torn_line_expects_a_malformed_row_only_when_json_parse_would_refuse_i
     assert mutations._is_json('{"a": 1') is False
     assert mutations._is_json("NaN") is False
     assert mutations._is_json("[" * 5_000 + "]" * 5_000) is None  # too deep for Python's parser: no expectation
+
+
+def test_leftovers_in_a_shared_folder_are_only_those_of_the_outputs_named(tmp_path):
+    (tmp_path / ".measure-staging-theirs-1-abcdef12").mkdir()
+    assert checks.leftovers("p", tmp_path, "")[0].what == "leftover staging folder after the run"
+    assert checks.leftovers("p", tmp_path, "", ("mine",)) == []
+    (tmp_path / ".measure-retired-mine-x1y2").mkdir()
+    assert checks.leftovers("p", tmp_path, "", ("mine",))[0].detail == ".measure-retired-mine-x1y2"

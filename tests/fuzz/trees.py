@@ -226,7 +226,8 @@ def _build_session(built: Built, rb: bytes, s: SessionPlan, i: int) -> None:
         built.measured[shown] = s.special or "a session"
         if s.special not in ("outside_link", "inside_link"):  # a file of the root's own, safe to edit
             built.paths[shown] = Path(os.fsdecode(parent))
-        expect_lines(built, parent, s.body, shown)
+        if s.special != "empty":  # an empty file holds none of the body's lines
+            expect_lines(built, parent, s.body, shown)
     sub_dir = os.path.join(rb, s.project, s.name, b"subagents")
     if s.special in ("subagents_to_ancestor", "subagents_to_root", "subagents_outside_dir", "subagents_to_slash"):
         target = {"subagents_to_ancestor": os.fsencode(built.base), "subagents_to_root": rb, "subagents_to_slash": b"/",
