@@ -25,6 +25,11 @@ REPORT_DIR ?=
 # Extra options for `measure report`, e.g. REPORT_ARGS="--budgets 40000,80000,160000"
 REPORT_ARGS ?=
 
+# make fuzz: a fuzzing campaign of FUZZ_CASES inputs from FUZZ_SEED (tests/fuzz); summary in FUZZ_OUT/summary.md
+FUZZ_SEED ?= 0
+FUZZ_CASES ?= 10000
+FUZZ_OUT ?= build/fuzz
+
 # Deterministic, quiet kernels: papermill and nbval kernels inherit these.
 export PYTHONHASHSEED := 0
 export TQDM_DISABLE := 1
@@ -87,6 +92,10 @@ test-fast: $(STAMP) $(S840) ## The edit-test loop: unit tests not marked slow (n
 golden: $(STAMP) $(S840) ## Regenerate tests/golden/ from the bundled fixtures (review the diff, then commit)
 	$(PY) -m measure report --golden
 
+.PHONY: fuzz
+fuzz: $(STAMP) ## Fuzzing campaign (tests/fuzz): FUZZ_CASES inputs from FUZZ_SEED; summary in FUZZ_OUT; exit 1 on any failure
+	$(PY) -m tests.fuzz --seed "$(FUZZ_SEED)" --cases "$(FUZZ_CASES)" --out "$(FUZZ_OUT)"
+
 # The replay target runs on fixtures/s840 too; the corpora are generated once into bench-corpus/.
 .PHONY: bench
 bench: $(STAMP) $(S840) ## Benchmark the measurement (measure.bench) into BENCH_OUT (default build/bench/)
@@ -114,3 +123,6 @@ help: ## Show this help
 	@echo "  LAB_ARGS       extra jupyter lab options, e.g. LAB_ARGS=\"--port 8890 --no-browser\""
 	@echo "  BENCH_OUT      where make bench writes (default: build/bench; reports/bench is the committed copy)"
 	@echo "  REPORT_ARGS    extra measure report options, e.g. REPORT_ARGS=\"--budgets 40000,80000,160000\""
+	@echo "  FUZZ_SEED      make fuzz: the campaign's seed (default 0)"
+	@echo "  FUZZ_CASES     make fuzz: inputs to check (default 10000)"
+	@echo "  FUZZ_OUT       make fuzz: where summary.md, summary.json and failures/ go (default build/fuzz)"

@@ -12,18 +12,24 @@ from datetime import timezone
 import click
 
 from measure import __version__
+from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS
 from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
 
-POSITIVE = click.IntRange(min=1)
+# Every number is bounded here, where a bad value is one line: past these a value would fail
+# mid-run (an Int64 column, a timer, a worker pool, JS's Date range).
+COUNT = click.IntRange(1, MAX_EXACT)
+SECONDS = click.IntRange(1, 2**31)
+JOBS = click.IntRange(1, 1024)
+EPOCH_MS = click.IntRange(-8_640_000_000_000_000, 8_640_000_000_000_000)
 
 
 def _budgets(ctx, param, values: tuple[str, ...]) -> tuple[int, ...]:
     """`N,N,...` (or `N N`) -> the sorted budgets; an empty item (`1,,2`, `1,`) is an error, not skipped."""
     items = [item.strip() for text in values for item in text.split(",")]
-    if not all(item.isdecimal() and int(item) > 0 for item in items):
-        raise click.BadParameter(f"write positive integers N,N,... (an empty item is an error), got {' '.join(values)!r}")
+    if not all(item.isdecimal() and 0 < int(item) <= MAX_EXACT for item in items):
+        raise click.BadParameter(f"write integers 1..2^53 as N,N,... (an empty item is an error), got {' '.join(values)!r}")
     return tuple(sorted({int(item) for item in items}))
 
 
@@ -51,13 +57,12 @@ def _template(ctx, param, text: str | None) -> str | None:
     """A readable prompt template holding every placeholder akm substitutes; returned absolute."""
     if text is None:
         return None
-    from measure.akm.prompt import PLACEHOLDERS  # noqa: PLC0415
+    from measure.akm.prompt import PLACEHOLDERS, load_template  # noqa: PLC0415
 
     path = os.path.abspath(os.path.expanduser(text))
     try:
-        with open(path, encoding="utf-8") as f:
-            body = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        body = load_template(path)
+    except (OSError, ValueError) as exc:
         raise click.BadParameter(f"cannot read template {text!r}: {exc}") from None
     missing = [name for name in PLACEHOLDERS if "{{" + name + "}}" not in body]
     if missing:
@@ -95,9 +100,9 @@ def _options(*options):
 
 
 PIPELINE_OPTIONS = (
-    click.option("--max-total-chars", type=POSITIVE, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
+    click.option("--max-total-chars", type=COUNT, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
                  help=f"pre-filter budget (akm's maxTotalChars; default {DEFAULT_MAX_TOTAL_CHARS})"),
-    click.option("--max-event-chars", type=POSITIVE, default=DEFAULT_MAX_EVENT_TEXT_LENGTH, metavar="N",
+    click.option("--max-event-chars", type=COUNT, default=DEFAULT_MAX_EVENT_TEXT_LENGTH, metavar="N",
                  help=f"per-event cap before truncation (default {DEFAULT_MAX_EVENT_TEXT_LENGTH})"),
     click.option("--template", callback=_template, metavar="PATH",
                  help="prompt template with akm's placeholders (default: the package's own; point at akm's "
@@ -117,17 +122,17 @@ def _measure_options(budgets_default: str, replay_help: str):
                           "repeatable"),
         click.option("--since", "since_ms", type=click.DateTime(["%Y-%m-%d", "%Y%m%d", "%Y-%m-%dT%H:%M:%S"]),
                      callback=_date_ms, metavar="DATE", help="only sessions whose file changed on or after DATE (UTC)"),
-        click.option("--session-cap", type=POSITIVE, default=25, metavar="N",
+        click.option("--session-cap", type=COUNT, default=25, metavar="N",
                      help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)"),
         click.option("--priorities", callback=_priorities, metavar="TEXT",
                      help="the order of priorities the choice table applies: constraints (NAME<=BOUND, NAME>=BOUND; BOUND "
                           "a number or cap) and criteria (NAME or NAME~TOL, TOL a number or N%), comma-separated (default: "
                           f"{DEFAULT_PRIORITIES}, #840's reasoning)"),
-        click.option("--jobs", type=POSITIVE, metavar="N", help="worker processes (default: CPU count)"),
+        click.option("--jobs", type=JOBS, metavar="N", help="worker processes (default: CPU count)"),
         click.option("--redact", is_flag=True, help="hash descriptions, session ids and project folder names"),
         click.option("--show-excerpts", is_flag=True,
                      help="keep transcript-derived text (subagent descriptions) in the tables and notebooks"),
-        click.option("--pin-file-times", "file_time_ms", type=int, metavar="MS",
+        click.option("--pin-file-times", "file_time_ms", type=EPOCH_MS, metavar="MS",
                      help="use MS (epoch ms) as every file's mtime/ctime: for bundled fixtures, whose times git does not keep"),
         click.option("--walk-order", type=click.Choice(["name", "fs"]), default="name",
                      help="directory entry order: name (descending, the same on every machine; default) or fs (this "
@@ -151,6 +156,13 @@ def _where(path: str | os.PathLike) -> str:
     absolute = os.path.abspath(os.fspath(path))
     relative = os.path.relpath(absolute)
     return shlex.quote(relative if not relative.startswith("..") else absolute)
+
+
+def _root_name(name: str, redacted: bool) -> str:
+    """The root's name as the summary line shows it: hashed under --redact, as run.json holds it."""
+    from measure.runner.redact import redact  # noqa: PLC0415
+
+    return redact(name) if redacted else name
 
 
 def _failed(command: str, exc: Exception) -> int:
@@ -206,7 +218,7 @@ def run_command(out, root, jobs, cache_dir, no_cache, executor, scheduler, quiet
             summary = run_measurement(root_path, out, params, jobs=jobs, cache_dir=cache, executor=executor, scheduler=scheduler)
     except (FileNotFoundError, RuntimeError, UnknownSessions, OutputError) as exc:  # OutputError: --out refused before any work
         return _failed("run", exc)
-    bar.finish(f"measured {summary.measured} of {summary.sessions} sessions under {root_path.name}/; "
+    bar.finish(f"measured {summary.measured} of {summary.sessions} sessions under {_root_name(root_path.name, params.redact)}/; "
                f"{summary.errors} error row(s); tables in {_where(summary.out_dir)}")
     return 0
 
@@ -217,7 +229,7 @@ def run_command(out, root, jobs, cache_dir, no_cache, executor, scheduler, quiet
 @click.option("--extraction", metavar="DIR",
               help="a `measure extract --out` directory for 06-extraction (default: <report>/extraction when it holds "
                    "one, else the recorded store of a fixture root)")
-@click.option("--timeout", type=POSITIVE, metavar="SECONDS", help="seconds one cell may run")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="seconds one cell may run")
 @click.option("--golden", is_flag=True,
               help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")
 def report_command(out, root, budgets, sessions, since_ms, session_cap, max_event_chars, priorities, cache_dir, no_cache,
@@ -264,7 +276,7 @@ def report_command(out, root, budgets, sessions, since_ms, session_cap, max_even
         return 1
     except (UnknownSessions, OutputError, RuntimeError) as exc:  # RuntimeError: measure run failed (e.g. no such root)
         return _failed("report", exc)
-    bar.finish(f"measured {bar.done} of {bar.total} sessions under {paths.report_name(root_path)}/")
+    bar.finish(f"measured {bar.done} of {bar.total} sessions under {_root_name(paths.report_name(root_path), options['redact'])}/")
     print(f"Report written to {_where(written)} — open {_where(os.path.join(written, '00-overview.html'))}")
     return 0
 
@@ -324,6 +336,9 @@ POLARS_OWN_MALLOC_CONF = "dirty_decay_ms:500,muzzy_decay_ms:1000"
 process that had loaded polars (a notebook, the benchmark) inherits it, and is not the user's choice."""
 
 
+INTERRUPTED = "measure: interrupted; outputs appear whole or not at all, so the previous one is intact"
+
+
 def configure_allocator(environ=os.environ) -> None:
     """Polars' allocator returns freed memory at once, unless the user chose otherwise."""
     if environ.get("_RJEM_MALLOC_CONF") in (None, POLARS_OWN_MALLOC_CONF):
@@ -339,8 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         raise SystemExit(exc.exit_code) from None
-    except click.Abort:  # Ctrl-C
-        print("Aborted!", file=sys.stderr)
+    except click.Abort:  # Ctrl-C (click has printed the blank line that ends the terminal's ^C)
+        print(INTERRUPTED, file=sys.stderr)
         return 130
 
 

@@ -207,9 +207,9 @@ ERRORS = Table(
     (
         ("path", Str, "file or folder relative to the root"),
         ("session_path", Str, "the session it belongs to, if any"),
-        ("kind", Str, "unreadable, malformed_lines, invalid_utf8, broken_sidecar, orphan_subagents, empty, not_a_file (FIFO, device, socket: never read), outside_link (a symlink leaving the root, followed as akm does), long_line (a line or sidecar over 16 MiB: skipped unread), render_error, internal_error"),
+        ("kind", Str, "unreadable, malformed_lines, invalid_utf8, broken_sidecar, orphan_subagents, empty, not_a_file (FIFO, device, socket: never read), outside_link (a symlink leaving the root, followed as akm does), link_loop (subagents/ linked to the root or a folder holding it: not followed), link_limit (a link out of the root past 10,000 entries or 1 GiB: the rest unread), long_line (a line or sidecar over 16 MiB: skipped unread), not_listed (a file time before 1970: akm skips it), clamped (integers past 2^53 clamped), render_error, internal_error (the type and line of code only: the message may quote the input)"),
         ("count", Int, "how many lines/files the row stands for"),
-        ("reason", Str, "what happened (under --redact, file names in it are hashed and exception messages withheld)"),
+        ("reason", Str, "what happened (under --redact, file names in it are hashed)"),
     ),
     ("path", "kind"),
 )

@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from measure.runner import cache as cache_mod
+from measure.runner import inputs as inputs_mod
 from measure.runner.cache import ENTRY_HEADER, Cache, decode, encode
 from measure.runner.job import RunParams, SessionOutcome
 from measure.runner.run import run_measurement
@@ -154,10 +155,10 @@ def test_a_ctime_only_change_is_not_served_from_the_cache(tmp_path):
 def test_leftover_tmp_files_are_removed(root, tmp_path):
     cache = tmp_path / "cache"
     run_measurement(root, tmp_path / "a", PARAMS, jobs=1, cache_dir=cache)
-    sub = next(p for p in cache.iterdir() if p.is_dir())
-    dead = sub / "x.json.999999999.tmp"  # a writer that is gone
-    old = sub / "y.json.tmp"  # no pid, an hour old
-    mine = sub / f"z.json.{os.getpid()}.tmp"  # a live writer: kept
+    sub = next(p for p in cache.iterdir() if p.is_dir() and p.name != "runs")
+    dead = sub / f"{'a' * 64}.json.999999999.tmp"  # a writer that is gone
+    old = sub / f"{'b' * 64}.json.1.tmp"  # its pid lives (init), but an hour old
+    mine = sub / f"{'c' * 64}.json.{os.getpid()}.tmp"  # a live writer: kept
     for p in (dead, old, mine):
         p.write_bytes(b"partial")
     os.utime(old, (time.time() - 2 * 3600,) * 2)
@@ -185,7 +186,7 @@ def test_a_full_disk_leaves_no_tmp_and_a_complete_run(root, tmp_path, monkeypatc
         def __exit__(self, *exc):
             self.f.close()
 
-    monkeypatch.setattr(cache_mod, "open", Full, raising=False)
+    monkeypatch.setattr(inputs_mod, "open", Full, raising=False)  # where the cache writes its files
     monkeypatch.setattr(Path, "write_bytes", lambda self, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")))
     cache = tmp_path / "cache"
     with caplog.at_level(logging.WARNING, logger="measure.runner.cache"):

@@ -50,7 +50,7 @@ def test_outcomes_come_back_with_their_task_index(parity_root):
 
     paths = sorted(str(p) for p in (parity_root / "projects").glob("*/*.jsonl"))
     tmpl = load_template(TEMPLATE)
-    tasks = [Task(root, p, RunParams(template_path=TEMPLATE), tmpl, sum(os.path.getsize(f) for f in session_files(p))) for p in paths]
+    tasks = [Task(root, p, RunParams(template_path=TEMPLATE), tmpl, sum(os.path.getsize(f) for f in session_files(p, root))) for p in paths]
     serial, pooled = dict(run_tasks(tasks, jobs=1)), dict(run_tasks(tasks, jobs=2))
     assert sorted(serial) == sorted(pooled) == list(range(len(tasks)))  # every task, once
     assert [serial[i].session_path for i in range(len(tasks))] == [rel(p, root) for p in paths]  # each outcome its task's

@@ -102,7 +102,7 @@ def test_index_rehashes_racy_and_changed_entries(tmp_path):
 
 def test_session_files_lists_the_parent_then_its_subagents(parity_root):
     parent = next((parity_root / "projects" / "-home-dev-fold-small").glob("*.jsonl"))
-    files = session_files(os.fspath(parent))
+    files = session_files(os.fspath(parent), os.fspath(parity_root / "projects"))
     assert files[0] == os.fspath(parent) and len(files) > 1
     assert all("/subagents/" in p for p in files[1:])
 
@@ -134,7 +134,7 @@ def test_session_files_walks_deep_folders_in_os_walk_order(tmp_path):
         (sub / name / "agent-x.jsonl").write_text("{}\n")
     (sub / "agent-top.jsonl").write_text("{}\n")
     try:
-        files = session_files(os.fspath(parent))
+        files = session_files(os.fspath(parent), os.fspath(tmp_path))
     finally:
         _remove_deep(os.fspath(sub), deep)  # shutil.rmtree (pytest's clean-up) recurses per level
     rel = [os.path.relpath(f, sub) for f in files[1:]]

@@ -18,9 +18,9 @@ from measure.runner.outputs import (
     STAGING_MARKER,
     OutputError,
     StagedDir,
-    check_cache_dir,
     check_out_dir,
 )
+from measure.runner.cache import check_cache_dir
 from measure.runner.run import run_measurement
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from measure.runner.job import SessionOutcome
 from measure.runner.redact import (
     protect_outcome,
@@ -28,7 +30,6 @@ def test_paths_keep_their_layout_and_lose_every_name():
 def test_reasons_lose_the_file_names_they_carry():
     r = redact_reason("unreadable", "readSession failed: proj/sess/subagents/agent-x.jsonl: No such device or address")
     assert "proj" not in r and "agent-x" not in r and r.endswith(": No such device or address")
-    assert redact_reason("internal_error", "KeyError: 'secret-name'") == "KeyError: (message withheld under --redact)"
     assert redact_reason("malformed_lines", "2 line(s) are not JSON and were skipped") == "2 line(s) are not JSON and were skipped"
 
 
@@ -64,3 +65,24 @@ def test_redacted_outcomes_hold_no_name():
     for name in ("login", "Explore", "agent-a'", "'p/", "toolu_1", "'s'"):
         assert name not in text, name
     assert o.session_path == redact_path("p/s.jsonl")
+
+
+def test_versions_models_and_statuses_are_kept_and_every_id_beside_them_hashed(tmp_path):
+    """The README's choice: Claude Code versions, model names and notification statuses are a public
+    vocabulary, kept under --redact; the session ids of the same rows are hashed."""
+    import polars as pl
+
+    from measure.runner.job import RunParams
+    from measure.runner.run import run_measurement
+
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "default"
+    kept = {("session_info", "cc_version"), ("background", "cc_version"), ("tokens", "models"), ("background", "status")}
+    seen = {}
+    for redacted in (False, True):
+        run_measurement(root, tmp_path / str(redacted), RunParams(redact=redacted, file_time_ms=1.7e12), jobs=1)
+        seen[redacted] = {t: pl.read_parquet(tmp_path / str(redacted) / f"{t}.parquet") for t, _ in kept}
+    for table, column in sorted(kept):
+        plain, hidden = seen[False][table], seen[True][table]
+        assert plain[column].drop_nulls().n_unique() > 1, (table, column)  # the fixture has several to compare
+        assert sorted(plain[column].drop_nulls()) == sorted(hidden[column].drop_nulls()), (table, column)
+        assert set(plain["session_id"]).isdisjoint(hidden["session_id"]) and all(i.startswith("sha256:") for i in hidden["session_id"])

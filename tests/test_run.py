@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -205,3 +206,22 @@ def test_a_csv_written_in_slices_is_the_csv_written_at_once(tmp_path, monkeypatc
     whole, sliced = (tmp_path / "whole" / "t.csv").read_bytes(), (tmp_path / "sliced" / "t.csv").read_bytes()
     assert whole == sliced and whole.count(b"path,x") == 1 and b"'-a" in whole and b"'=c" in whole
     assert pl.read_parquet(tmp_path / "sliced" / "t.parquet")["path"].to_list() == df["path"].to_list()
+
+
+@pytest.mark.parametrize("redacted", [False, True])
+def test_an_internal_error_row_names_the_code_never_the_input(parity_root, tmp_path, monkeypatch, redacted):
+    """A bug in one session's measurement is a row holding the exception's type and the line of
+    measure that raised it: its message (here quoting a name from the input) is never written."""
+    import measure.runner.job as job
+
+    def broken(*args, **kwargs):
+        raise KeyError("-home-dev-fold-small secret")
+
+    monkeypatch.setattr(job, "session_rows", broken)
+    out = tmp_path / "out"
+    run_measurement(parity_root / "projects", out, RunParams(template_path=TEMPLATE, redact=redacted), jobs=1)
+    rows = pl.read_parquet(out / "errors.parquet").filter(pl.col("kind") == "internal_error").to_dicts()
+    assert rows
+    for r in rows:
+        assert re.fullmatch(r"KeyError at measure/runner/job\.py:\d+ \(message withheld: it may quote the input\)", r["reason"])
+        assert r["path"].startswith("sha256:") == redacted

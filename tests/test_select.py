@@ -32,6 +32,11 @@ def test_unknown_names_the_closest_and_keeps_listing_order():
     assert "no session matches '0b7c1e2b'; closest: 0b7c1e2a-" in str(info.value)
 
 
+def test_unknown_names_an_odd_id_on_one_line_escaped():
+    assert str(UnknownSessions({"zz": ["s\nfake line \x1b[2J", "plain-id"]}, 2)) == \
+        "no session matches 'zz'; closest: s\\nfake line \\x1b[2J, plain-id"
+
+
 def test_unknown_on_an_empty_root():
     with pytest.raises(UnknownSessions, match="no sessions were listed"):
         select_sessions([], ["x"], ROOT)

@@ -130,7 +130,16 @@ def js_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 # --- JSON ------------------------------------------------------------------------------
 
-_MAX_SAFE = 2**53
+MAX_EXACT = 2**53
+"""Every integer up to this is exactly a JS double (akm's numbers); beyond it JSON.parse rounds."""
+
+
+def js_number(x: int | float) -> float:
+    """A JSON number as JSON.parse gives it: a double (an integer past the largest double is Infinity)."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -math.inf
 
 
 def _reject_constant(name: str) -> float:
@@ -237,14 +246,14 @@ def _number(x: int | float) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, int):
-        if -_MAX_SAFE <= x <= _MAX_SAFE:
+        if -MAX_EXACT <= x <= MAX_EXACT:
             return str(x)
-        x = float(x)  # JS numbers are doubles: big integers lose precision
+        x = js_number(x)  # JS numbers are doubles: big integers lose precision
     if math.isnan(x) or math.isinf(x):
         return "null"
     if x == 0:
         return "0"
-    if x == int(x) and abs(x) <= _MAX_SAFE:
+    if x == int(x) and abs(x) <= MAX_EXACT:
         return str(int(x))
     r = repr(x)  # shortest round-trip digits, as JS Number::toString
     mantissa, _, exp = r.partition("e")
@@ -294,7 +303,7 @@ def _plain(v) -> bool:
     if isinstance(v, str) or v is None or v is True or v is False:
         return True
     if isinstance(v, int):
-        return -_MAX_SAFE <= v <= _MAX_SAFE
+        return -MAX_EXACT <= v <= MAX_EXACT
     if isinstance(v, list):
         return all(map(_plain, v))
     if isinstance(v, dict):

@@ -16,6 +16,7 @@ from measure.akm.jscompat import (
     utf16_len,
     utf16_slice,
 )
+from measure.akm.read import open_regular
 from measure.akm.records import Event, InlineRef, SessionRef
 
 DEFAULT_TEMPLATE = Path(__file__).with_name("templates") / "extract-session.md"
@@ -49,10 +50,17 @@ class Prompt:
     lone_surrogate: bool  # truncation split a surrogate pair: sent as U+FFFD
 
 
+MAX_TEMPLATE_BYTES = 2**20
+"""A larger prompt template is refused (akm's own is 5 KB; the file is read whole)."""
+
+
 @lru_cache(maxsize=8)
 def _read_template(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    with open_regular(path) as f:  # never a FIFO (it would block) or a device (/dev/zero never ends)
+        data = f.read(MAX_TEMPLATE_BYTES + 1) or b""
+    if len(data) > MAX_TEMPLATE_BYTES:
+        raise ValueError(f"over {MAX_TEMPLATE_BYTES >> 20} MiB: not a prompt template")
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # text mode's newlines, as open() gave
 
 
 def load_template(path: str | os.PathLike | None = None) -> str:

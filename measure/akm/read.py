@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 
 from measure.akm import jscompat
-from measure.akm.jscompat import js_regex, utf16_len
+from measure.akm.jscompat import js_number, js_regex, utf16_len
 from measure.akm.records import (
     Event,
     InlineRef,
@@ -103,9 +103,10 @@ def resolve_root(explicit: str | os.PathLike | None = None) -> Path:
 
 
 def rel(path: str, root: str) -> str:
-    """`path` relative to `root`, with `/` separators (what every output table shows)."""
-    r = os.path.relpath(path, root)
-    return r.replace(os.sep, "/")
+    """`path` relative to `root`, with `/` separators, as every output shows it: a byte of a name
+    that is not UTF-8 as `\\xNN` (so the label is text that any encoder and the cache can hold)."""
+    r = os.path.relpath(path, root).replace(os.sep, "/")
+    return r if r.isascii() else os.fsencode(r).decode("utf-8", "backslashreplace")
 
 
 # --- walking -----------------------------------------------------------------------------
@@ -122,18 +123,26 @@ def _sorted_entries(top: str, errors: list | None, order: str = "name"):
     return iter(entries)
 
 
-def walk_jsonl(top: str, errors: list | None = None, order: str = "name"):
+def walk_jsonl(top: str, errors: list | None = None, order: str = "name", limit: int | None = None):
     """Yield `.jsonl` paths below `top`: depth-first, pre-order, entries in `order` (WALK_ORDERS).
 
     Like akm's walker, a directory is entered only when its entry says directory (symlinked
     directories are not followed) and anything else ending in `.jsonl` is yielded. An explicit
     stack instead of recursion: folders nested deeper than Python's recursion limit are walked.
+    With a `limit`, the walk stops after that many entries (a `link_limit` problem for `top`).
     """
     if order not in WALK_ORDERS:
         raise ValueError(f"unknown walk order {order!r} (expected one of {', '.join(WALK_ORDERS)})")
     stack = [_sorted_entries(top, errors, order)]
+    seen = 0
     while stack:
         for entry in stack[-1]:
+            seen += 1
+            if limit is not None and seen > limit:
+                if errors is not None:
+                    errors.append((top, "link_limit", f"a link out of the root to a folder of over {limit:,} entries: "
+                                                      "the rest is not read (akm would walk it all)"))
+                return
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
@@ -145,30 +154,6 @@ def walk_jsonl(top: str, errors: list | None = None, order: str = "name"):
                 yield entry.path
         else:
             stack.pop()
-
-
-def walk_files(top: str):
-    """The files below `top` as a sorted `os.walk` lists them (symlinked folders neither listed
-    nor entered), but without recursion."""
-    stack = [top]
-    while stack:
-        d = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        subdirs = []
-        for e in entries:
-            try:
-                is_dir = e.is_dir()
-                if is_dir and not e.is_symlink():
-                    subdirs.append(e.path)
-            except OSError:
-                is_dir = False
-            if not is_dir:
-                yield e.path
-        stack.extend(reversed(subdirs))
 
 
 def is_session_candidate(path: str, root: str) -> bool:
@@ -262,10 +247,9 @@ def list_sessions(
         mtime = st.st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
         ctime = st.st_ctime_ns / 1e6 if file_time_ms is None else file_time_ms
         if mtime < since_ms:
+            if not since_ms and errors is not None:  # skipped by akm's default, not by the analyst's --since
+                errors.append((path, "not_listed", "file time before 1970: akm's listSessions skips it (sinceMs 0)"))
             continue
-        if not stat_mod.S_ISREG(st.st_mode):
-            if errors is not None:
-                errors.append((path, "not_a_file", "listed by akm but not a regular file"))
         first, last, title = peek(path, st.st_size)
         hint = os.path.basename(os.path.dirname(path))
         out.append(
@@ -485,7 +469,7 @@ def read_transcript(
                     ts = fallback_ts
                     fallback.append(len(events))
             elif kind is float or kind is int:
-                ts = float(ts)
+                ts = js_number(ts)
             else:
                 ts = fallback_ts
                 fallback.append(len(events))
@@ -534,8 +518,8 @@ def _skip_rest_of_line(f) -> bool:
 def read_sidecar(jsonl_path: str, problems: list | None = None) -> Sidecar:
     """The `.meta.json` beside a subagent transcript.
 
-    A sidecar that is not a regular file (FIFO, device, socket) reads as broken, and is added
-    to `problems` as (path, "not_a_file", reason) when a list is given.
+    A sidecar that is not a regular file (FIFO, device, socket) or cannot be read reads as
+    broken, and is added to `problems` as (path, "not_a_file" or "unreadable", reason).
     """
     meta_path = jsonl_path[: -len(".jsonl")] + ".meta.json"
     try:
@@ -551,7 +535,10 @@ def read_sidecar(jsonl_path: str, problems: list | None = None) -> Sidecar:
         if problems is not None:
             problems.append((meta_path, "not_a_file", f"sidecar is {exc}; not read (akm would block or never finish)"))
         return Sidecar("broken")
-    except OSError:
+    except OSError as exc:
+        if problems is not None:
+            problems.append((meta_path, "unreadable", f"sidecar cannot be read: {exc.strerror or exc}; provenance reads "
+                                                      "[subagent:unknown]"))
         return Sidecar("broken")
     try:
         meta = _json_parse(raw.decode("utf-8", "replace"))
@@ -578,14 +565,50 @@ def provenance(sidecar: Sidecar) -> str:
 OUTSIDE_REASON = "symlink to a file outside the sessions root: measured as akm reads it; none of its text is copied to any output"
 
 
+LOOP_REASON = ("subagents/ is a link to the sessions root or a folder holding it or the session: not followed "
+               "(every session would be its own subagent; akm would follow it)")
+LINK_MAX_ENTRIES = 10_000
+"""Entries of a `subagents/` reached through a link out of the root that are walked: akm walks
+whatever the link names (`/` is the whole machine); past this the walk stops, with a row."""
+LINK_MAX_BYTES = 2**30
+"""Bytes of subagent transcripts read through links out of the root, per session; past it a
+file is skipped with a `link_limit` row (akm would read it)."""
+
+
+def file_size(path: str) -> int:
+    """The size of the file `path` names (0 when it cannot be stat'ed)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _within(inner: str, outer: str) -> bool:
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
 def _outside(path: str, real_root: str) -> bool:
     """Whether `path` resolves (symlinks followed) to somewhere outside the real sessions root."""
-    real = os.path.realpath(path)
-    return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
+    return not _within(os.path.realpath(path), real_root)
 
 
 def subagents_dir(parent_path: str) -> str:
     return os.path.join(os.path.dirname(parent_path), os.path.basename(parent_path)[: -len(".jsonl")], SUBAGENTS_DIR)
+
+
+def subagent_paths(parent_path: str, root: str, walk_order: str = "name", errors: list | None = None) -> list[str]:
+    """The subagent transcripts akm's walk of `<session>/subagents/` finds, bounded: a link to
+    the root or to a folder holding it or the session is not followed (LOOP_REASON), and one out
+    of the root is walked for LINK_MAX_ENTRIES entries; `errors` gets (path, kind, reason) for each."""
+    sub_dir = subagents_dir(parent_path)
+    if not os.path.isdir(sub_dir):
+        return []
+    real, real_root = os.path.realpath(sub_dir), os.path.realpath(root)
+    if _within(real_root, real) or _within(os.path.realpath(parent_path), real):
+        if errors is not None:
+            errors.append((sub_dir, "link_loop", LOOP_REASON))
+        return []
+    return list(walk_jsonl(sub_dir, errors, walk_order, None if _within(real, real_root) else LINK_MAX_ENTRIES))
 
 
 def read_session(
@@ -615,17 +638,20 @@ def read_session(
         st = os.stat(parent_path)
     except OSError as exc:
         raise ReadError(f"readSession failed: {exc.strerror or exc}") from exc
+    if not stat_mod.S_ISREG(st.st_mode):  # a socket cannot even be opened; a FIFO would block
+        raise ReadError(f"readSession failed: {file_kind(st.st_mode)}, not a regular file; not read") from NotRegularFile()
     mtime = st.st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
     ctime = st.st_ctime_ns / 1e6 if file_time_ms is None else file_time_ms
     parent_label = rel(parent_path, root)
     real_root = os.path.realpath(root)
 
-    def note_outside(path: str, label: str) -> None:
-        if _outside(path, real_root):
+    def note_outside(path: str, label: str) -> bool:
+        outside = _outside(path, real_root)
+        if outside:
             problems.append((label, "outside_link", OUTSIDE_REASON))
+        return outside
 
     def load(path: str, label: str) -> TranscriptFile:
-        note_outside(path, label)
         try:
             tf, valid = read_transcript(path, mtime, label, observe(label) if observe else None)
         except OSError as exc:
@@ -641,37 +667,43 @@ def read_session(
                                                  "(akm would read and parse them)"))
         return tf
 
+    note_outside(parent_path, parent_label)
     parent = load(parent_path, parent_label)
     subs: list[TranscriptFile] = []
-    sub_dir = subagents_dir(parent_path)
-    if os.path.isdir(sub_dir):
-        walk_errors: list = []
-        for path in walk_jsonl(sub_dir, walk_errors, walk_order):
-            label = rel(path, root)
-            meta_label = label[: -len(".jsonl")] + ".meta.json"
-            special: list = []
-            sidecar = read_sidecar(path, special)
-            if special:
-                problems.append((meta_label, special[0][1], special[0][2]))
-            elif sidecar.state == "broken":
-                problems.append((meta_label, "broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]"))
-            if sidecar.state != "missing":
-                note_outside(path[: -len(".jsonl")] + ".meta.json", meta_label)
-            try:
-                tf = load(path, label)
-            except ReadError as exc:
-                if not isinstance(exc.__cause__, NotRegularFile):
-                    raise
-                # akm would block here or read until memory runs out: skip the file, say so.
-                problems.append((label, "not_a_file", f"subagent transcript is {exc.__cause__}; not read (akm would block or never finish)"))
+    walk_errors: list = []
+    linked = 0  # bytes read through links out of the root
+    for path in subagent_paths(parent_path, root, walk_order, walk_errors):
+        label = rel(path, root)
+        meta_label = label[: -len(".jsonl")] + ".meta.json"
+        special: list = []
+        sidecar = read_sidecar(path, special)
+        if special:
+            problems.append((meta_label, special[0][1], special[0][2]))
+        elif sidecar.state == "broken":
+            problems.append((meta_label, "broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]"))
+        if sidecar.state != "missing":
+            note_outside(path[: -len(".jsonl")] + ".meta.json", meta_label)
+        if note_outside(path, label):
+            linked += file_size(path)
+            if linked > LINK_MAX_BYTES:
+                problems.append((label, "link_limit", f"read through a link out of the root past {LINK_MAX_BYTES >> 20} MiB "
+                                                      "for this session: not read (akm would read it)"))
                 continue
-            try:
-                own_mtime = os.stat(path).st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
-            except OSError:
-                own_mtime = mtime
-            subs.append(replace(tf, sidecar=sidecar, mtime_ms=own_mtime))
-        for p, kind, reason in walk_errors:
-            problems.append((rel(p, root), kind, reason))
+        try:
+            tf = load(path, label)
+        except ReadError as exc:
+            if not isinstance(exc.__cause__, NotRegularFile):
+                raise
+            # akm would block here or read until memory runs out: skip the file, say so.
+            problems.append((label, "not_a_file", f"subagent transcript is {exc.__cause__}; not read (akm would block or never finish)"))
+            continue
+        try:
+            own_mtime = os.stat(path).st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
+        except OSError:
+            own_mtime = mtime
+        subs.append(replace(tf, sidecar=sidecar, mtime_ms=own_mtime))
+    for p, kind, reason in walk_errors:
+        problems.append((rel(p, root), kind, reason))
 
     folded = list(parent.events)
     refs = list(parent.refs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from measure.akm.jscompat import to_iso
+from measure.measurements.tasks import iso_time
 from measure.measurements.lines import collector
 from measure.numbers import percent, rounded
 
@@ -65,7 +65,7 @@ def session_version(per_file: dict[str, dict[str, int]]) -> tuple[str | None, in
 def session_info_rows(session_path: str, started_at_ms: float | None, per_file: dict[str, dict[str, int]]) -> list[dict]:
     """One row: what the session can be grouped by (project, Claude Code version, month)."""
     version, versions = session_version(per_file)
-    started = to_iso(started_at_ms) if started_at_ms else None
+    started = iso_time(started_at_ms) if started_at_ms else None  # None beyond JS's Date range (a -1e308 timestamp)
     return [
         {
             "project": session_path.split("/", 1)[0] if "/" in session_path else "",

@@ -45,7 +45,7 @@ class BackgroundRead:
     repeated_chars: int  # see the module doc
 
 
-def read_target(name: str, inp: dict) -> str | None:
+def read_target(name: object, inp: dict) -> str | None:
     """The task a tool_use reads, or None when it reads no background work."""
     if name in ("TaskOutput", "BashOutput"):
         v = inp.get("task_id") or inp.get("bash_id")
@@ -112,9 +112,9 @@ class ReadCollector:
                 for b in content:
                     if type(b) is dict and b.get("type") == "tool_use" and type(b.get("id")) is str:
                         inp = b.get("input") if type(b.get("input")) is dict else {}
-                        target = read_target(str(b.get("name")), inp)
+                        target = read_target(b.get("name"), inp)  # any value: only a known tool name reads a task
                         if target:
-                            self.pending[b["id"]] = (str(b["name"]), target)
+                            self.pending[b["id"]] = (b["name"], target)
             return
         if type(content) is list:
             blocks = [b for b in content if type(b) is dict and b.get("type") == "tool_result"]

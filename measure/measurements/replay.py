@@ -17,6 +17,7 @@ digests (`prompt_key`). Moments x events, with moments capped at MAX_MOMENTS per
 from __future__ import annotations
 
 import hashlib
+import math
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 
@@ -160,7 +161,7 @@ def moments(replayer: Replayer, timeline: Timeline | None, schedule: Schedule) -
     elif schedule.kind == "every":
         start = min(wa[0] for wa in replayer.written if wa)
         step = schedule.minutes * 60_000
-        n = int((final - start) // step)
+        n = int((final - start) // step) if math.isfinite(final - start) else 0  # a 1e400 timestamp: no moments between
         points = [start + step * i for i in range(1, min(n, 100 * MAX_MOMENTS) + 1)]
     else:
         points = []
@@ -185,7 +186,7 @@ def prompt_key(result: StrategyResult, digests: dict) -> str:
         for e in call.kept.events:
             hit = digests.get(id(e))
             if hit is None or hit[0] is not e:
-                d = hashlib.sha256(f"\x00{e.role}\x00{e.ts!r}\x00".encode())
+                d = hashlib.sha256(f"\x00{e.role}\x00{e.ts!r}\x00".encode("utf-8", "surrogatepass"))  # a role may be a lone surrogate
                 d.update(e.text.encode("utf-8", "surrogatepass"))
                 hit = digests[id(e)] = (e, d.digest())
             parts.append(hit[1])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from measure.akm.jscompat import date_parse, to_iso, utf16_len
+from measure.akm.jscompat import date_parse, js_number, to_iso, utf16_len
 from measure.measurements.lines import collector, every_type_but
 
 NOTIFICATION_TAGS = ("task-notification", "agent-notification")
@@ -129,8 +129,17 @@ def epoch_ms(ts) -> float | None:
         ms = date_parse(ts)
         return None if ms != ms else ms
     if type(ts) in (int, float):
-        return float(ts)
+        return js_number(ts)
     return None
+
+
+_JSON_TYPES = {dict: "object", list: "array", bool: "boolean", int: "number", float: "number", type(None): "null"}
+
+
+def as_text(v) -> str:
+    """`v` when it is a string, else its JSON type as a placeholder (`(object)`): never its content,
+    which may be transcript text, or nested deeper than `str()` can render."""
+    return v if type(v) is str else f"({_JSON_TYPES.get(type(v), 'value')})"
 
 
 def task_kind(task_id: str | None, summary: str | None) -> str:
@@ -294,15 +303,15 @@ class TaskCollector:
             return
         raw = record.get("timestamp")
         version = record.get("version")
-        if version != self._version:
+        if type(version) is str and version != self._version:  # not `!=` on any value: one may nest 3,000 deep
             self._version = version
-            if type(version) is str and version and version not in self.versions:
+            if version and version not in self.versions:
                 self.versions.append(version)
         if kind == "queue-operation":
             ts = self._stamp(raw)
             content = record.get("content")
             note = parse_notification(content) if type(content) is str else None
-            self.queue.append(QueueOp(line, ts, str(record.get("operation")), note))
+            self.queue.append(QueueOp(line, ts, as_text(record.get("operation")), note))
             return
         msg = record.get("message") if kind == "assistant" or kind == "user" else None
         if type(msg) is not dict:
@@ -318,7 +327,7 @@ class TaskCollector:
                             ts, stamped = self._stamp(raw), True
                         inp = b.get("input") if type(b.get("input")) is dict else {}
                         self.launches.append(
-                            Launch(line, ts, str(b.get("id")), b["name"], inp.get("run_in_background") is True,
+                            Launch(line, ts, as_text(b.get("id")), b["name"], inp.get("run_in_background") is True,
                                    _str(inp.get("to")) or _str(inp.get("task_id")),
                                    _str(inp.get("description")) or _str(inp.get("skill")))
                         )

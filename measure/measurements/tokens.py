@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import add
 
+from measure.akm.jscompat import MAX_EXACT
 from measure.akm.records import Session
 from measure.measurements.lines import collector
 from measure.measurements.subagents import Subagent
@@ -56,13 +57,19 @@ def usage_tuple(u: dict) -> tuple[int, int, int, int, int, int]:
     i, c, r, o = u.get("input_tokens"), u.get("cache_creation_input_tokens"), u.get("cache_read_input_tokens"), u.get("output_tokens")
     # _int inlined: this runs once per assistant line
     return (
-        i if type(i) is int and i > 0 else 0,
-        c if type(c) is int and c > 0 else 0,
-        c5 if type(c5) is int and c5 > 0 else 0,
-        c1 if type(c1) is int and c1 > 0 else 0,
-        r if type(r) is int and r > 0 else 0,
-        o if type(o) is int and o > 0 else 0,
+        i if type(i) is int and i > 0 else _huge(i) if type(i) is float else 0,
+        c if type(c) is int and c > 0 else _huge(c) if type(c) is float else 0,
+        c5 if type(c5) is int and c5 > 0 else _huge(c5) if type(c5) is float else 0,
+        c1 if type(c1) is int and c1 > 0 else _huge(c1) if type(c1) is float else 0,
+        r if type(r) is int and r > 0 else _huge(r) if type(r) is float else 0,
+        o if type(o) is int and o > 0 else _huge(o) if type(o) is float else 0,
     )
+
+
+def _huge(v: float) -> int:
+    """An integer past 64 bits, which orjson reads as a float (infinity past a double): kept as an
+    integer, which the run clamps and counts (measure.runner.job.clamp_counts); other floats are 0."""
+    return int(min(v, 2.0**64)) if v > MAX_EXACT else 0
 
 
 def placeholder_version(version) -> bool:
@@ -116,6 +123,8 @@ class UsageCollector:
         if type(model) is not str:
             model = None
         version = record.get("version")
+        if type(version) is not str:  # any other value reads as no version (and may nest too deep for `!=`)
+            version = None
         if version != self._version:
             self._version, self._placeholder = version, placeholder_version(version)
         found = self.calls.get(mid)

@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import os
+import re
 import time
 import zipfile
 from dataclasses import asdict
@@ -23,8 +24,9 @@ import orjson
 import psutil
 
 from measure.akm.read import rel
-from measure.runner.inputs import FileState
+from measure.runner.inputs import INDEX_NAME, FileState, dump_json, load_json, write_atomically
 from measure.runner.job import RunParams, SessionOutcome
+from measure.runner.outputs import OutputError, listing, real_path, within
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,30 @@ def run_key(session_keys: list[str], listed: list[str], errors: list[dict], root
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+OWN_FILES = re.compile(rf"({re.escape(INDEX_NAME)}|[0-9a-f]{{2}}/[0-9a-f]{{64}}\.json|runs/[0-9a-f]{{64}}\.zip)(\.[0-9]+\.tmp)?"
+                       r"|([0-9a-f]{2}|runs)/")
+"""Every name the cache writes, relative to its folder (a folder's with a trailing `/`)."""
+
+
+def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike, out: str | os.PathLike | None = None) -> None:
+    """Refuse a cache folder inside the sessions root, inside `out` or holding it, or holding any file
+    the cache does not write: the cache replaces and prunes its files, so every file there must be its own."""
+    c = real_path(cache_dir)
+    if within(c, real_path(root)):
+        raise OutputError(f"--cache-dir {cache_dir} is inside the sessions root {root}; choose one outside it")
+    if out is not None and (within(c, real_path(out)) or within(real_path(out), c)):
+        raise OutputError(f"--cache-dir {cache_dir} and --out {out} would hold one another; choose a cache folder beside --out")
+    if not os.path.lexists(c):
+        return
+    try:
+        foreign = [f for f in listing(c) if not OWN_FILES.fullmatch(f)]
+    except OSError as exc:
+        raise OutputError(f"--cache-dir {cache_dir} is not a folder that can be listed ({exc.strerror or exc}); choose another") from exc
+    if foreign:
+        raise OutputError(f"--cache-dir {cache_dir} holds {len(foreign)} file(s) the cache did not write (first: {foreign[0]}); "
+                          "choose an empty or new folder")
+
+
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "measure"
@@ -106,20 +132,11 @@ class Cache:
         return data is not None and self._write(self.entry(key), lambda f: f.write(data))
 
     def _write(self, path: Path, write) -> bool:
-        """`write(file)` into a temporary file renamed to `path`; False when that failed (logged when the disk is full)."""
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as f:
-                write(f)
-            os.replace(tmp, path)
-            return True
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                log.warning("measure: cache %s is full; results are not cached", self.dir)
-            return False
+        """`write(file)` into `path` atomically; False when that failed (logged when the disk is full)."""
+        exc = write_atomically(path, write)
+        if exc is not None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            log.warning("measure: cache %s is full; results are not cached", self.dir)
+        return exc is None
 
     # --- whole runs: when every session and the listing are unchanged, the written tables are too
 
@@ -202,7 +219,7 @@ def encode(outcome: SessionOutcome) -> bytes | None:
                     return None
                 if not (v is None or type(v) in (str, int, float, bool)):
                     return None
-    return ENTRY_HEADER + orjson.dumps(doc)
+    return ENTRY_HEADER + dump_json(doc)
 
 
 def decode(data: bytes) -> SessionOutcome:
@@ -210,8 +227,8 @@ def decode(data: bytes) -> SessionOutcome:
     if not data.startswith(ENTRY_HEADER):
         raise ValueError("not a measure cache entry of this version")
     try:
-        doc = orjson.loads(data[len(ENTRY_HEADER) :])
-    except orjson.JSONDecodeError as exc:
+        doc = load_json(data[len(ENTRY_HEADER) :])
+    except ValueError as exc:
         raise ValueError(f"not valid JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("session_path"), str):
         raise ValueError("wrong shape: no session_path")

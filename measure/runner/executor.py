@@ -21,8 +21,7 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
-from measure.akm.read import rel
-from measure.runner.job import RunParams, SessionOutcome, _error, measure_session
+from measure.runner.job import RunParams, SessionOutcome, measure_session
 
 EXECUTORS = ("local", "dask")
 #: Batches aim at this share of the work per worker, so the last batches are small.
@@ -46,14 +45,7 @@ class Task:
 
 
 def measure_task(task: Task) -> SessionOutcome:
-    """Measure one session; a surprise becomes an `internal_error` row, not a failed run."""
-    try:
-        return measure_session(task.root, task.path, task.params, task.template)
-    except Exception as exc:  # noqa: BLE001 - one session's surprise must not end the run
-        session_path = rel(task.path, task.root)
-        outcome = SessionOutcome(session_path)
-        outcome.errors.append(_error(session_path, session_path, "internal_error", f"{type(exc).__name__}: {exc}"))
-        return outcome
+    return measure_session(task.root, task.path, task.params, task.template)
 
 
 def measure_batch(tasks: list[Task]) -> list[SessionOutcome]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import os
 import stat as stat_mod
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from measure.akm.read import rel, subagents_dir
+from measure.akm.read import open_regular, rel, subagent_paths, subagents_dir
 
 log = logging.getLogger(__name__)
 
@@ -48,51 +49,34 @@ class FileState:
     digest: str
 
 
-def session_files(parent_path: str) -> list[str]:
-    """The parent transcript and every file under its `subagents/` (sorted, top-down walk).
+def session_files(parent_path: str, root: str, walk_order: str = "name") -> list[str]:
+    """What `read_session` reads: the parent, each subagent transcript and the sidecar beside it.
 
-    Iterative, so a folder nested deeper than Python's recursion limit is walked too; links to
-    folders are not followed (as os.walk does not).
+    The subagents come from the reader's own bounded walk (`subagent_paths`), in a sorted
+    top-down walk's order: a folder's files by name, then its folders by name.
     """
-    found = [parent_path]
-    stack = [subagents_dir(parent_path)]
-    while stack:
-        top = stack.pop()
-        try:
-            with os.scandir(top) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        dirs = []
-        for e in entries:
-            try:
-                is_dir = e.is_dir(follow_symlinks=False)
-            except OSError:
-                is_dir = False
-            if is_dir:
-                dirs.append(e.path)
-            else:
-                found.append(e.path)
-        stack.extend(reversed(dirs))
-    return found
+    top = subagents_dir(parent_path)
+    found = []
+    for path in subagent_paths(parent_path, root, walk_order):
+        meta = path[: -len(".jsonl")] + ".meta.json"
+        found += [path, meta] if os.path.lexists(meta) else [path]
+
+    def walk_position(path: str) -> list[tuple[int, str]]:
+        *folders, name = os.path.relpath(path, top).split(os.sep)
+        return [(1, f) for f in folders] + [(0, name)]
+
+    return [parent_path, *sorted(found, key=walk_position)]
 
 
 def content_digest(path: str, size: int) -> str:
-    """blake2b-128 of the first and last 64 KiB of a regular file.
-
-    Opened without blocking and checked after opening: a FIFO, socket or device (or a file
-    swapped for one) is never read; it gets a marker naming its kind instead.
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(fd).st_mode
-        if not stat_mod.S_ISREG(mode):
-            return f"not-a-file:{stat_mod.S_IFMT(mode):o}"
+    """blake2b-128 of the first and last 64 KiB of a regular file (`open_regular`: a file swapped
+    for a FIFO or device since it was stat'ed raises NotRegularFile, an OSError)."""
+    with open_regular(path) as f:
         h = hashlib.blake2b(digest_size=16)
-        h.update(f.read(SAMPLE))
+        h.update(f.read(SAMPLE) or b"")  # None: a read that would block (/proc/kmsg is a "regular" file)
         if size > 2 * SAMPLE:
             f.seek(-SAMPLE, os.SEEK_END)
-            h.update(f.read(SAMPLE))
+            h.update(f.read(SAMPLE) or b"")
     return h.hexdigest()
 
 
@@ -139,17 +123,25 @@ class StatIndex:
         # Other roots' entries stay; this root's are replaced, so deleted files drop out.
         prefix = os.path.join(self.root, "") if self.root else None
         kept = {p: v for p, v in self.entries.items() if prefix is not None and not p.startswith(prefix)}
-        tmp = self.path.with_name(f"{INDEX_NAME}.{os.getpid()}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(INDEX_HEADER)
-                f.write(orjson.dumps({**kept, **self.seen}))
-            os.replace(tmp, self.path)
-        except OSError as exc:
+        exc = write_atomically(self.path, lambda f: f.write(INDEX_HEADER + dump_json({**kept, **self.seen})))
+        if exc is not None:
             log.warning("measure: could not write the stat index %s: %s", self.path, exc)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+
+
+def write_atomically(path: Path, write) -> OSError | None:
+    """`write(file)` into `<path>.<pid>.tmp`, then renamed to `path`; the error when that failed
+    (the temporary file removed)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+        return None
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return exc
 
 
 def _load_index(path: Path) -> dict[str, list]:
@@ -163,7 +155,7 @@ def _load_index(path: Path) -> dict[str, list]:
     try:
         if not data.startswith(INDEX_HEADER):
             raise ValueError("unknown header")
-        entries = orjson.loads(data[len(INDEX_HEADER) :])
+        entries = load_json(data[len(INDEX_HEADER) :])
         if not isinstance(entries, dict) or not all(
             isinstance(v, list) and len(v) == 6 and all(isinstance(x, int) for x in v[:4]) and isinstance(v[4], str)
             for v in entries.values()
@@ -173,6 +165,27 @@ def _load_index(path: Path) -> dict[str, list]:
         log.warning("measure: stat index %s is damaged (%s); hashing every file and rewriting it", path, exc)
         return {}
     return entries
+
+
+def dump_json(value) -> bytes:
+    """`value` as JSON: orjson's bytes, or the standard library's (`\\udcff` escapes) where orjson
+    refuses text, a lone surrogate (a file name that is not UTF-8, a JSON `\\ud800` escape)."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value).encode()
+
+
+def load_json(data: bytes):
+    """What `dump_json` wrote; ValueError when it is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:  # orjson refuses a lone surrogate's escape
+        pass
+    try:
+        return json.loads(data)
+    except RecursionError:  # damaged: nothing dump_json writes nests
+        raise ValueError("nested too deep") from None
 
 
 def fingerprint(root: str, sessions: dict[str, list[FileState]]) -> str:

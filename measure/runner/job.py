@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import gc
+import os
+import traceback
 from dataclasses import dataclass, field
 
 from measure.akm.hashing import content_hash
+from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
-from measure.akm.read import ReadError, read_session, rel
+from measure.akm.read import NotRegularFile, ReadError, read_session, rel
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
 from measure.measurements.background import background_rows
 from measure.measurements.breakdown import session_info_rows
@@ -107,20 +110,51 @@ def _error(path: str, session_path: str | None, kind: str, reason: str, count: i
 
 
 def measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
-    """Read one session once and measure every strategy on it. Pure: no writes."""
+    """Read one session once and measure every strategy on it. Pure: no writes. A surprise
+    becomes an `internal_error` row naming the code where it happened, not a failed run."""
     # A session's objects hold no cycles worth collecting, and the cyclic GC would rescan the
     # growing heap again and again (a cost that grows faster than the session). Reference
     # counting frees everything when the session is done.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        outcome = _measure_session(root, path, params, template)
+        try:
+            outcome = _measure_session(root, path, params, template)
+        except Exception as exc:  # noqa: BLE001 - one session's surprise must not end the run
+            outcome = SessionOutcome(rel(path, root))
+            outcome.errors.append(_error(outcome.session_path, outcome.session_path, "internal_error", _raised_at(exc)))
+        clamp_counts(outcome)
         # Privacy rules before the outcome goes anywhere, the cache included.
         protect_outcome(outcome, params.redact, params.show_excerpts)
         return outcome
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _raised_at(exc: Exception) -> str:
+    """The exception's type and the line of `measure` that raised it: never its message, which may
+    quote the input (a name, a value from a transcript)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(package)]
+    at = f" at {os.path.relpath(ours[-1].filename, os.path.dirname(package))}:{ours[-1].lineno}" if ours else ""
+    return f"{type(exc).__name__}{at} (message withheld: it may quote the input)"
+
+
+def clamp_counts(outcome: SessionOutcome) -> None:
+    """Integers past MAX_EXACT (a token count of 2^64 in a transcript) clamped to it, and counted in an
+    errors row: akm's own numbers (JS doubles) hold no more exactly, and the tables' Int64 and sums must."""
+    clamped: dict[str, int] = {}
+    for name, rows in outcome.tables.items():
+        for row in rows:
+            for k, v in row.items():
+                if type(v) is int and not -MAX_EXACT <= v <= MAX_EXACT:
+                    row[k] = MAX_EXACT if v > 0 else -MAX_EXACT
+                    clamped[f"{name}.{k}"] = clamped.get(f"{name}.{k}", 0) + 1
+    if clamped:
+        where = ", ".join(f"{c} ({n})" for c, n in sorted(clamped.items()))
+        outcome.errors.append(_error(outcome.session_path, outcome.session_path, "clamped",
+                                     f"integers past 2^53 clamped to 2^53: {where}", sum(clamped.values())))
 
 
 def _measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
@@ -130,7 +164,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         lines = SessionLines()
         session, problems = read_session(path, root, file_time_ms=params.file_time_ms, observe=lines.observe, walk_order=params.walk_order)
     except ReadError as exc:
-        out.errors.append(_error(session_path, session_path, "unreadable", str(exc)))
+        kind = "not_a_file" if isinstance(exc.__cause__, NotRegularFile) else "unreadable"
+        out.errors.append(_error(session_path, session_path, kind, str(exc)))
         return out
     for p, kind, reason in problems:
         count = int(reason.split(" ", 1)[0]) if kind == "malformed_lines" else 1

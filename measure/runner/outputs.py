@@ -4,12 +4,13 @@ Every command that writes a folder (`measure run --out`, `measure report --out`,
 `extract`) calls `check_out_dir` before doing any work, and writes through `StagedDir`:
 
 - an output folder inside, equal to or containing the sessions root is refused (the root is
-  the analyst's only copy of their history); so is a cache folder inside the root;
+  the analyst's only copy of their history); a cache folder is checked by `cache.check_cache_dir`;
 - an existing output folder is replaced only if it is empty or holds exactly what an earlier
   `measure` output wrote there (listed in its manifest, MANIFEST); anything else is refused,
   naming the first file `measure` did not write;
 - the new output is written into a temporary sibling folder and renamed into place once
-  complete, so a killed run or a full disk leaves the previous complete output (or nothing).
+  complete, so a killed run or a full disk leaves the previous complete output (or nothing);
+  the next run into the same folder finishes what a killed one left (`recover`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
-import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
 
@@ -40,11 +41,12 @@ class OutputError(ValueError):
     """An output folder `measure` must not write to; the message is one line saying why."""
 
 
-def _real(path: str | os.PathLike) -> Path:
+def real_path(path: str | os.PathLike) -> Path:
+    """`path` absolute, `~` expanded, every symlink resolved."""
     return Path(os.path.realpath(os.path.abspath(os.path.expanduser(os.fspath(path)))))
 
 
-def _within(inner: Path, outer: Path) -> bool:
+def within(inner: Path, outer: Path) -> bool:
     return inner == outer or outer in inner.parents
 
 
@@ -54,54 +56,47 @@ def check_out_dir(out: str | os.PathLike, root: str | os.PathLike, *, option: st
     Symlinks are resolved on both sides. Returns the resolved output folder; raises
     OutputError with one line naming the option and the reason.
     """
-    o, r = _real(out), _real(root)
+    o, r = real_path(out), real_path(root)
     if o == r:
         raise OutputError(f"{option} {out} is the sessions root itself; choose a folder outside it")
-    if _within(o, r):
+    if within(o, r):
         raise OutputError(f"{option} {out} is inside the sessions root {root}; choose a folder outside it")
-    if _within(r, o):
+    if within(r, o):
         raise OutputError(f"{option} {out} contains the sessions root {root}; choose a folder beside it")
     return o
 
 
-def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike) -> Path:
-    """Refuse a cache folder inside (or equal to) the sessions root."""
-    c, r = _real(cache_dir), _real(root)
-    if _within(c, r):
-        raise OutputError(f"cache dir {cache_dir} is inside the sessions root {root}; choose one outside it")
-    return c
-
-
-def _listing(folder: Path) -> list[str]:
-    """Every file and folder below `folder`, relative, `/`-separated, sorted (no recursion)."""
-    found, stack = [], [folder]
+def listing(folder: str | os.PathLike) -> list[str]:
+    """Every file and folder below `folder`, relative, `/`-separated (folders with a trailing `/`),
+    sorted; raises OSError when `folder` or a folder below it cannot be listed (no recursion)."""
+    top = os.fspath(folder)
+    found, stack, start = [], [top], len(os.path.join(top, ""))
     while stack:
-        d = stack.pop()
-        with os.scandir(d) as it:
+        with os.scandir(stack.pop()) as it:
             for e in it:
-                rel = Path(e.path).relative_to(folder).as_posix()
+                name = e.path[start:].replace(os.sep, "/")
                 if e.is_dir(follow_symlinks=False):
-                    found.append(rel + "/")
-                    stack.append(Path(e.path))
+                    found.append(name + "/")
+                    stack.append(e.path)
                 else:
-                    found.append(rel)
+                    found.append(name)
     return sorted(found)
 
 
-def check_replaceable(out: str | os.PathLike, kind: str) -> None:
+def check_replaceable(out: str | os.PathLike, kind: str | None) -> list[str]:
     """Refuse to replace `out` unless it is absent, an empty folder, or an earlier `kind` output
-    holding nothing but the files its manifest lists."""
+    (None: of any kind) holding nothing but the files its manifest lists; returns those files."""
     p = Path(out)
     if not os.path.lexists(p):
-        return
+        return []
     if p.is_symlink() or not p.is_dir():
         raise OutputError(f"--out {out} exists and is not a folder; choose another")
     try:
-        present = _listing(p)
+        present = listing(p)
     except OSError as exc:
         raise OutputError(f"--out {out} cannot be listed ({exc.strerror or exc}); choose another") from exc
     if not present:
-        return
+        return []
     try:
         with open(p / MANIFEST, encoding="utf-8") as f:
             manifest = json.load(f)
@@ -112,7 +107,7 @@ def check_replaceable(out: str | os.PathLike, kind: str) -> None:
             f"--out {out} is a non-empty folder that measure did not write (no {MANIFEST}); "
             "choose an empty or new folder"
         )
-    if manifest.get("kind") != kind:
+    if kind is not None and manifest.get("kind") != kind:
         raise OutputError(f"--out {out} holds a measure {manifest.get('kind')!r} output, not a {kind}; choose another")
     owned = set(manifest["files"]) | {MANIFEST}
     owned |= {f"{d}/" for f in owned for d in PurePosixPath(f).parents if d.name}  # the folders they are in
@@ -122,6 +117,7 @@ def check_replaceable(out: str | os.PathLike, kind: str) -> None:
             f"--out {out} holds {len(foreign)} file(s) measure did not write (first: {foreign[0]}); "
             "move them away or choose another folder"
         )
+    return manifest["files"]
 
 
 class StagedDir:
@@ -138,6 +134,7 @@ class StagedDir:
         self.kind = kind
         if root is not None:
             check_out_dir(self.out, root)
+        recover(self.out)
         check_replaceable(self.out, kind)
         parent = self.out.parent
         try:
@@ -145,11 +142,9 @@ class StagedDir:
             # Not mkdtemp: its folder would be 0700, the output's mode is the umask's.
             self.path = parent / f"{_STAGING}{self.out.name}-{os.getpid()}-{secrets.token_hex(4)}"
             self.path.mkdir()
-            with open(self.path / STAGING_MARKER, "w", encoding="utf-8") as f:
-                json.dump(_owner(os.getpid()), f)
+            _mark(self.path)
         except OSError as exc:
             raise OutputError(f"--out {out} is not writable: {exc.strerror or exc}") from exc
-        remove_stale_staging(self.out)
 
     def __enter__(self) -> Path:
         return self.path
@@ -166,13 +161,12 @@ class StagedDir:
         return False
 
     def abort(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        _discard(self.path)
 
     def commit(self) -> Path:
-        """Write the manifest, then swap the staged folder in for `out`."""
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path / STAGING_MARKER)
-        files = [f for f in _listing(self.path) if not f.endswith("/") and f != MANIFEST]
+        """Write the manifest, then swap the staged folder in for `out`: the old output is moved
+        into a marked `.measure-retired-*` folder first (`recover` finishes a commit cut short)."""
+        files = [f for f in listing(self.path) if not f.endswith("/") and f not in (MANIFEST, STAGING_MARKER)]
         with open(self.path / MANIFEST, "w", encoding="utf-8") as f:
             json.dump({"kind": self.kind, "files": files}, f, indent=1)
             f.write("\n")
@@ -182,17 +176,24 @@ class StagedDir:
         retired = None
         if os.path.lexists(self.out):
             retired = Path(tempfile.mkdtemp(prefix=_RETIRED + self.out.name + "-", dir=self.out.parent))
+            _mark(retired)
             os.rename(self.out, retired / "old")
         try:
+            os.unlink(self.path / STAGING_MARKER)  # the marker never reaches the output
             os.rename(self.path, self.out)
         except BaseException:
             if retired is not None:
                 os.rename(retired / "old", self.out)
-                shutil.rmtree(retired, ignore_errors=True)
+                _discard(retired)
             raise
         if retired is not None:
-            shutil.rmtree(retired, ignore_errors=True)
+            _discard(retired)
         return self.out
+
+
+def _mark(folder: Path) -> None:
+    with open(folder / STAGING_MARKER, "w", encoding="utf-8") as f:
+        json.dump(_owner(os.getpid()), f)
 
 
 def _owner(pid: int) -> dict:
@@ -211,28 +212,68 @@ def _alive(owner: dict) -> bool:
         return True  # cannot tell: keep the folder
 
 
-def remove_stale_staging(out: Path) -> None:
-    """Remove the staging folders of `out` that a killed `measure` left beside it.
+_LEFT_BESIDE = r"\.measure-(?:staging|retired)-{}-(?:[^-]+|[0-9]+-[0-9a-f]{{8}})"
+"""The folders a run into `<name>` makes beside it: `-<pid>-<hex>` (staging) or mkdtemp's suffix,
+which holds no `-` (retired); so a run into `out` never takes those of `out-2` for its own."""
 
-    Only a real folder named `.measure-staging-<out name>-*` holding a STAGING_MARKER that names
-    a process no longer running is removed; anything else (no marker, a marker that does not
-    parse, a live writer, a link) is left alone.
+
+def recover(out: Path) -> None:
+    """Clean up after a `measure` killed while it wrote `out`: an old output moved aside by a
+    commit cut short is moved back when `out` is gone, and that run's folders are removed.
+
+    Only folders named as a run into `out` names them (_LEFT_BESIDE) are looked at, and only those
+    whose writer is gone are removed: their marker names a process no longer running, or there is
+    no marker and they hold an output of ours and nothing else (or nothing). A live writer, a file
+    measure did not write, a marker that does not parse or a link is left alone.
     """
+    pattern = re.compile(_LEFT_BESIDE.format(re.escape(out.name)))
     try:
-        entries = list(os.scandir(out.parent))
+        found = sorted(e.path for e in os.scandir(out.parent) if pattern.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return
+    for folder in map(Path, found):  # retired ones first (sorted): `out` is restored before staged copies go
+        if not _abandoned(folder):
+            continue
+        old = folder / "old"
+        files = _ours(old) if folder.name.startswith(_RETIRED) and not os.path.lexists(out) else None
+        with contextlib.suppress(OSError):
+            if files is not None and (old / MANIFEST).is_file() and all(os.path.lexists(old / f) for f in files):
+                os.rename(old, out)  # a commit cut short between its renames: the previous output back
+        _discard(folder)
+
+
+def _abandoned(folder: Path) -> bool:
+    try:
+        with open(folder / STAGING_MARKER, encoding="utf-8") as f:
+            owner = json.load(f)
+    except FileNotFoundError:
+        return _ours(folder) is not None or (os.listdir(folder) == ["old"] and _ours(folder / "old") is not None)
+    except (OSError, ValueError):
+        return False
+    return (isinstance(owner, dict) and owner.get("writer") == "measure" and type(owner.get("pid")) is int
+            and type(owner.get("started")) is float and not _alive(owner))
+
+
+def _ours(folder: Path) -> list[str] | None:
+    """The files a `measure` output holding nothing else lists ([] for an empty folder); None otherwise."""
+    try:
+        return check_replaceable(folder, None)
+    except (OutputError, OSError):
+        return None
+
+
+def _discard(folder: Path) -> None:
+    """Remove a folder of ours, what proves it ours (marker, manifest) last: a kill midway leaves
+    one `recover` still knows."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name in (STAGING_MARKER, MANIFEST))
     except OSError:
         return
     for e in entries:
-        if not e.name.startswith(_STAGING + out.name + "-") or not e.is_dir(follow_symlinks=False):
-            continue
-        try:
-            with open(Path(e.path) / STAGING_MARKER, encoding="utf-8") as f:
-                owner = json.load(f)
-            if not (isinstance(owner, dict) and owner.get("writer") == "measure" and type(owner.get("pid")) is int
-                    and type(owner.get("started")) is float):
-                continue
-        except (OSError, ValueError):
-            continue
-        if not _alive(owner):
-            shutil.rmtree(e.path, ignore_errors=True)
-
+        with contextlib.suppress(OSError):
+            if e.is_dir(follow_symlinks=False):
+                _discard(Path(e.path))
+            else:
+                os.unlink(e.path)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)

@@ -52,11 +52,9 @@ _LABELLED = re.compile(r"^(readSession failed: )(.+): ([^:]*)$", re.DOTALL)
 
 def redact_reason(kind: str, reason: str | None) -> str | None:
     """An errors row's reason without the names it carries: the file label inside a read
-    failure is hashed like a path; an unexpected exception's message is withheld."""
+    failure is hashed like a path (an internal_error's reason never holds its message)."""
     if reason is None:
         return None
-    if kind == "internal_error":
-        return reason.split(":", 1)[0] + ": (message withheld under --redact)"
     m = _LABELLED.match(reason)
     if m:
         return m[1] + redact_path(m[2]) + ": " + m[3]

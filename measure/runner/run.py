@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from measure import __version__
 from measure.akm.prompt import load_template
-from measure.akm.read import list_sessions, rel, walk_files
+from measure.akm.read import file_size, list_sessions, rel, walk_jsonl
 from measure.measurements.breakdown import breakdown_rows
 from measure.measurements.llm_calls import run_cost_rows
 from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
@@ -22,12 +23,12 @@ from measure.measurements.priorities import choice
 from measure.measurements.verdict import summarise, verdict_rows
 from measure.paths import portable
 from measure.runner import inputs
-from measure.runner.cache import Cache, run_key, session_key
+from measure.runner.cache import Cache, check_cache_dir, run_key, session_key
 from measure.runner.executor import Task, run_tasks
 from measure.runner.inputs import FileState, StatIndex, session_files
 from measure.runner.job import RunParams, SessionOutcome, _error
 from measure.runner.merge import Merged
-from measure.runner.outputs import StagedDir, check_cache_dir
+from measure.runner.outputs import StagedDir
 from measure.runner.progress import Progress, current
 from measure.runner.redact import _redact_rows, redact, redact_path
 from measure.runner.select import select_sessions
@@ -55,7 +56,7 @@ def orphan_errors(root: str) -> list[dict]:
         if os.path.basename(dirpath) == "subagents" and dirpath != root:
             session_dir = os.path.dirname(dirpath)
             if session_dir != root and not os.path.exists(session_dir + ".jsonl"):
-                n = sum(1 for p in walk_files(dirpath) if p.endswith(".jsonl"))
+                n = sum(1 for _ in walk_jsonl(dirpath))
                 reason = f"{n} subagent transcript(s) whose parent session file is missing; akm never reads them"
                 rows.append(_error(rel(dirpath, root), None, "orphan_subagents", reason, n))
             continue
@@ -97,7 +98,7 @@ def run_measurement(
     if not os.path.isdir(root):
         raise FileNotFoundError(f"sessions root not found: {root}")
     if cache_dir:
-        check_cache_dir(cache_dir, root)
+        check_cache_dir(cache_dir, root, out_dir)
     # Before any work: --out outside the root, replaceable, writable; written into a staging
     # sibling and renamed into place only when complete, so a killed run leaves the last output.
     with StagedDir(out_dir, "run", root) as staging:
@@ -112,14 +113,14 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
         root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms, walk_order=params.walk_order
     )
     if params.sessions:
-        listings = select_sessions(listings, params.sessions, root)
+        listings = select_sessions(listings, params.sessions, root, params.redact)
     errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors]
     errors += orphan_errors(root)
     if params.redact:  # the sessions' own rows come redacted from the job (redact.protect_outcome)
         _redact_rows({"errors": errors})
     # The merge order (largest parent first) is the one tables were always built in: rows whose
     # sort keys tie keep it, whatever executor measured them and in which order they finished.
-    order = sorted(listings, key=lambda s: -_size(s.path))
+    order = sorted(listings, key=lambda s: -file_size(s.path))
     # Under --redact nothing that names the input is kept: no stat index (it holds paths) and no
     # per-session entries (they hold rows before redaction); only the redacted tables of a
     # whole run are, under a key that is a digest.
@@ -130,12 +131,12 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     states: dict[str, list[FileState]] = {}
     keys: list[str | None] = []
     for s in order:
-        try:
-            states[s.path] = [index.state(p) for p in session_files(s.path)]
-            keys.append(session_key(root, s.path, states[s.path], params, template) if cache else None)
-        except OSError:  # unreadable now: measure it and let the reader report why
-            states[s.path] = [f for f in (_try_state(index, p) for p in session_files(s.path)) if f is not None]
-            keys.append(None)
+        files, found = session_files(s.path, root, params.walk_order), []
+        for p in files:
+            with contextlib.suppress(OSError):  # unreadable now: measured all the same, the reader says why
+                found.append(index.state(p))
+        states[s.path] = found
+        keys.append(session_key(root, s.path, found, params, template) if cache and len(found) == len(files) else None)
     whole = None
     if cache is not None and all(keys):
         # Every session and the listing unchanged: the tables are the stored ones, copied
@@ -240,20 +241,6 @@ def _merge(merged: Merged, position: int, o: SessionOutcome, rank: dict[str, int
     for row in o.tables.get("llm_calls", ()):
         row["run_order"] = rank.get(row["session_path"])
     merged.add(position, o.tables, o.errors)
-
-
-def _try_state(index: StatIndex, path: str) -> FileState | None:
-    try:
-        return index.state(path)
-    except OSError:
-        return None
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 @functools.lru_cache(maxsize=1)

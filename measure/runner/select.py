@@ -18,7 +18,7 @@ class UnknownSessions(ValueError):
         self.listed = listed
         parts = []
         for value, closest in missing.items():
-            hint = f"; closest: {', '.join(closest)}" if closest else ""
+            hint = f"; closest: {', '.join(map(_printable, closest))}" if closest else ""
             parts.append(f"no session matches {value!r}{hint}")
         if not listed:
             parts.append("(no sessions were listed under the root)")
@@ -26,6 +26,12 @@ class UnknownSessions(ValueError):
 
     def __reduce__(self):  # pickled by its own arguments: raised in `measure report`'s child, re-raised in the parent
         return type(self), (self.missing, self.listed)
+
+
+def _printable(session_id: str) -> str:
+    """The id as one line of plain text: an id is a file name, and one holding a newline or an
+    escape sequence must neither forge a line of output nor reach the terminal raw."""
+    return session_id if session_id.isprintable() else repr(session_id)[1:-1]
 
 
 def matches(value: str, session_id: str, session_path: str) -> bool:
@@ -52,13 +58,14 @@ def closest_ids(value: str, ids: Iterable[str], n: int = 3) -> list[str]:
     return sorted(ids, key=score)[:n]
 
 
-def select_sessions(listings: Sequence, wanted: Iterable[str], root: str) -> list:
-    """The listings named by `wanted` (listing order kept); raises UnknownSessions for a value naming none."""
+def select_sessions(listings: Sequence, wanted: Iterable[str], root: str, redacted: bool = False) -> list:
+    """The listings named by `wanted` (listing order kept); raises UnknownSessions for a value naming
+    none, with the closest ids (`redacted`: as a `--redact` report shows them, which select them too)."""
     wanted = list(dict.fromkeys(wanted))
     paths = [rel(s.path, root) for s in listings]
     chosen = [s for s, p in zip(listings, paths) if any(matches(w, s.session_id, p) for w in wanted)]
     missing = {
-        w: closest_ids(w, [s.session_id for s in listings])
+        w: closest_ids(w, [redact(s.session_id) if redacted else s.session_id for s in listings])
         for w in wanted
         if not any(matches(w, s.session_id, p) for s, p in zip(listings, paths))
     }
