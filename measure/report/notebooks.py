@@ -102,14 +102,11 @@ def build_notebook(source: Path, build_dir: Path) -> Path:
 
     nb = jupytext.read(source)
     nb.nbformat, nb.nbformat_minor = 4, 5
-    nb.metadata = nbformat.NotebookNode({"kernelspec": nb.metadata.get("kernelspec", _kernelspec())})
+    default = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": KERNEL_NAME}
+    nb.metadata = nbformat.NotebookNode({"kernelspec": nb.metadata.get("kernelspec", default)})
     for i, cell in enumerate(nb.cells):
         cell.id = f"cell-{i}"
     return write_notebook(nb, build_dir / f"{source.stem}.ipynb")
-
-
-def _kernelspec() -> dict[str, str]:
-    return {"display_name": "Python 3 (ipykernel)", "language": "python", "name": KERNEL_NAME}
 
 
 def _kernel_config():
@@ -120,13 +117,6 @@ def _kernel_config():
     # <runtime>/kernel-<uuid>-ipc-<n>: the runtime dir plus about 50 bytes.
     fits = len(os.fsencode(jupyter_runtime_dir())) + 52 < 108
     return Config({"KernelManager": {"transport": KERNEL_TRANSPORT if fits else "tcp"}})
-
-
-def _kernel_env() -> None:
-    """Set the environment the kernels inherit (see KERNEL_ENV)."""
-    for key, value in KERNEL_ENV.items():
-        os.environ.setdefault(key, value)
-    os.environ.pop("MPLBACKEND", None)
 
 
 UNUSED_OPTIONAL_IMPORTS = ("pyarrow", "rfc3987_syntax")
@@ -172,7 +162,9 @@ def execute_notebook(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError  # noqa: PLC0415
     from papermill.exceptions import PapermillExecutionError  # noqa: PLC0415
 
-    _kernel_env()
+    for key, value in KERNEL_ENV.items():  # what the kernels inherit
+        os.environ.setdefault(key, value)
+    os.environ.pop("MPLBACKEND", None)
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         return pm.execute_notebook(
@@ -241,11 +233,10 @@ def _cell_line(source: Path, cell: int | None) -> int | None:
 
 
 def normalize(nb):
-    """Strip what changes from run to run and keep outputs and execution counts.
+    """Strip what changes from run to run (metadata of papermill, widgets, jupytext, the language
+    version, cells' timings) and keep outputs and execution counts; cell ids become "0".."n-1".
 
-    Drops notebook `metadata.papermill`, `metadata.widgets`, `metadata.jupytext` and
-    `language_info.version`; drops each cell's `metadata.papermill` and `metadata.execution`;
-    renumbers cell ids "0".."n-1". Returns the same notebook, changed in place.
+    Returns the same notebook, changed in place.
     """
     for key in ("papermill", "widgets", "jupytext"):
         nb.metadata.pop(key, None)

@@ -82,10 +82,12 @@ def _sessions(df: pl.DataFrame) -> list[str]:
     return list(dict.fromkeys(ordered))
 
 
-def _empty(ax, text: str) -> None:
+def _empty(ax, text: str) -> Figure:
+    """Say `text` on `ax` instead of drawing data; return its figure."""
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color=OTHER_COLOR)
     ax.set_xticks([])
     ax.set_yticks([])
+    return ax.figure
 
 
 def _thousands(x: float, _pos=None) -> str:
@@ -114,14 +116,13 @@ def _top_sessions(df: pl.DataFrame, value: str, limit: int = MAX_SESSIONS) -> li
     return sorted(sessions, key=lambda sid: -(peak.get(sid) or 0))[:limit]
 
 
-def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label_fmt) -> int:
-    """Bars per session (x) and strategy (hue) of column `value`; returns how many sessions are drawn.
+def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label_fmt, what: str) -> None:
+    """Bars per session (x) and strategy (hue) of column `value`, `what` naming it on the session axis.
 
     Value labels are drawn when there is room; with more than MAX_SESSIONS sessions only those
     with the largest values are drawn.
     """
     sessions = _top_sessions(df, value)
-    short = short_ids(_sessions(df))
     width = 0.8 / max(1, len(strategies))
     labelled = len(sessions) * len(strategies) <= 48
     for j, s in enumerate(strategies):
@@ -133,8 +134,7 @@ def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label
         bars = ax.bar(xs, ys, width=width, color=_color(s), label=_label(s), edgecolor="white", linewidth=0.5)
         if labelled:
             ax.bar_label(bars, labels=[label_fmt(y) for y in ys], fontsize=7, padding=1)
-    _session_ticks(ax, sessions, short)
-    return len(sessions)
+    _session_axis(ax, df, sessions, what)
 
 
 def _millions(y: float, _pos=None) -> str:
@@ -145,17 +145,16 @@ def _millions(y: float, _pos=None) -> str:
     return f"{y:,.0f}"
 
 
-def _session_ticks(ax, sessions: list[str], short: dict[str, str]) -> None:
+def _session_axis(ax, df: pl.DataFrame, sessions: list[str], what: str) -> None:
+    """The x axis of `sessions` drawn out of those of `df`: short ids, and a label saying how many
+    are drawn when not all are (those with the most `what`)."""
+    short, total = short_ids(_sessions(df)), len(_sessions(df))
     rotate = len(sessions) > 8
     ax.set_xticks(range(len(sessions)), [short[sid] for sid in sessions], rotation=45 if rotate else 0,
                   ha="right" if rotate else "center")
     ax.set_xlim(-0.6, len(sessions) - 0.4)
-
-
-def _session_axis_label(drawn: int, total: int, what: str) -> str:
-    if drawn < total:
-        return f"session ({drawn} of {total}: those with the most {what})"
-    return "session"
+    drawn = len(sessions)
+    ax.set_xlabel(f"session ({drawn} of {total}: those with the most {what})" if drawn < total else "session")
 
 
 @_styled
@@ -163,14 +162,11 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
     """Parent-origin chars evicted (% of the parent-alone kept set) per session, one bar per strategy."""
     fig, ax = _figure(f"Parent-origin content evicted by strategy (maxTotalChars = {_budgets_text(eviction)})")
     if eviction.height == 0:
-        _empty(ax, "no eviction rows")
-        return fig
+        return _empty(ax, "no eviction rows")
     strategies = ordered_strategies(eviction["strategy"].unique().to_list())
     if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
-        _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
-        return fig
-    drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{rounded(y, 1):.1f}" if y else "0")
-    ax.set_xlabel(_session_axis_label(drawn, len(_sessions(eviction)), "eviction"))
+        return _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
+    _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{rounded(y, 1):.1f}" if y else "0", "eviction")
     ax.set_ylabel("parent chars evicted (% of parent alone)")
     top = max(1.0, float(eviction["budget_evicted_pct"].max() or 0.0))
     ax.set_ylim(min(0.0, float(eviction["budget_evicted_pct"].min() or 0.0)) * 1.15, top * 1.15)
@@ -188,14 +184,12 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     fig, ax = _figure("Budget sweep: parent-origin content evicted, all sessions pooled")
     curve = sweep_curve(budget_sweep)
     if curve.height == 0:
-        _empty(ax, "no budget sweep rows")
-        return fig
+        return _empty(ax, "no budget sweep rows")
     if not curve.filter(pl.col("evicted_chars") != 0).height:
         # Flat lines at 0 with a "fold evicts nothing from <smallest budget>" marker would dress up
         # a root where nothing can be evicted (no subagent text) as a finding.
         budgets = sorted(set(curve["budget"].to_list()))
-        _empty(ax, f"no strategy evicts parent content at any swept budget ({_thousands(budgets[0])}–{_thousands(budgets[-1])})")
-        return fig
+        return _empty(ax, f"no strategy evicts parent content at any swept budget ({_thousands(budgets[0])}–{_thousands(budgets[-1])})")
     markers = "osD^vP*X"
     styles = ("-", "--", ":", "-.")
     for k, s in enumerate(ordered_strategies(curve["strategy"].unique().to_list())):
@@ -256,8 +250,7 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
     axes = fig.subplots(1, max(1, len(pairings)), squeeze=False, sharey=True)[0]
     fig.suptitle("Duplicate pairs: how alike the notification and the subagent's final report are")
     if not pairings:
-        _empty(axes[0], "no notification / subagent pairs")
-        return fig
+        return _empty(axes[0], "no notification / subagent pairs")
     bins = overlap_bins(duplicates)
     width = OVERLAP_BINS[1] - OVERLAP_BINS[0]
     for ax, pairing in zip(axes, pairings, strict=True):
@@ -286,15 +279,13 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     """Extraction LLM calls per session, one bar per strategy, on a log scale."""
     fig, ax = _figure(f"LLM calls per session and strategy (maxTotalChars = {_budgets_text(llm_calls)})")
     if llm_calls.height == 0:
-        _empty(ax, "no llm_calls rows")
-        return fig
+        return _empty(ax, "no llm_calls rows")
     strategies = ordered_strategies(llm_calls["strategy"].unique().to_list())
-    drawn = _grouped_bars(ax, llm_calls, "llm_calls", strategies, lambda y: f"{y:,}")
+    _grouped_bars(ax, llm_calls, "llm_calls", strategies, lambda y: f"{y:,}", "calls")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
     top = max(10, int(llm_calls["llm_calls"].max() or 1))
     ax.set_ylim(0.8, top * 3)
-    ax.set_xlabel(_session_axis_label(drawn, len(_sessions(llm_calls)), "calls"))
     ax.set_ylabel("calls (log scale)")
     ax.legend(loc="upper left", ncols=min(3, len(strategies)))
     return fig
@@ -306,8 +297,7 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     fig, ax = _figure()
     if run_cost.height == 0:
         ax.set_title("Run cost under the per-run session cap")
-        _empty(ax, "no run_cost rows")
-        return fig
+        return _empty(ax, "no run_cost rows")
     caps = sorted(set(run_cost["session_cap"].unique().to_list()))
     ax.set_title(f"Run cost with at most {', '.join(map(str, caps))} sessions per run (maxSessionsPerRun)")
     strategies = ordered_strategies(run_cost["strategy"].unique().to_list())
@@ -382,8 +372,7 @@ def stub_vs_run(background: pl.DataFrame) -> Figure:
     timed = background.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
     timed = timed.filter((pl.col("stub_seconds") > 0) & (pl.col("run_seconds") > 0))
     if timed.height == 0:
-        _empty(ax, "no background task with both a launch stub and a completion")
-        return fig
+        return _empty(ax, "no background task with both a launch stub and a completion")
     for kind in sorted(set(timed["kind"].to_list())):
         part = timed.filter(pl.col("kind") == kind)
         late = part["completed_after_parent_end"].fill_null(False).to_list()
@@ -420,8 +409,7 @@ def deliveries_bars(background: pl.DataFrame) -> Figure:
     """Background results by kind and Claude Code version, stacked by delivery (turn, removed, never)."""
     fig, ax = _figure("How background results reached the parent, by kind and Claude Code version")
     if background.height == 0:
-        _empty(ax, "no background rows")
-        return fig
+        return _empty(ax, "no background rows")
     table = deliveries(background)
     groups = list(zip(table["kind"].to_list(), table["Claude Code"].to_list(), strict=True))
     xs = list(range(len(groups)))
@@ -446,8 +434,7 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
     fig, ax = _figure()
     if replay.height == 0:
         ax.set_title("Re-extractions while sessions are written")
-        _empty(ax, "no replay rows (measure run --replay)")
-        return fig
+        return _empty(ax, "no replay rows (measure run --replay)")
     schedules = ", ".join(sorted(set(replay["schedule"].to_list())))
     ax.set_title(f"Re-extractions while sessions are written (replayed at {schedules})")
     totals = replay_totals(replay)
@@ -471,11 +458,9 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     fig, ax = _figure("Native tokens per session by origin (one API call per message.id)")
     df = tokens.filter(pl.col("origin") != "total").with_columns(all_tokens().alias("_tokens")) if tokens.height else tokens
     if df.height == 0 or int(df["_tokens"].sum()) == 0:
-        _empty(ax, "no API calls")
-        return fig
+        return _empty(ax, "no API calls")
     totals = df.group_by("session_id", "session_path").agg(pl.col("_tokens").sum()).filter(pl.col("_tokens") > 0)
     sessions = _top_sessions(totals, "_tokens")
-    short = short_ids(_sessions(totals))
     bottom = [0] * len(sessions)
     for origin in ORIGIN_COLORS:
         part = df.filter(pl.col("origin") == origin)
@@ -486,9 +471,8 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
         ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=ORIGIN_COLORS[origin],
                label=ORIGIN_LABELS[origin], edgecolor="white", linewidth=0.5)
         bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
-    _session_ticks(ax, sessions, short)
+    _session_axis(ax, totals, sessions, "tokens")
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
-    ax.set_xlabel(_session_axis_label(len(sessions), totals.height, "tokens"))
     ax.set_ylabel("tokens (input + cache write + cache read + output)")
     # One legend row above the tallest stack: the tallest bar is drawn first, where an upper-left
     # legend stacked in a column would cover it.
@@ -506,19 +490,16 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     if df.height:
         df = df.with_columns(all_tokens().alias("_dedup"), all_tokens("naive_").alias("_naive")).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
     if df.height == 0:
-        _empty(ax, "no API calls")
-        return fig
+        return _empty(ax, "no API calls")
     sessions = _top_sessions(df, "_x")
-    short = short_ids(_sessions(df))
     lookup = dict(zip(df["session_id"].to_list(), df["_x"].to_list(), strict=True))
     ys = [lookup[sid] for sid in sessions]
     bars = ax.bar(range(len(sessions)), ys, width=0.7, color=_color("fold"))
     if len(sessions) <= 30:
         ax.bar_label(bars, labels=[f"{rounded(y, 2):.2f}" for y in ys], fontsize=7, padding=1)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=1)
-    _session_ticks(ax, sessions, short)
+    _session_axis(ax, df, sessions, "over-count")
     ax.set_ylim(0, max(2.0, max(ys) * 1.15))
-    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "over-count"))
     ax.set_ylabel("per-line tokens ÷ deduplicated tokens")
     return fig
 
@@ -537,10 +518,9 @@ def _two_part_bars(ax, df: pl.DataFrame, value: str, lower, upper, labels, what:
     bars = ax.bar(xs, heights[1], bottom=heights[0], width=0.7, color=upper[1], label=upper[2])
     if len(sessions) <= 30:
         ax.bar_label(bars, labels=[labels(rows[s]) for s in sessions], fontsize=7, padding=1)
-    _session_ticks(ax, sessions, short_ids(_sessions(df)))
+    _session_axis(ax, df, sessions, what)
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
     ax.set_ylim(0, max(1, max(a + b for a, b in zip(*heights, strict=True))) * 1.2)
-    ax.set_xlabel(_session_axis_label(len(sessions), df.height, what))
 
 
 @_styled
@@ -549,8 +529,7 @@ def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
     fig, ax = _figure("Notification wake-ups: cache reads of the turns they opened, and what batching saves")
     df = cost_sessions.filter(pl.col("wakeup_turns") > 0) if cost_sessions.height else cost_sessions
     if df.height == 0:
-        _empty(ax, "no notification was delivered as a turn")
-        return fig
+        return _empty(ax, "no notification was delivered as a turn")
     saved = "batch_saved_cache_read_tokens"
     _two_part_bars(
         ax, df, "wakeup_cache_read_tokens",
@@ -569,8 +548,7 @@ def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
     fig, ax = _figure("Reads of background work: chars the parent already held")
     df = cost_sessions.filter(pl.col("read_chars") > 0) if cost_sessions.height else cost_sessions
     if df.height == 0:
-        _empty(ax, "no reads of background work")
-        return fig
+        return _empty(ax, "no reads of background work")
     _two_part_bars(
         ax, df, "read_chars",
         (lambda r: r["read_chars"] - r["repeated_chars"], PAIR_COLOR, "new to the parent"),
@@ -588,8 +566,7 @@ def sources_bars(ab: pl.DataFrame | None) -> Figure:
     fig, ax = _figure("Candidates found under one strategy only, by source (sample 0)")
     table = sources_table(ab) if ab is not None else None
     if table is None or table.height == 0:
-        _empty(ax, "no complete session pairs")
-        return fig
+        return _empty(ax, "no complete session pairs")
     labels = [f"only {r['unique to']}\n({r['arms']})" for r in table.iter_rows(named=True)]
     bottom = [0] * table.height
     for text, color in zip(SOURCE_LABELS.values(), SOURCE_COLORS, strict=True):
@@ -632,8 +609,7 @@ def tradeoff(verdict: pl.DataFrame) -> Figure:
     value = {(r["criterion"], r["strategy"]): r for r in verdict.iter_rows(named=True) if r["criterion"] != "decision"}
     names = ordered_strategies({s for _, s in value})
     if not names:
-        _empty(ax, "no verdict rows")
-        return fig
+        return _empty(ax, "no verdict rows")
     xs = {n: value["parent_chars_evicted", n]["value"] for n in names}
     ys = {n: value["subagent_unique_chars_in_prompt", n]["value"] for n in names}
     calls = {n: value["llm_calls", n]["value"] for n in names}
@@ -681,8 +657,7 @@ def win_tie_loss(robustness: pl.DataFrame) -> Figure:
     ax = fig.subplots()
     if not rows:
         ax.set_title("Sessions where the chosen strategy is better, tied or worse")
-        _empty(ax, "no session differs between the chosen strategy and another")
-        return fig
+        return _empty(ax, "no session differs between the chosen strategy and another")
     ax.set_title(f"Sessions where {rows[0]['strategy_a']}, the chosen strategy, is better, tied or worse\n"
                  "(criteria where every session ties are left out)")
     ys = list(range(len(rows)))

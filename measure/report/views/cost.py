@@ -7,7 +7,7 @@ import polars as pl
 from measure.numbers import ROUND_MODE
 from measure.report.shaping import all_tokens
 from measure.report.style import ORIGIN_LABELS
-from measure.report.views.common import Report, fmt_int, fmt_pct, fmt_x, markdown, per_session
+from measure.report.views.common import Report, fmt_int, fmt_pct, fmt_x, headed, markdown, per_session
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -20,13 +20,9 @@ def tokens_table(r: Report) -> pl.DataFrame:
     out = t.select(
         "session_id",
         pl.col("origin").replace_strict(ORIGIN_LABELS, default=pl.col("origin")).alias("origin"),
-        pl.col("api_calls").alias("calls"),
-        pl.col("input_tokens").alias("input"),
-        pl.col("cache_creation_tokens").alias("cache write"),
-        pl.col("cache_read_tokens").alias("cache read"),
-        pl.col("output_tokens").alias("output"),
-        pl.col("output_tokens_is_lower_bound").alias("output is a lower bound"),
-        pl.col("naive_lines").alias("per-line calls"),
+        *headed({"api_calls": "calls", "input_tokens": "input", "cache_creation_tokens": "cache write",
+                 "cache_read_tokens": "cache read", "output_tokens": "output",
+                 "output_tokens_is_lower_bound": "output is a lower bound", "naive_lines": "per-line calls"}),
         (all_tokens("naive_") / pl.max_horizontal(all_tokens(), pl.lit(1))).round(2, mode=ROUND_MODE)
         .alias("per-line ÷ deduplicated tokens"),
     )
@@ -105,18 +101,12 @@ def wakeups_table(r: Report) -> pl.DataFrame:
     c = r.tables["cost_sessions"].filter(pl.col("notifications_enqueued") + pl.col("wakeup_turns") > 0)
     out = c.select(
         "session_id",
-        pl.col("notifications_enqueued").alias("notifications queued"),
-        pl.col("notifications_undelivered").alias("undelivered (no turn)"),
-        pl.col("wakeup_turns").alias("wake-up turns"),
-        pl.col("wakeup_calls").alias("calls"),
-        pl.col("wakeup_cache_read_tokens").alias("cache read"),
+        *headed({"notifications_enqueued": "notifications queued", "notifications_undelivered": "undelivered (no turn)",
+                 "wakeup_turns": "wake-up turns", "wakeup_calls": "calls", "wakeup_cache_read_tokens": "cache read"}),
         (100 * pl.col("wakeup_cache_read_tokens") / pl.max_horizontal(pl.col("parent_cache_read_tokens"), pl.lit(1)))
-        .round(1, mode=ROUND_MODE)
-        .alias("% of parent cache read"),
-        pl.col("batchable_wakeups").alias("batchable"),
-        pl.col("batched_turns").alias("turns if batched"),
-        pl.col("batch_saved_calls").alias("calls saved"),
-        pl.col("batch_saved_cache_read_tokens").alias("cache read saved"),
+        .round(1, mode=ROUND_MODE).alias("% of parent cache read"),
+        *headed({"batchable_wakeups": "batchable", "batched_turns": "turns if batched", "batch_saved_calls": "calls saved",
+                 "batch_saved_cache_read_tokens": "cache read saved"}),
     )
     return per_session(out, r, relevance=False)
 
@@ -167,10 +157,8 @@ def repeat_table(r: Report) -> pl.DataFrame:
     c = r.tables["cost_sessions"].filter(pl.col("background_reads") > 0)
     out = c.select(
         "session_id",
-        pl.col("background_reads").alias("reads"),
-        pl.col("repeat_reads").alias("reads with repeats"),
-        pl.col("read_chars").alias("chars read"),
-        pl.col("repeated_chars").alias("chars already held"),
+        *headed({"background_reads": "reads", "repeat_reads": "reads with repeats", "read_chars": "chars read",
+                 "repeated_chars": "chars already held"}),
         (100 * pl.col("repeat_fraction")).round(1, mode=ROUND_MODE).alias("% repeated"),
     )
     return per_session(out, r, relevance=False)

@@ -14,7 +14,7 @@ from measure.numbers import ROUND_MODE
 from measure.report.shaping import chosen_pairs
 from measure.report.style import STRATEGY_LABELS, label, ordered_strategies, strategy_rank
 from measure.report.views import extraction
-from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, wide
+from measure.report.views.common import Report, fmt_int, fmt_pct, headed, markdown, wide
 
 
 CANDIDATES = {k: v for k, v in STRATEGY_LABELS.items() if "(C" in v}
@@ -48,24 +48,23 @@ def verdict_matrix(r: Report) -> pl.DataFrame:
     )
 
 
+ADVANTAGES = {
+    "parent_chars_evicted": "evicts {d} fewer parent-origin chars (budget eviction: {a} vs {b}{where})",
+    "delegated_results_in_prompt": "gets {d} more delegated results into the prompt ({a} vs {b})",
+    "subagent_unique_chars_in_prompt": "sends {d} more chars of subagent-only content ({a} vs {b})",
+    "inline_refs": "lists {d} more inline refs ({a} vs {b})",
+    "llm_calls": "makes {d} fewer LLM calls ({a} vs {b})",
+    "calls_per_run_max": "makes {d} fewer calls in its most expensive run{under} ({a} vs {b})",
+    "prompt_chars": "sends {d} fewer prompt chars ({a} vs {b})",
+}
+"""What the better value of each criterion gains over the other, in words."""
+
+
 def _advantage(c: str, a: float, b: float, loser: str, k: int | None, cap: int | None) -> str:
     """What a value `a` gains over `b` on criterion `c`, in words (a is the better one; `loser` has b)."""
-    d = abs(a - b)
-    if c == "parent_chars_evicted":
-        where = f", {loser} evicting in {k} session(s)" if k else ""
-        return f"evicts {fmt_int(d)} fewer parent-origin chars (budget eviction: {fmt_int(a)} vs {fmt_int(b)}{where})"
-    if c == "delegated_results_in_prompt":
-        return f"gets {fmt_int(d)} more delegated results into the prompt ({fmt_int(a)} vs {fmt_int(b)})"
-    if c == "subagent_unique_chars_in_prompt":
-        return f"sends {fmt_int(d)} more chars of subagent-only content ({fmt_int(a)} vs {fmt_int(b)})"
-    if c == "inline_refs":
-        return f"lists {fmt_int(d)} more inline refs ({fmt_int(a)} vs {fmt_int(b)})"
-    if c == "llm_calls":
-        return f"makes {fmt_int(d)} fewer LLM calls ({fmt_int(a)} vs {fmt_int(b)})"
-    if c == "calls_per_run_max":
-        under = f" under akm's cap of {cap} sessions per run" if cap else ""
-        return f"makes {fmt_int(d)} fewer calls in its most expensive run{under} ({fmt_int(a)} vs {fmt_int(b)})"
-    return f"sends {fmt_int(d)} fewer prompt chars ({fmt_int(a)} vs {fmt_int(b)})"
+    return ADVANTAGES[c].format(d=fmt_int(abs(a - b)), a=fmt_int(a), b=fmt_int(b),
+                                where=f", {loser} evicting in {k} session(s)" if k else "",
+                                under=f" under akm's cap of {cap} sessions per run" if cap else "")
 
 
 def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
@@ -345,9 +344,9 @@ def robustness_table(r: Report) -> pl.DataFrame:
     differs (robustness table)."""
     pairs = chosen_pairs(r["robustness"], differing=True)
     return pairs.select(
-        pl.col("strategy_b").alias("against"), "criterion", "better", pl.col("a_better").alias("chosen better"),
-        "ties", pl.col("b_better").alias("other better"), pl.col("total_difference").alias("total (chosen − other)"),
-        pl.col("ci_low").alias("95% low"), pl.col("ci_high").alias("95% high"),
+        *headed({"strategy_b": "against", "criterion": "criterion", "better": "better", "a_better": "chosen better",
+                 "ties": "ties", "b_better": "other better", "total_difference": "total (chosen − other)",
+                 "ci_low": "95% low", "ci_high": "95% high"}),
         (100 * pl.col("largest_share")).round(1, mode=ROUND_MODE).alias("largest session %"),
-        pl.col("rests_on_one_session").alias("rests on one session"), pl.col("majority_disagrees").alias("most sessions disagree"),
+        *headed({"rests_on_one_session": "rests on one session", "majority_disagrees": "most sessions disagree"}),
     )
