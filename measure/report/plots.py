@@ -24,32 +24,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from matplotlib.transforms import blended_transform_factory
 
 from measure.numbers import rounded
-from measure.report.shaping import (
-    all_tokens,
-    breakdown_ordered,
-    chosen_pairs,
-    deliveries,
-    fold_zero_budget,
-    replay_totals,
-    sources_table,
-    sweep_curve,
-)
-from measure.report.style import (
-    BOTH_COLOR,
-    BREAKDOWN_DIMENSIONS,
-    DELIVERY_COLORS,
-    FIGSIZE,
-    KIND_COLORS,
-    ORIGIN_COLORS,
-    ORIGIN_LABELS,
-    OTHER_COLOR,
-    PAIR_COLOR,
-    SOURCE_COLORS,
-    SOURCE_LABELS,
-    STYLE,
-    ordered_strategies,
-    short_ids,
-)
+from measure.report import shaping, style
 from measure.report.style import color as _color
 from measure.report.style import label as _label
 
@@ -59,15 +34,15 @@ def _styled(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with mpl.style.context(STYLE, after_reset=True):
+        with mpl.style.context(style.STYLE, after_reset=True):
             return fn(*args, **kwargs)
 
     return wrapper
 
 
 def _figure(title: str | None = None) -> tuple[Figure, object]:
-    """A single-panel figure of FIGSIZE and its axes, titled `title` when given."""
-    fig = Figure(figsize=FIGSIZE)
+    """A single-panel figure of style.FIGSIZE and its axes, titled `title` when given."""
+    fig = Figure(figsize=style.FIGSIZE)
     ax = fig.subplots()
     if title is not None:
         ax.set_title(title)
@@ -84,7 +59,7 @@ def _sessions(df: pl.DataFrame) -> list[str]:
 
 def _empty(ax, text: str) -> Figure:
     """Say `text` on `ax` instead of drawing data; return its figure."""
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color=OTHER_COLOR)
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color=style.OTHER_COLOR)
     ax.set_xticks([])
     ax.set_yticks([])
     return ax.figure
@@ -148,7 +123,7 @@ def _millions(y: float, _pos=None) -> str:
 def _session_axis(ax, df: pl.DataFrame, sessions: list[str], what: str) -> None:
     """The x axis of `sessions` drawn out of those of `df`: short ids, and a label saying how many
     are drawn when not all are (those with the most `what`)."""
-    short, total = short_ids(_sessions(df)), len(_sessions(df))
+    short, total = style.short_ids(_sessions(df)), len(_sessions(df))
     rotate = len(sessions) > 8
     ax.set_xticks(range(len(sessions)), [short[sid] for sid in sessions], rotation=45 if rotate else 0,
                   ha="right" if rotate else "center")
@@ -163,7 +138,7 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
     fig, ax = _figure(f"Parent-origin content evicted by strategy (maxTotalChars = {_budgets_text(eviction)})")
     if eviction.height == 0:
         return _empty(ax, "no eviction rows")
-    strategies = ordered_strategies(eviction["strategy"].unique().to_list())
+    strategies = style.ordered_strategies(eviction["strategy"].unique().to_list())
     if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
         return _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
     _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{rounded(y, 1):.1f}" if y else "0", "eviction")
@@ -182,7 +157,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     as in `shaping.sweep_curve`.
     """
     fig, ax = _figure("Budget sweep: parent-origin content evicted, all sessions pooled")
-    curve = sweep_curve(budget_sweep)
+    curve = shaping.sweep_curve(budget_sweep)
     if curve.height == 0:
         return _empty(ax, "no budget sweep rows")
     if not curve.filter(pl.col("evicted_chars") != 0).height:
@@ -192,7 +167,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
         return _empty(ax, f"no strategy evicts parent content at any swept budget ({_thousands(budgets[0])}–{_thousands(budgets[-1])})")
     markers = "osD^vP*X"
     styles = ("-", "--", ":", "-.")
-    for k, s in enumerate(ordered_strategies(curve["strategy"].unique().to_list())):
+    for k, s in enumerate(style.ordered_strategies(curve["strategy"].unique().to_list())):
         part = curve.filter(pl.col("strategy") == s).sort("budget")
         ax.plot(part["budget"].to_list(), part["evicted_pct"].to_list(), marker=markers[k % len(markers)],
                 linestyle=styles[k % len(styles)], color=_color(s), label=_label(s))
@@ -203,7 +178,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("maxTotalChars (budget)")
     ax.set_ylabel("parent chars evicted (% of parent alone)")
-    zero = fold_zero_budget(budget_sweep)
+    zero = shaping.fold_zero_budget(budget_sweep)
     if zero is not None:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
         # Along the line, at the top: data there is at or near 0 (fold evicts nothing from here),
@@ -224,19 +199,12 @@ OVERLAP_BINS: tuple[float, ...] = tuple(i / 20 for i in range(21))
 """Histogram edges for the overlap distribution: 5-point bins from 0 to 1."""
 
 
-def overlap_bins(duplicates: pl.DataFrame) -> pl.DataFrame:
-    """Pair counts per pairing method and 5% overlap bin, split by whether both copies reach the prompt."""
-    rows = []
-    for pairing in sorted(set(duplicates["pairing"].unique().to_list())):
-        part = duplicates.filter(pl.col("pairing") == pairing)
-        for both in (False, True):
-            counts = [0] * (len(OVERLAP_BINS) - 1)
-            for v in part.filter(pl.col("both_in_prompt") == both)["overlap"].drop_nulls().to_list():
-                counts[max(min(int(v * 20), len(counts) - 1), 0)] += 1
-            rows += [{"pairing": pairing, "both_in_prompt": both, "bin_start": OVERLAP_BINS[i], "pairs": c}
-                     for i, c in enumerate(counts)]
-    schema = {"pairing": pl.String, "both_in_prompt": pl.Boolean, "bin_start": pl.Float64, "pairs": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+def _overlap_counts(pairs: pl.DataFrame) -> list[int]:
+    """How many of `pairs` fall in each 5% overlap bin of OVERLAP_BINS."""
+    counts = [0] * (len(OVERLAP_BINS) - 1)
+    for v in pairs["overlap"].drop_nulls().to_list():
+        counts[max(min(int(v * 20), len(counts) - 1), 0)] += 1
+    return counts
 
 
 @_styled
@@ -246,25 +214,20 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
     Pairs whose both copies reach the fold prompt are stacked on top in a highlight color.
     """
     pairings = sorted(set(duplicates["pairing"].unique().to_list())) if duplicates.height else []
-    fig = Figure(figsize=FIGSIZE)
+    fig = Figure(figsize=style.FIGSIZE)
     axes = fig.subplots(1, max(1, len(pairings)), squeeze=False, sharey=True)[0]
     fig.suptitle("Duplicate pairs: how alike the notification and the subagent's final report are")
     if not pairings:
         return _empty(axes[0], "no notification / subagent pairs")
-    bins = overlap_bins(duplicates)
-    width = OVERLAP_BINS[1] - OVERLAP_BINS[0]
+    width, starts = OVERLAP_BINS[1] - OVERLAP_BINS[0], list(OVERLAP_BINS[:-1])
     for ax, pairing in zip(axes, pairings, strict=True):
-        part = bins.filter(pl.col("pairing") == pairing).sort("both_in_prompt", "bin_start")
-        lower = part.filter(~pl.col("both_in_prompt"))
-        upper = part.filter(pl.col("both_in_prompt"))
-        starts = lower["bin_start"].to_list()
-        ax.bar(starts, lower["pairs"].to_list(), width=width, align="edge", color=PAIR_COLOR,
+        part = duplicates.filter(pl.col("pairing") == pairing)
+        lower, upper = (_overlap_counts(part.filter(pl.col("both_in_prompt") == both)) for both in (False, True))
+        ax.bar(starts, lower, width=width, align="edge", color=style.PAIR_COLOR,
                edgecolor="white", linewidth=0.5, label="at most one copy in the prompt")
-        ax.bar(starts, upper["pairs"].to_list(), width=width, align="edge", bottom=lower["pairs"].to_list(),
-               color=BOTH_COLOR, edgecolor="white", linewidth=0.5, label="both copies in the fold prompt")
-        n = int(part["pairs"].sum())
-        both = int(upper["pairs"].sum())
-        ax.set_title(f"{pairing}\n{n} pairs, {both} both in prompt", fontsize=9)
+        ax.bar(starts, upper, width=width, align="edge", bottom=lower,
+               color=style.BOTH_COLOR, edgecolor="white", linewidth=0.5, label="both copies in the fold prompt")
+        ax.set_title(f"{pairing}\n{sum(lower) + sum(upper)} pairs, {sum(upper)} both in prompt", fontsize=9)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlim(0, 1)
         ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0], ["0%", "20%", "40%", "60%", "80%", "100%"])
@@ -280,7 +243,7 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     fig, ax = _figure(f"LLM calls per session and strategy (maxTotalChars = {_budgets_text(llm_calls)})")
     if llm_calls.height == 0:
         return _empty(ax, "no llm_calls rows")
-    strategies = ordered_strategies(llm_calls["strategy"].unique().to_list())
+    strategies = style.ordered_strategies(llm_calls["strategy"].unique().to_list())
     _grouped_bars(ax, llm_calls, "llm_calls", strategies, lambda y: f"{y:,}", "calls")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
@@ -300,7 +263,7 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
         return _empty(ax, "no run_cost rows")
     caps = sorted(set(run_cost["session_cap"].unique().to_list()))
     ax.set_title(f"Run cost with at most {', '.join(map(str, caps))} sessions per run (maxSessionsPerRun)")
-    strategies = ordered_strategies(run_cost["strategy"].unique().to_list())
+    strategies = style.ordered_strategies(run_cost["strategy"].unique().to_list())
     rows = {r["strategy"]: r for r in run_cost.iter_rows(named=True)}
     xs = list(range(len(strategies)))
     maxes = [rows[s]["calls_per_run_max"] for s in strategies]
@@ -333,21 +296,20 @@ def _short(text: str, width: int = 26) -> str:
 def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
     """Per project, Claude Code version and month: % of parent content fold and hybrid evict, with session counts."""
     fig = Figure(figsize=(13.0, 5.5), layout="constrained")
-    axes = fig.subplots(1, len(BREAKDOWN_DIMENSIONS), sharex=True)
+    axes = fig.subplots(1, len(style.BREAKDOWN_DIMENSIONS), sharex=True)
     fig.suptitle("Parent-origin content evicted, by project, Claude Code version and month (at the run's budget)")
-    ordered = breakdown_ordered(breakdown) if breakdown.height else breakdown
+    ordered = shaping.breakdown_ordered(breakdown) if breakdown.height else breakdown
     peak = max([1.0, *(ordered["fold_evicted_pct"].fill_null(0).to_list() if ordered.height else [])])
-    for ax, (dim, heading) in zip(axes, BREAKDOWN_DIMENSIONS.items()):
+    for ax, (dim, heading) in zip(axes, style.BREAKDOWN_DIMENSIONS.items()):
         rows = ordered.filter(pl.col("dimension") == dim).to_dicts() if ordered.height else []
         ax.set_title(heading)
         if not rows:
             _empty(ax, "no sessions")
             continue
         if len(rows) > MAX_GROUPS:
+            ax.set_title(f"{heading} (top {MAX_GROUPS} of {len(rows)} by sessions)")
             keep = {id(r) for r in sorted(rows, key=lambda r: -r["sessions"])[:MAX_GROUPS]}
-            hidden = len(rows) - MAX_GROUPS
             rows = [r for r in rows if id(r) in keep]
-            ax.set_title(f"{heading} (top {MAX_GROUPS} of {MAX_GROUPS + hidden} by sessions)")
         ys = list(range(len(rows)))
         height = 0.38
         for offset, (strategy, column) in enumerate((("fold", "fold_evicted_pct"), ("hybrid", "hybrid_evicted_pct"))):
@@ -361,7 +323,7 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
         ax.set_xlabel("% of parent chars kept alone")
     if ordered.height:
         axes[0].legend(loc="lower right", fontsize=8)
-    fig.text(0.5, -0.01, "(n) = sessions in the group; no bar = 0%", ha="center", fontsize=8, color=OTHER_COLOR)
+    fig.text(0.5, -0.01, "(n) = sessions in the group; no bar = 0%", ha="center", fontsize=8, color=style.OTHER_COLOR)
     return fig
 
 
@@ -377,7 +339,7 @@ def stub_vs_run(background: pl.DataFrame) -> Figure:
         part = timed.filter(pl.col("kind") == kind)
         late = part["completed_after_parent_end"].fill_null(False).to_list()
         xs, ys = part["stub_seconds"].to_list(), part["run_seconds"].to_list()
-        color = KIND_COLORS.get(kind, OTHER_COLOR)
+        color = style.KIND_COLORS.get(kind, style.OTHER_COLOR)
         ax.scatter([x for x, l in zip(xs, late) if not l], [y for y, l in zip(ys, late) if not l], s=28, color=color,
                    label=f"{kind} ({part.height})", edgecolor="white", linewidth=0.5)
         if any(late):
@@ -410,11 +372,11 @@ def deliveries_bars(background: pl.DataFrame) -> Figure:
     fig, ax = _figure("How background results reached the parent, by kind and Claude Code version")
     if background.height == 0:
         return _empty(ax, "no background rows")
-    table = deliveries(background)
+    table = shaping.deliveries(background)
     groups = list(zip(table["kind"].to_list(), table["Claude Code"].to_list(), strict=True))
     xs = list(range(len(groups)))
     bottom = [0] * len(groups)
-    for d, color in DELIVERY_COLORS.items():
+    for d, color in style.DELIVERY_COLORS.items():
         ys = table[d].to_list()
         bars = ax.bar(xs, ys, bottom=bottom, width=0.6, color=color, label=d, edgecolor="white", linewidth=0.5)
         ax.bar_label(bars, labels=[str(y) if y else "" for y in ys], label_type="center", fontsize=8, color="white")
@@ -437,7 +399,7 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
         return _empty(ax, "no replay rows (measure run --replay)")
     schedules = ", ".join(sorted(set(replay["schedule"].to_list())))
     ax.set_title(f"Re-extractions while sessions are written (replayed at {schedules})")
-    totals = replay_totals(replay)
+    totals = shaping.replay_totals(replay)
     strategies, re, wasted = (totals[c].to_list() for c in ("strategy", "re-extractions", "wasted"))
     xs = list(range(len(strategies)))
     bars = ax.bar([x - 0.2 for x in xs], re, width=0.4, color=[_color(s) for s in strategies], label="re-extractions")
@@ -456,20 +418,20 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
 def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     """Native tokens (input + cache write + cache read + output) per session, stacked by origin."""
     fig, ax = _figure("Native tokens per session by origin (one API call per message.id)")
-    df = tokens.filter(pl.col("origin") != "total").with_columns(all_tokens().alias("_tokens")) if tokens.height else tokens
+    df = tokens.filter(pl.col("origin") != "total").with_columns(shaping.all_tokens().alias("_tokens")) if tokens.height else tokens
     if df.height == 0 or int(df["_tokens"].sum()) == 0:
         return _empty(ax, "no API calls")
     totals = df.group_by("session_id", "session_path").agg(pl.col("_tokens").sum()).filter(pl.col("_tokens") > 0)
     sessions = _top_sessions(totals, "_tokens")
     bottom = [0] * len(sessions)
-    for origin in ORIGIN_COLORS:
+    for origin in style.ORIGIN_COLORS:
         part = df.filter(pl.col("origin") == origin)
         if part.height == 0:
             continue
         lookup = dict(zip(part["session_id"].to_list(), part["_tokens"].to_list(), strict=True))
         ys = [lookup.get(sid, 0) for sid in sessions]
-        ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=ORIGIN_COLORS[origin],
-               label=ORIGIN_LABELS[origin], edgecolor="white", linewidth=0.5)
+        ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=style.ORIGIN_COLORS[origin],
+               label=style.ORIGIN_LABELS[origin], edgecolor="white", linewidth=0.5)
         bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
     _session_axis(ax, totals, sessions, "tokens")
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
@@ -488,7 +450,7 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     fig, ax = _figure("Over-count of per-line usage sums (every assistant line) vs one call per message.id")
     df = tokens.filter(pl.col("origin") == "total") if tokens.height else tokens
     if df.height:
-        df = df.with_columns(all_tokens().alias("_dedup"), all_tokens("naive_").alias("_naive")).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
+        df = df.with_columns(shaping.all_tokens().alias("_dedup"), shaping.all_tokens("naive_").alias("_naive")).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
     if df.height == 0:
         return _empty(ax, "no API calls")
     sessions = _top_sessions(df, "_x")
@@ -534,7 +496,7 @@ def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
     _two_part_bars(
         ax, df, "wakeup_cache_read_tokens",
         (lambda r: r["wakeup_cache_read_tokens"] - r[saved], _color("link"), "cache read, batched delivery"),
-        (lambda r: r[saved], BOTH_COLOR, "saved by batching what was queued"),
+        (lambda r: r[saved], style.BOTH_COLOR, "saved by batching what was queued"),
         lambda r: f"{r['wakeup_turns']}→{r['batched_turns']} turns", "wake-up cache reads",
     )
     ax.set_ylabel("cache-read tokens of wake-up turns")
@@ -551,8 +513,8 @@ def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
         return _empty(ax, "no reads of background work")
     _two_part_bars(
         ax, df, "read_chars",
-        (lambda r: r["read_chars"] - r["repeated_chars"], PAIR_COLOR, "new to the parent"),
-        (lambda r: r["repeated_chars"], BOTH_COLOR, "already received (earlier read or notification)"),
+        (lambda r: r["read_chars"] - r["repeated_chars"], style.PAIR_COLOR, "new to the parent"),
+        (lambda r: r["repeated_chars"], style.BOTH_COLOR, "already received (earlier read or notification)"),
         lambda r: f"{rounded(100 * r['repeat_fraction'], 0):.0f}%", "chars read",
     )
     ax.set_ylabel("UTF-16 chars of read results")
@@ -564,12 +526,12 @@ def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
 def sources_bars(ab: pl.DataFrame | None) -> Figure:
     """Candidates found by one arm only (extraction_ab), stacked by where their words come from."""
     fig, ax = _figure("Candidates found under one strategy only, by source (sample 0)")
-    table = sources_table(ab) if ab is not None else None
+    table = shaping.sources_table(ab) if ab is not None else None
     if table is None or table.height == 0:
         return _empty(ax, "no complete session pairs")
     labels = [f"only {r['unique to']}\n({r['arms']})" for r in table.iter_rows(named=True)]
     bottom = [0] * table.height
-    for text, color in zip(SOURCE_LABELS.values(), SOURCE_COLORS, strict=True):
+    for text, color in zip(style.SOURCE_LABELS.values(), style.SOURCE_COLORS, strict=True):
         vals = table[text].to_list()
         ax.bar(range(table.height), vals, bottom=bottom, color=color, label=text)
         bottom = [b + v for b, v in zip(bottom, vals)]
@@ -603,11 +565,11 @@ def _labels_apart(ax, points: list[tuple[float, float, str, bool]]) -> None:
 def tradeoff(verdict: pl.DataFrame) -> Figure:
     """Parent-origin chars lost (x) against delegated content reaching the prompt (y), one marker per
     strategy sized by its LLM calls: Pareto front filled, dominated hollow, the chosen one ringed."""
-    fig = Figure(figsize=FIGSIZE, layout="constrained")  # the outside legend keeps its place from draw to draw
+    fig = Figure(figsize=style.FIGSIZE, layout="constrained")  # the outside legend keeps its place from draw to draw
     ax = fig.subplots()
     ax.set_title("The trade-off: parent content lost vs delegated content reaching the prompt")
     value = {(r["criterion"], r["strategy"]): r for r in verdict.iter_rows(named=True) if r["criterion"] != "decision"}
-    names = ordered_strategies({s for _, s in value})
+    names = style.ordered_strategies({s for _, s in value})
     if not names:
         return _empty(ax, "no verdict rows")
     xs = {n: value["parent_chars_evicted", n]["value"] for n in names}
@@ -635,7 +597,7 @@ def tradeoff(verdict: pl.DataFrame) -> Figure:
         axis.set_major_formatter(FuncFormatter(_millions))
     ax.set_xlabel("parent-origin chars evicted, summed (verdict: parent_chars_evicted)")
     ax.set_ylabel("subagent-only chars reaching the prompt, summed\n(verdict: subagent_unique_chars_in_prompt)")
-    ax.scatter([], [], s=40, facecolor="none", edgecolor=OTHER_COLOR, label="hollow: dominated (off the front)")
+    ax.scatter([], [], s=40, facecolor="none", edgecolor=style.OTHER_COLOR, label="hollow: dominated (off the front)")
     ax.scatter([], [], s=120, facecolor="none", edgecolor="black", label="ring: chosen under the priorities")
     legend = fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper", fontsize=8,
                         title="marker area ∝ LLM calls", title_fontsize=8)
@@ -652,8 +614,8 @@ WIN_TIE_LOSS_COLORS = ("#009E73", "#BBBBBB", "#D55E00")
 def win_tie_loss(robustness: pl.DataFrame) -> Figure:
     """Per pair that matters (the chosen strategy vs each other front member and rival) and criterion where
     some session differs: sessions where the chosen one is better, tied or worse, as stacked horizontal bars."""
-    rows = chosen_pairs(robustness, differing=True).to_dicts() if robustness.height else []
-    fig = Figure(figsize=(FIGSIZE[0], max(FIGSIZE[1], 1.4 + 0.24 * len(rows))), layout="constrained")
+    rows = shaping.chosen_pairs(robustness, differing=True).to_dicts() if robustness.height else []
+    fig = Figure(figsize=(style.FIGSIZE[0], max(style.FIGSIZE[1], 1.4 + 0.24 * len(rows))), layout="constrained")
     ax = fig.subplots()
     if not rows:
         ax.set_title("Sessions where the chosen strategy is better, tied or worse")
@@ -703,6 +665,6 @@ def save(fig: Figure, path: str | os.PathLike) -> Path:
     """Write `fig` as PNG at `path` with no Software/date metadata, so the bytes depend only on the figure."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with mpl.style.context(STYLE, after_reset=True):
+    with mpl.style.context(style.STYLE, after_reset=True):
         fig.savefig(out, format="png", metadata={"Software": None})
     return out

@@ -14,6 +14,11 @@ def _ratio(a: float, b: float) -> float | None:
     return a / b if b else None
 
 
+def _share(part: float, whole: float) -> str:
+    """`part` as a percentage of `whole` ("n/a" of nothing)."""
+    return fmt_pct(100 * (part / whole)) if whole else "n/a"
+
+
 def tokens_table(r: Report) -> pl.DataFrame:
     """Per session and origin: calls, the four usage fields, and the naive per-line figures."""
     t = r.tables["tokens"]
@@ -45,14 +50,14 @@ def tokens_summary(r: Report):
         split = (
             f"; the parents made {fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
             f"{fmt_int(sub_calls)}, which spent "
-            f"{fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
+            f"{_share(tokens_total - tokens_parent, tokens_total)} of the tokens. "
         )
     else:
         split = "; every call was the parents' own: no subagent file recorded a call. "
     text = (
         f"The {total.height} sessions made **{fmt_int(total['api_calls'].sum())} API calls** "
         f"(one per `message.id`) for {fmt_int(tokens_total)} tokens{split}"
-        f"Cache reads are {fmt_pct(100 * _ratio(total['cache_read_tokens'].sum(), tokens_total)) if tokens_total else 'n/a'} "
+        f"Cache reads are {_share(total['cache_read_tokens'].sum(), tokens_total)} "
         "of all tokens. "
     )
     if lower:
@@ -122,7 +127,7 @@ def wakeups_summary(r: Report):
         )
     sessions = int((c["wakeup_turns"] > 0).sum())
     cr = int(c["wakeup_cache_read_tokens"].sum())
-    share = _ratio(cr, int(c.filter(pl.col("wakeup_turns") > 0)["parent_cache_read_tokens"].sum()))
+    parent_reads = int(c.filter(pl.col("wakeup_turns") > 0)["parent_cache_read_tokens"].sum())
     w = r.tables.get("wakeups")
     tasks = w.select("session_id", "task_id").unique().height if w is not None and w.height else None
     # 04-background counts tasks; a task that notifies twice (a resumed agent) wakes its parent twice.
@@ -130,7 +135,7 @@ def wakeups_summary(r: Report):
     return markdown(
         f"**{turns} notifications**{of_tasks} woke a parent in {sessions} sessions. The turns they opened made "
         f"{fmt_int(c['wakeup_calls'].sum())} API calls that read {fmt_int(cr)} tokens from the cache, "
-        f"{fmt_pct(100 * share) if share is not None else 'n/a'} of those parents' cache reads: each wake-up re-reads "
+        f"{_share(cr, parent_reads)} of those parents' cache reads: each wake-up re-reads "
         f"the whole context. {fmt_int(c['notifications_undelivered'].sum())} queued notifications were never "
         "delivered as a turn (removed from the queue, or still queued when the transcript ends)."
     )
@@ -174,7 +179,7 @@ def repeat_summary(r: Report):
     repeated = int(c["repeated_chars"].sum())
     return markdown(
         f"Parents read background work {reads} times in {int((c['background_reads'] > 0).sum())} sessions, "
-        f"{fmt_int(chars)} chars in all. **{fmt_pct(100 * _ratio(repeated, chars))} of those chars** "
+        f"{fmt_int(chars)} chars in all. **{_share(repeated, chars)} of those chars** "
         f"({fmt_int(repeated)}) repeated lines the parent had already received for the same task, from an "
         "earlier read or from the notification."
     )

@@ -15,6 +15,7 @@ from measure.report.shaping import chosen_pairs
 from measure.report.style import STRATEGY_LABELS, label, ordered_strategies, strategy_rank
 from measure.report.views import extraction
 from measure.report.views.common import Report, fmt_int, fmt_pct, headed, markdown, wide
+from measure.report.views.duplication import pair_totals
 
 
 CANDIDATES = {k: v for k, v in STRATEGY_LABELS.items() if "(C" in v}
@@ -166,7 +167,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             continue
         better = rows["better"][0]
         cells = []
-        for x in sorted(rows.iter_rows(named=True), key=lambda x: ordered_strategies(rows["strategy"].to_list()).index(x["strategy"])):
+        for x in rows.sort(strategy_rank(rows["strategy"])).iter_rows(named=True):
             cell = f"{x['strategy']} {fmt_int(x['value'])}"
             if c == "parent_chars_evicted" and x["sessions"]:
                 cell += f" in {x['sessions']} session(s)"
@@ -183,21 +184,11 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
                 + "; ".join(f"{x['strategy']} {fmt_int(x['stub_saved_chars'])}" for x in saved.sort("strategy").iter_rows(named=True))
                 + "."
             )
-    dup = r.tables["duplicates"]
-    if dup.height:
-        # Totals per pairing method, never summed: only sidecar pairs are #840's definition.
-        per = []
-        for pairing in sorted(set(dup["pairing"].to_list())):
-            part = dup.filter(pl.col("pairing") == pairing)
-            both = part.filter(pl.col("both_in_prompt")).height
-            per.append(
-                f"`{pairing}`: {part.height} pairs, {both} with both copies in the fold prompt, "
-                f"{fmt_int(int(part['stub_would_save_chars'].sum()))} raw chars a stub would save"
-            )
-        lines.append(
-            "- **Duplication** (per pairing method, never summed across methods). "
-            + "; ".join(per) + "."
-        )
+    # Totals per pairing method, never summed: only sidecar pairs are #840's definition.
+    per = [f"`{x['pairing']}`: {x['pairs']} pairs, {x['both in prompt']} with both copies in the fold prompt, "
+           f"{fmt_int(x['a stub would save (chars)'])} raw chars a stub would save" for x in pair_totals(r).iter_rows(named=True)]
+    if per:
+        lines.append("- **Duplication** (per pairing method, never summed across methods). " + "; ".join(per) + ".")
     text = head + "\n\n" + "\n".join(lines)
     section = extraction.verdict_section(r, out_dir)
     return markdown(text + ("\n\n" + section if section else ""))

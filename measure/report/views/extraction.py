@@ -223,12 +223,7 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
     if not x.show_excerpts:
         return markdown("Candidate text is not shown (it is transcript-derived); render with `--show-excerpts`.")
     from measure.extract.compare import match  # noqa: PLC0415
-    from measure.extract.parse import (  # noqa: PLC0415
-        BadReply,
-        Contract,
-        candidate_text,
-        parse_candidates,
-    )
+    from measure.extract.parse import BadReply, Contract, candidate_text, parse_candidates  # noqa: PLC0415
     from measure.extract.store import ReplyStore  # noqa: PLC0415
 
     contract = Contract(**{k: tuple(v) if k == "fields" else v for k, v in x.meta.get("contract", {"list_key": "candidates", "fields": []}).items()})
