@@ -22,16 +22,6 @@ EXECUTION_TIMEOUT = 1200
 
 KERNEL_NAME = "python3"
 
-PAPERMILL_OPTIONS: dict[str, Any] = {
-    "kernel_name": KERNEL_NAME,
-    "language": "python",
-    "progress_bar": False,
-    "log_output": False,
-    "start_timeout": 120,
-    "request_save_on_cell_execute": True,
-}
-"""papermill options of every execution (besides paths, parameters and the timeout)."""
-
 NBCLIENT_OPTIONS: dict[str, Any] = {"record_timing": False, "coalesce_streams": True}
 """nbclient traits forwarded by papermill (a misspelt one is ignored: tests check them against NotebookClient)."""
 
@@ -168,14 +158,9 @@ def execute_notebook(
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         return pm.execute_notebook(
-            str(built),
-            str(output),
-            parameters=params,
-            execution_timeout=timeout,
-            cwd=str(paths.root()),
-            config=_kernel_config(),
-            **PAPERMILL_OPTIONS,
-            **NBCLIENT_OPTIONS,
+            str(built), str(output), parameters=params, execution_timeout=timeout, cwd=str(paths.root()),
+            config=_kernel_config(), kernel_name=KERNEL_NAME, language="python", progress_bar=False, log_output=False,
+            start_timeout=120, request_save_on_cell_execute=True, **NBCLIENT_OPTIONS,
         )
     except PapermillExecutionError as exc:
         message = f"{exc.ename}: {exc.evalue}".strip()
@@ -188,14 +173,8 @@ def execute_notebook(
 
 def _failure(source: Path, kind: str, message: str, output: Path) -> NotebookFailure:
     cell = _failed_cell(output, kind)
-    return NotebookFailure(
-        notebook=paths.portable(source),
-        cell=cell,
-        line=_cell_line(source, cell),
-        kind=kind,
-        message=message,
-        output=paths.portable(output) if output.exists() else None,
-    )
+    return NotebookFailure(paths.portable(source), cell, _cell_line(source, cell), kind, message,
+                           paths.portable(output) if output.exists() else None)
 
 
 def _failed_cell(output: Path, kind: str) -> int | None:

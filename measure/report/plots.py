@@ -213,7 +213,7 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
 
     Pairs whose both copies reach the fold prompt are stacked on top in a highlight color.
     """
-    pairings = sorted(set(duplicates["pairing"].unique().to_list())) if duplicates.height else []
+    pairings = sorted(set(duplicates["pairing"].unique().to_list()))
     fig = Figure(figsize=style.FIGSIZE)
     axes = fig.subplots(1, max(1, len(pairings)), squeeze=False, sharey=True)[0]
     fig.suptitle("Duplicate pairs: how alike the notification and the subagent's final report are")
@@ -298,10 +298,10 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
     fig = Figure(figsize=(13.0, 5.5), layout="constrained")
     axes = fig.subplots(1, len(style.BREAKDOWN_DIMENSIONS), sharex=True)
     fig.suptitle("Parent-origin content evicted, by project, Claude Code version and month (at the run's budget)")
-    ordered = shaping.breakdown_ordered(breakdown) if breakdown.height else breakdown
-    peak = max([1.0, *(ordered["fold_evicted_pct"].fill_null(0).to_list() if ordered.height else [])])
+    ordered = shaping.breakdown_ordered(breakdown)
+    peak = max([1.0, *ordered["fold_evicted_pct"].fill_null(0).to_list()])
     for ax, (dim, heading) in zip(axes, style.BREAKDOWN_DIMENSIONS.items()):
-        rows = ordered.filter(pl.col("dimension") == dim).to_dicts() if ordered.height else []
+        rows = ordered.filter(pl.col("dimension") == dim).to_dicts()
         ax.set_title(heading)
         if not rows:
             _empty(ax, "no sessions")
@@ -418,7 +418,7 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
 def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     """Native tokens (input + cache write + cache read + output) per session, stacked by origin."""
     fig, ax = _figure("Native tokens per session by origin (one API call per message.id)")
-    df = tokens.filter(pl.col("origin") != "total").with_columns(shaping.all_tokens().alias("_tokens")) if tokens.height else tokens
+    df = tokens.filter(pl.col("origin") != "total").with_columns(shaping.all_tokens().alias("_tokens"))
     if df.height == 0 or int(df["_tokens"].sum()) == 0:
         return _empty(ax, "no API calls")
     totals = df.group_by("session_id", "session_path").agg(pl.col("_tokens").sum()).filter(pl.col("_tokens") > 0)
@@ -448,9 +448,9 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
 def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     """Per session: tokens a per-line sum reports over the deduplicated tokens (1.0 = no over-count)."""
     fig, ax = _figure("Over-count of per-line usage sums (every assistant line) vs one call per message.id")
-    df = tokens.filter(pl.col("origin") == "total") if tokens.height else tokens
-    if df.height:
-        df = df.with_columns(shaping.all_tokens().alias("_dedup"), shaping.all_tokens("naive_").alias("_naive")).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
+    df = (tokens.filter(pl.col("origin") == "total")
+          .with_columns(shaping.all_tokens().alias("_dedup"), shaping.all_tokens("naive_").alias("_naive"))
+          .filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x")))
     if df.height == 0:
         return _empty(ax, "no API calls")
     sessions = _top_sessions(df, "_x")
@@ -489,7 +489,7 @@ def _two_part_bars(ax, df: pl.DataFrame, value: str, lower, upper, labels, what:
 def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
     """Per session with wake-ups: cache-read tokens of the wake-up turns, and the part batching saves."""
     fig, ax = _figure("Notification wake-ups: cache reads of the turns they opened, and what batching saves")
-    df = cost_sessions.filter(pl.col("wakeup_turns") > 0) if cost_sessions.height else cost_sessions
+    df = cost_sessions.filter(pl.col("wakeup_turns") > 0)
     if df.height == 0:
         return _empty(ax, "no notification was delivered as a turn")
     saved = "batch_saved_cache_read_tokens"
@@ -508,7 +508,7 @@ def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
 def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
     """Per session with reads of background work: chars read, split into new and already held."""
     fig, ax = _figure("Reads of background work: chars the parent already held")
-    df = cost_sessions.filter(pl.col("read_chars") > 0) if cost_sessions.height else cost_sessions
+    df = cost_sessions.filter(pl.col("read_chars") > 0)
     if df.height == 0:
         return _empty(ax, "no reads of background work")
     _two_part_bars(
@@ -614,7 +614,7 @@ WIN_TIE_LOSS_COLORS = ("#009E73", "#BBBBBB", "#D55E00")
 def win_tie_loss(robustness: pl.DataFrame) -> Figure:
     """Per pair that matters (the chosen strategy vs each other front member and rival) and criterion where
     some session differs: sessions where the chosen one is better, tied or worse, as stacked horizontal bars."""
-    rows = shaping.chosen_pairs(robustness, differing=True).to_dicts() if robustness.height else []
+    rows = shaping.chosen_pairs(robustness, differing=True).to_dicts()
     fig = Figure(figsize=(style.FIGSIZE[0], max(style.FIGSIZE[1], 1.4 + 0.24 * len(rows))), layout="constrained")
     ax = fig.subplots()
     if not rows:
