@@ -422,25 +422,14 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     if df.height == 0 or int(df["_tokens"].sum()) == 0:
         return _empty(ax, "no API calls")
     totals = df.group_by("session_id", "session_path").agg(pl.col("_tokens").sum()).filter(pl.col("_tokens") > 0)
-    sessions = _top_sessions(totals, "_tokens")
-    bottom = [0] * len(sessions)
-    for origin in style.ORIGIN_COLORS:
-        part = df.filter(pl.col("origin") == origin)
-        if part.height == 0:
-            continue
-        lookup = dict(zip(part["session_id"].to_list(), part["_tokens"].to_list(), strict=True))
-        ys = [lookup.get(sid, 0) for sid in sessions]
-        ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=style.ORIGIN_COLORS[origin],
-               label=style.ORIGIN_LABELS[origin], edgecolor="white", linewidth=0.5)
-        bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
-    _session_axis(ax, totals, sessions, "tokens")
-    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
+    by_origin = totals.join(df.pivot(on="origin", index="session_id", values="_tokens"), on="session_id", how="left")
+    layers = [(lambda row, o=o: row[o] or 0, color, style.ORIGIN_LABELS[o])
+              for o, color in style.ORIGIN_COLORS.items() if o in by_origin.columns]
+    _session_stacks(ax, by_origin, "_tokens", layers, None, "tokens", edgecolor="white", linewidth=0.5)
     ax.set_ylabel("tokens (input + cache write + cache read + output)")
     # One legend row above the tallest stack: the tallest bar is drawn first, where an upper-left
     # legend stacked in a column would cover it.
-    drawn = len(ax.get_legend_handles_labels()[1])
-    ax.set_ylim(0, max(max(bottom), 1) * 1.2)
-    ax.legend(loc="upper center", ncols=max(1, drawn), frameon=False)
+    ax.legend(loc="upper center", ncols=max(1, len(layers)), frameon=False)
     return fig
 
 
@@ -466,23 +455,24 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     return fig
 
 
-def _two_part_bars(ax, df: pl.DataFrame, value: str, lower, upper, labels, what: str) -> None:
-    """Per session (those with the largest `value`), a `lower` bar with an `upper` one stacked on it.
+def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str, **bar_style) -> None:
+    """Per session of `df` (one row each; those with the largest `value`), `layers` stacked bottom up.
 
-    `lower` and `upper` are (row -> height, color, legend label); `labels(row)` labels the stack
+    Each layer is (row -> height, color, legend label); `labels(row)`, when given, labels the stack
     when there is room; `what` names the value on the session axis.
     """
     sessions = _top_sessions(df, value)
     rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
-    xs = range(len(sessions))
-    heights = [[part[0](rows[s]) for s in sessions] for part in (lower, upper)]
-    ax.bar(xs, heights[0], width=0.7, color=lower[1], label=lower[2])
-    bars = ax.bar(xs, heights[1], bottom=heights[0], width=0.7, color=upper[1], label=upper[2])
-    if len(sessions) <= 30:
+    bottom = [0] * len(sessions)
+    for height, color, label in layers:
+        ys = [height(rows[s]) for s in sessions]
+        bars = ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=color, label=label, **bar_style)
+        bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
+    if labels is not None and len(sessions) <= 30:
         ax.bar_label(bars, labels=[labels(rows[s]) for s in sessions], fontsize=7, padding=1)
     _session_axis(ax, df, sessions, what)
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
-    ax.set_ylim(0, max(1, max(a + b for a, b in zip(*heights, strict=True))) * 1.2)
+    ax.set_ylim(0, max(1, max(bottom)) * 1.2)
 
 
 @_styled
@@ -493,10 +483,10 @@ def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
     if df.height == 0:
         return _empty(ax, "no notification was delivered as a turn")
     saved = "batch_saved_cache_read_tokens"
-    _two_part_bars(
+    _session_stacks(
         ax, df, "wakeup_cache_read_tokens",
-        (lambda r: r["wakeup_cache_read_tokens"] - r[saved], _color("link"), "cache read, batched delivery"),
-        (lambda r: r[saved], style.BOTH_COLOR, "saved by batching what was queued"),
+        [(lambda r: r["wakeup_cache_read_tokens"] - r[saved], _color("link"), "cache read, batched delivery"),
+         (lambda r: r[saved], style.BOTH_COLOR, "saved by batching what was queued")],
         lambda r: f"{r['wakeup_turns']}→{r['batched_turns']} turns", "wake-up cache reads",
     )
     ax.set_ylabel("cache-read tokens of wake-up turns")
@@ -511,10 +501,10 @@ def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
     df = cost_sessions.filter(pl.col("read_chars") > 0)
     if df.height == 0:
         return _empty(ax, "no reads of background work")
-    _two_part_bars(
+    _session_stacks(
         ax, df, "read_chars",
-        (lambda r: r["read_chars"] - r["repeated_chars"], style.PAIR_COLOR, "new to the parent"),
-        (lambda r: r["repeated_chars"], style.BOTH_COLOR, "already received (earlier read or notification)"),
+        [(lambda r: r["read_chars"] - r["repeated_chars"], style.PAIR_COLOR, "new to the parent"),
+         (lambda r: r["repeated_chars"], style.BOTH_COLOR, "already received (earlier read or notification)")],
         lambda r: f"{rounded(100 * r['repeat_fraction'], 0):.0f}%", "chars read",
     )
     ax.set_ylabel("UTF-16 chars of read results")
