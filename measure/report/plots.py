@@ -356,10 +356,9 @@ def stub_vs_run(background: pl.DataFrame) -> Figure:
     ax.set_ylim(y_lo, y_hi)
     fmt = FuncFormatter(lambda v, _p: f"{v:,.0f} s" if v >= 1 else f"{v:g} s")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(fmt)
-    ax.yaxis.set_major_formatter(fmt)
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(fmt)
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("launch stub: launch → acknowledgement (seconds, log scale)")
     ax.set_ylabel("true run: launch → completion (seconds, log scale)")
     ax.legend(loc="upper left", fontsize=8)

@@ -14,7 +14,7 @@ from measure.numbers import ROUND_MODE
 from measure.report.shaping import chosen_pairs
 from measure.report.style import STRATEGY_LABELS, label, ordered_strategies, strategy_rank
 from measure.report.views import extraction
-from measure.report.views.common import Report, fmt_int, fmt_pct, headed, markdown, wide
+from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, wide
 from measure.report.views.duplication import pair_totals
 
 
@@ -335,9 +335,9 @@ def robustness_table(r: Report) -> pl.DataFrame:
     differs (robustness table)."""
     pairs = chosen_pairs(r["robustness"], differing=True)
     return pairs.select(
-        *headed({"strategy_b": "against", "criterion": "criterion", "better": "better", "a_better": "chosen better",
-                 "ties": "ties", "b_better": "other better", "total_difference": "total (chosen − other)",
-                 "ci_low": "95% low", "ci_high": "95% high"}),
+        pl.col("strategy_b").alias("against"), "criterion", "better", pl.col("a_better").alias("chosen better"),
+        "ties", pl.col("b_better").alias("other better"), pl.col("total_difference").alias("total (chosen − other)"),
+        pl.col("ci_low").alias("95% low"), pl.col("ci_high").alias("95% high"),
         (100 * pl.col("largest_share")).round(1, mode=ROUND_MODE).alias("largest session %"),
-        *headed({"rests_on_one_session": "rests on one session", "majority_disagrees": "most sessions disagree"}),
+        pl.col("rests_on_one_session").alias("rests on one session"), pl.col("majority_disagrees").alias("most sessions disagree"),
     )

@@ -155,8 +155,10 @@ def breakdown(r: Report) -> pl.DataFrame:
     df = breakdown_ordered(r.tables["breakdown"])
     return df.select(
         pl.col("dimension").replace_strict(BREAKDOWN_DIMENSIONS, default=pl.col("dimension")).alias("by"),
-        *headed({"value": "value", "sessions": "sessions", "sessions_with_subagents": "with subagents",
-                 "subagent_chars_pct": "subagent chars %", "fold_evicted_pct": "fold evicted %",
+        "value",
+        "sessions",
+        *headed({"sessions_with_subagents": "with subagents", "subagent_chars_pct": "subagent chars %",
+                 "fold_evicted_pct": "fold evicted %",
                  "hybrid_evicted_pct": "hybrid evicted %", "llm_calls_link": "calls (link)",
                  "llm_calls_chunked": "calls (chunked)", "chunked_multiplier": "chunked ×"}),
     )
