@@ -70,21 +70,12 @@ def golden_parameters(sessions_root: str = FIXTURE_ROOT) -> dict[str, Any]:
     `out_dir` is None so every execution (make golden, nbval under make test) recomputes the
     numbers with the current code: a changed number in measure fails nbval.
     """
-    return {
-        "sessions_root": sessions_root,
-        "out_dir": None,
-        "max_total_chars": DEFAULT_MAX_TOTAL_CHARS,
-        "budgets": list(DEFAULT_BUDGETS),
-        "template_path": None,
-        "sessions": [],
-        "show_excerpts": False,
-        "priorities": None,
-    }
+    return report_parameters(sessions_root, None, budgets=list(DEFAULT_BUDGETS))
 
 
 def report_parameters(
     sessions_root: str | os.PathLike,
-    run_dir: str | os.PathLike,
+    run_dir: str | os.PathLike | None,
     *,
     max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
     budgets: list[int] | None = None,
@@ -93,10 +84,12 @@ def report_parameters(
     show_excerpts: bool = False,
     priorities: str | None = None,
 ) -> dict[str, Any]:
-    """Plain-JSON parameters of a report's notebooks; paths repo-relative (or `~/...`) when possible."""
+    """Plain-JSON parameters of a report's notebooks; paths repo-relative (or `~/...`) when possible.
+
+    `run_dir` None: the notebooks measure `sessions_root` themselves."""
     return {
         "sessions_root": paths.portable(sessions_root),
-        "out_dir": paths.portable(run_dir),
+        "out_dir": paths.portable(run_dir) if run_dir else None,
         "max_total_chars": int(max_total_chars),
         "budgets": [int(b) for b in budgets] if budgets else None,
         "template_path": paths.portable(template_path) if template_path else None,

@@ -22,16 +22,6 @@ EXECUTION_TIMEOUT = 1200
 
 KERNEL_NAME = "python3"
 
-PAPERMILL_OPTIONS: dict[str, Any] = {
-    "kernel_name": KERNEL_NAME,
-    "language": "python",
-    "progress_bar": False,
-    "log_output": False,
-    "start_timeout": 120,
-    "request_save_on_cell_execute": True,
-}
-"""papermill options of every execution (besides paths, parameters and the timeout)."""
-
 NBCLIENT_OPTIONS: dict[str, Any] = {"record_timing": False, "coalesce_streams": True}
 """nbclient traits forwarded by papermill (a misspelt one is ignored: tests check them against NotebookClient)."""
 
@@ -102,14 +92,11 @@ def build_notebook(source: Path, build_dir: Path) -> Path:
 
     nb = jupytext.read(source)
     nb.nbformat, nb.nbformat_minor = 4, 5
-    nb.metadata = nbformat.NotebookNode({"kernelspec": nb.metadata.get("kernelspec", _kernelspec())})
+    default = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": KERNEL_NAME}
+    nb.metadata = nbformat.NotebookNode({"kernelspec": nb.metadata.get("kernelspec", default)})
     for i, cell in enumerate(nb.cells):
         cell.id = f"cell-{i}"
     return write_notebook(nb, build_dir / f"{source.stem}.ipynb")
-
-
-def _kernelspec() -> dict[str, str]:
-    return {"display_name": "Python 3 (ipykernel)", "language": "python", "name": KERNEL_NAME}
 
 
 def _kernel_config():
@@ -120,13 +107,6 @@ def _kernel_config():
     # <runtime>/kernel-<uuid>-ipc-<n>: the runtime dir plus about 50 bytes.
     fits = len(os.fsencode(jupyter_runtime_dir())) + 52 < 108
     return Config({"KernelManager": {"transport": KERNEL_TRANSPORT if fits else "tcp"}})
-
-
-def _kernel_env() -> None:
-    """Set the environment the kernels inherit (see KERNEL_ENV)."""
-    for key, value in KERNEL_ENV.items():
-        os.environ.setdefault(key, value)
-    os.environ.pop("MPLBACKEND", None)
 
 
 UNUSED_OPTIONAL_IMPORTS = ("pyarrow", "rfc3987_syntax")
@@ -172,18 +152,15 @@ def execute_notebook(
     from nbclient.exceptions import CellTimeoutError, DeadKernelError  # noqa: PLC0415
     from papermill.exceptions import PapermillExecutionError  # noqa: PLC0415
 
-    _kernel_env()
+    for key, value in KERNEL_ENV.items():  # what the kernels inherit
+        os.environ.setdefault(key, value)
+    os.environ.pop("MPLBACKEND", None)
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         return pm.execute_notebook(
-            str(built),
-            str(output),
-            parameters=params,
-            execution_timeout=timeout,
-            cwd=str(paths.root()),
-            config=_kernel_config(),
-            **PAPERMILL_OPTIONS,
-            **NBCLIENT_OPTIONS,
+            str(built), str(output), parameters=params, execution_timeout=timeout, cwd=str(paths.root()),
+            config=_kernel_config(), kernel_name=KERNEL_NAME, language="python", progress_bar=False, log_output=False,
+            start_timeout=120, request_save_on_cell_execute=True, **NBCLIENT_OPTIONS,
         )
     except PapermillExecutionError as exc:
         message = f"{exc.ename}: {exc.evalue}".strip()
@@ -196,14 +173,8 @@ def execute_notebook(
 
 def _failure(source: Path, kind: str, message: str, output: Path) -> NotebookFailure:
     cell = _failed_cell(output, kind)
-    return NotebookFailure(
-        notebook=paths.portable(source),
-        cell=cell,
-        line=_cell_line(source, cell),
-        kind=kind,
-        message=message,
-        output=paths.portable(output) if output.exists() else None,
-    )
+    return NotebookFailure(paths.portable(source), cell, _cell_line(source, cell), kind, message,
+                           paths.portable(output) if output.exists() else None)
 
 
 def _failed_cell(output: Path, kind: str) -> int | None:
@@ -241,11 +212,10 @@ def _cell_line(source: Path, cell: int | None) -> int | None:
 
 
 def normalize(nb):
-    """Strip what changes from run to run and keep outputs and execution counts.
+    """Strip what changes from run to run (metadata of papermill, widgets, jupytext, the language
+    version, cells' timings) and keep outputs and execution counts; cell ids become "0".."n-1".
 
-    Drops notebook `metadata.papermill`, `metadata.widgets`, `metadata.jupytext` and
-    `language_info.version`; drops each cell's `metadata.papermill` and `metadata.execution`;
-    renumbers cell ids "0".."n-1". Returns the same notebook, changed in place.
+    Returns the same notebook, changed in place.
     """
     for key in ("papermill", "widgets", "jupytext"):
         nb.metadata.pop(key, None)

@@ -24,32 +24,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from matplotlib.transforms import blended_transform_factory
 
 from measure.numbers import rounded
-from measure.report.shaping import (
-    all_tokens,
-    breakdown_ordered,
-    chosen_pairs,
-    deliveries,
-    fold_zero_budget,
-    replay_totals,
-    sources_table,
-    sweep_curve,
-)
-from measure.report.style import (
-    BOTH_COLOR,
-    BREAKDOWN_DIMENSIONS,
-    DELIVERY_COLORS,
-    FIGSIZE,
-    KIND_COLORS,
-    ORIGIN_COLORS,
-    ORIGIN_LABELS,
-    OTHER_COLOR,
-    PAIR_COLOR,
-    SOURCE_COLORS,
-    SOURCE_LABELS,
-    STYLE,
-    ordered_strategies,
-    short_ids,
-)
+from measure.report import shaping, style
 from measure.report.style import color as _color
 from measure.report.style import label as _label
 
@@ -59,15 +34,15 @@ def _styled(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with mpl.style.context(STYLE, after_reset=True):
+        with mpl.style.context(style.STYLE, after_reset=True):
             return fn(*args, **kwargs)
 
     return wrapper
 
 
 def _figure(title: str | None = None) -> tuple[Figure, object]:
-    """A single-panel figure of FIGSIZE and its axes, titled `title` when given."""
-    fig = Figure(figsize=FIGSIZE)
+    """A single-panel figure of style.FIGSIZE and its axes, titled `title` when given."""
+    fig = Figure(figsize=style.FIGSIZE)
     ax = fig.subplots()
     if title is not None:
         ax.set_title(title)
@@ -82,10 +57,12 @@ def _sessions(df: pl.DataFrame) -> list[str]:
     return list(dict.fromkeys(ordered))
 
 
-def _empty(ax, text: str) -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color=OTHER_COLOR)
+def _empty(ax, text: str) -> Figure:
+    """Say `text` on `ax` instead of drawing data; return its figure."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color=style.OTHER_COLOR)
     ax.set_xticks([])
     ax.set_yticks([])
+    return ax.figure
 
 
 def _thousands(x: float, _pos=None) -> str:
@@ -114,14 +91,13 @@ def _top_sessions(df: pl.DataFrame, value: str, limit: int = MAX_SESSIONS) -> li
     return sorted(sessions, key=lambda sid: -(peak.get(sid) or 0))[:limit]
 
 
-def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label_fmt) -> int:
-    """Bars per session (x) and strategy (hue) of column `value`; returns how many sessions are drawn.
+def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label_fmt, what: str) -> None:
+    """Bars per session (x) and strategy (hue) of column `value`, `what` naming it on the session axis.
 
     Value labels are drawn when there is room; with more than MAX_SESSIONS sessions only those
     with the largest values are drawn.
     """
     sessions = _top_sessions(df, value)
-    short = short_ids(_sessions(df))
     width = 0.8 / max(1, len(strategies))
     labelled = len(sessions) * len(strategies) <= 48
     for j, s in enumerate(strategies):
@@ -133,8 +109,7 @@ def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label
         bars = ax.bar(xs, ys, width=width, color=_color(s), label=_label(s), edgecolor="white", linewidth=0.5)
         if labelled:
             ax.bar_label(bars, labels=[label_fmt(y) for y in ys], fontsize=7, padding=1)
-    _session_ticks(ax, sessions, short)
-    return len(sessions)
+    _session_axis(ax, df, sessions, what)
 
 
 def _millions(y: float, _pos=None) -> str:
@@ -145,17 +120,16 @@ def _millions(y: float, _pos=None) -> str:
     return f"{y:,.0f}"
 
 
-def _session_ticks(ax, sessions: list[str], short: dict[str, str]) -> None:
+def _session_axis(ax, df: pl.DataFrame, sessions: list[str], what: str) -> None:
+    """The x axis of `sessions` drawn out of those of `df`: short ids, and a label saying how many
+    are drawn when not all are (those with the most `what`)."""
+    short, total = style.short_ids(_sessions(df)), len(_sessions(df))
     rotate = len(sessions) > 8
     ax.set_xticks(range(len(sessions)), [short[sid] for sid in sessions], rotation=45 if rotate else 0,
                   ha="right" if rotate else "center")
     ax.set_xlim(-0.6, len(sessions) - 0.4)
-
-
-def _session_axis_label(drawn: int, total: int, what: str) -> str:
-    if drawn < total:
-        return f"session ({drawn} of {total}: those with the most {what})"
-    return "session"
+    drawn = len(sessions)
+    ax.set_xlabel(f"session ({drawn} of {total}: those with the most {what})" if drawn < total else "session")
 
 
 @_styled
@@ -163,14 +137,11 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
     """Parent-origin chars evicted (% of the parent-alone kept set) per session, one bar per strategy."""
     fig, ax = _figure(f"Parent-origin content evicted by strategy (maxTotalChars = {_budgets_text(eviction)})")
     if eviction.height == 0:
-        _empty(ax, "no eviction rows")
-        return fig
-    strategies = ordered_strategies(eviction["strategy"].unique().to_list())
+        return _empty(ax, "no eviction rows")
+    strategies = style.ordered_strategies(eviction["strategy"].unique().to_list())
     if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
-        _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
-        return fig
-    drawn = _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{rounded(y, 1):.1f}" if y else "0")
-    ax.set_xlabel(_session_axis_label(drawn, len(_sessions(eviction)), "eviction"))
+        return _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
+    _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{rounded(y, 1):.1f}" if y else "0", "eviction")
     ax.set_ylabel("parent chars evicted (% of parent alone)")
     top = max(1.0, float(eviction["budget_evicted_pct"].max() or 0.0))
     ax.set_ylim(min(0.0, float(eviction["budget_evicted_pct"].min() or 0.0)) * 1.15, top * 1.15)
@@ -186,19 +157,17 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     as in `shaping.sweep_curve`.
     """
     fig, ax = _figure("Budget sweep: parent-origin content evicted, all sessions pooled")
-    curve = sweep_curve(budget_sweep)
+    curve = shaping.sweep_curve(budget_sweep)
     if curve.height == 0:
-        _empty(ax, "no budget sweep rows")
-        return fig
+        return _empty(ax, "no budget sweep rows")
     if not curve.filter(pl.col("evicted_chars") != 0).height:
         # Flat lines at 0 with a "fold evicts nothing from <smallest budget>" marker would dress up
         # a root where nothing can be evicted (no subagent text) as a finding.
         budgets = sorted(set(curve["budget"].to_list()))
-        _empty(ax, f"no strategy evicts parent content at any swept budget ({_thousands(budgets[0])}–{_thousands(budgets[-1])})")
-        return fig
+        return _empty(ax, f"no strategy evicts parent content at any swept budget ({_thousands(budgets[0])}–{_thousands(budgets[-1])})")
     markers = "osD^vP*X"
     styles = ("-", "--", ":", "-.")
-    for k, s in enumerate(ordered_strategies(curve["strategy"].unique().to_list())):
+    for k, s in enumerate(style.ordered_strategies(curve["strategy"].unique().to_list())):
         part = curve.filter(pl.col("strategy") == s).sort("budget")
         ax.plot(part["budget"].to_list(), part["evicted_pct"].to_list(), marker=markers[k % len(markers)],
                 linestyle=styles[k % len(styles)], color=_color(s), label=_label(s))
@@ -209,7 +178,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("maxTotalChars (budget)")
     ax.set_ylabel("parent chars evicted (% of parent alone)")
-    zero = fold_zero_budget(budget_sweep)
+    zero = shaping.fold_zero_budget(budget_sweep)
     if zero is not None:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
         # Along the line, at the top: data there is at or near 0 (fold evicts nothing from here),
@@ -230,19 +199,12 @@ OVERLAP_BINS: tuple[float, ...] = tuple(i / 20 for i in range(21))
 """Histogram edges for the overlap distribution: 5-point bins from 0 to 1."""
 
 
-def overlap_bins(duplicates: pl.DataFrame) -> pl.DataFrame:
-    """Pair counts per pairing method and 5% overlap bin, split by whether both copies reach the prompt."""
-    rows = []
-    for pairing in sorted(set(duplicates["pairing"].unique().to_list())):
-        part = duplicates.filter(pl.col("pairing") == pairing)
-        for both in (False, True):
-            counts = [0] * (len(OVERLAP_BINS) - 1)
-            for v in part.filter(pl.col("both_in_prompt") == both)["overlap"].drop_nulls().to_list():
-                counts[max(min(int(v * 20), len(counts) - 1), 0)] += 1
-            rows += [{"pairing": pairing, "both_in_prompt": both, "bin_start": OVERLAP_BINS[i], "pairs": c}
-                     for i, c in enumerate(counts)]
-    schema = {"pairing": pl.String, "both_in_prompt": pl.Boolean, "bin_start": pl.Float64, "pairs": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
+def _overlap_counts(pairs: pl.DataFrame) -> list[int]:
+    """How many of `pairs` fall in each 5% overlap bin of OVERLAP_BINS."""
+    counts = [0] * (len(OVERLAP_BINS) - 1)
+    for v in pairs["overlap"].drop_nulls().to_list():
+        counts[max(min(int(v * 20), len(counts) - 1), 0)] += 1
+    return counts
 
 
 @_styled
@@ -251,27 +213,21 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
 
     Pairs whose both copies reach the fold prompt are stacked on top in a highlight color.
     """
-    pairings = sorted(set(duplicates["pairing"].unique().to_list())) if duplicates.height else []
-    fig = Figure(figsize=FIGSIZE)
+    pairings = sorted(set(duplicates["pairing"].unique().to_list()))
+    fig = Figure(figsize=style.FIGSIZE)
     axes = fig.subplots(1, max(1, len(pairings)), squeeze=False, sharey=True)[0]
     fig.suptitle("Duplicate pairs: how alike the notification and the subagent's final report are")
     if not pairings:
-        _empty(axes[0], "no notification / subagent pairs")
-        return fig
-    bins = overlap_bins(duplicates)
-    width = OVERLAP_BINS[1] - OVERLAP_BINS[0]
+        return _empty(axes[0], "no notification / subagent pairs")
+    width, starts = OVERLAP_BINS[1] - OVERLAP_BINS[0], list(OVERLAP_BINS[:-1])
     for ax, pairing in zip(axes, pairings, strict=True):
-        part = bins.filter(pl.col("pairing") == pairing).sort("both_in_prompt", "bin_start")
-        lower = part.filter(~pl.col("both_in_prompt"))
-        upper = part.filter(pl.col("both_in_prompt"))
-        starts = lower["bin_start"].to_list()
-        ax.bar(starts, lower["pairs"].to_list(), width=width, align="edge", color=PAIR_COLOR,
+        part = duplicates.filter(pl.col("pairing") == pairing)
+        lower, upper = (_overlap_counts(part.filter(pl.col("both_in_prompt") == both)) for both in (False, True))
+        ax.bar(starts, lower, width=width, align="edge", color=style.PAIR_COLOR,
                edgecolor="white", linewidth=0.5, label="at most one copy in the prompt")
-        ax.bar(starts, upper["pairs"].to_list(), width=width, align="edge", bottom=lower["pairs"].to_list(),
-               color=BOTH_COLOR, edgecolor="white", linewidth=0.5, label="both copies in the fold prompt")
-        n = int(part["pairs"].sum())
-        both = int(upper["pairs"].sum())
-        ax.set_title(f"{pairing}\n{n} pairs, {both} both in prompt", fontsize=9)
+        ax.bar(starts, upper, width=width, align="edge", bottom=lower,
+               color=style.BOTH_COLOR, edgecolor="white", linewidth=0.5, label="both copies in the fold prompt")
+        ax.set_title(f"{pairing}\n{sum(lower) + sum(upper)} pairs, {sum(upper)} both in prompt", fontsize=9)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlim(0, 1)
         ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0], ["0%", "20%", "40%", "60%", "80%", "100%"])
@@ -286,15 +242,13 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     """Extraction LLM calls per session, one bar per strategy, on a log scale."""
     fig, ax = _figure(f"LLM calls per session and strategy (maxTotalChars = {_budgets_text(llm_calls)})")
     if llm_calls.height == 0:
-        _empty(ax, "no llm_calls rows")
-        return fig
-    strategies = ordered_strategies(llm_calls["strategy"].unique().to_list())
-    drawn = _grouped_bars(ax, llm_calls, "llm_calls", strategies, lambda y: f"{y:,}")
+        return _empty(ax, "no llm_calls rows")
+    strategies = style.ordered_strategies(llm_calls["strategy"].unique().to_list())
+    _grouped_bars(ax, llm_calls, "llm_calls", strategies, lambda y: f"{y:,}", "calls")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
     top = max(10, int(llm_calls["llm_calls"].max() or 1))
     ax.set_ylim(0.8, top * 3)
-    ax.set_xlabel(_session_axis_label(drawn, len(_sessions(llm_calls)), "calls"))
     ax.set_ylabel("calls (log scale)")
     ax.legend(loc="upper left", ncols=min(3, len(strategies)))
     return fig
@@ -306,11 +260,10 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     fig, ax = _figure()
     if run_cost.height == 0:
         ax.set_title("Run cost under the per-run session cap")
-        _empty(ax, "no run_cost rows")
-        return fig
+        return _empty(ax, "no run_cost rows")
     caps = sorted(set(run_cost["session_cap"].unique().to_list()))
     ax.set_title(f"Run cost with at most {', '.join(map(str, caps))} sessions per run (maxSessionsPerRun)")
-    strategies = ordered_strategies(run_cost["strategy"].unique().to_list())
+    strategies = style.ordered_strategies(run_cost["strategy"].unique().to_list())
     rows = {r["strategy"]: r for r in run_cost.iter_rows(named=True)}
     xs = list(range(len(strategies)))
     maxes = [rows[s]["calls_per_run_max"] for s in strategies]
@@ -343,21 +296,20 @@ def _short(text: str, width: int = 26) -> str:
 def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
     """Per project, Claude Code version and month: % of parent content fold and hybrid evict, with session counts."""
     fig = Figure(figsize=(13.0, 5.5), layout="constrained")
-    axes = fig.subplots(1, len(BREAKDOWN_DIMENSIONS), sharex=True)
+    axes = fig.subplots(1, len(style.BREAKDOWN_DIMENSIONS), sharex=True)
     fig.suptitle("Parent-origin content evicted, by project, Claude Code version and month (at the run's budget)")
-    ordered = breakdown_ordered(breakdown) if breakdown.height else breakdown
-    peak = max([1.0, *(ordered["fold_evicted_pct"].fill_null(0).to_list() if ordered.height else [])])
-    for ax, (dim, heading) in zip(axes, BREAKDOWN_DIMENSIONS.items()):
-        rows = ordered.filter(pl.col("dimension") == dim).to_dicts() if ordered.height else []
+    ordered = shaping.breakdown_ordered(breakdown)
+    peak = max([1.0, *ordered["fold_evicted_pct"].fill_null(0).to_list()])
+    for ax, (dim, heading) in zip(axes, style.BREAKDOWN_DIMENSIONS.items()):
+        rows = ordered.filter(pl.col("dimension") == dim).to_dicts()
         ax.set_title(heading)
         if not rows:
             _empty(ax, "no sessions")
             continue
         if len(rows) > MAX_GROUPS:
+            ax.set_title(f"{heading} (top {MAX_GROUPS} of {len(rows)} by sessions)")
             keep = {id(r) for r in sorted(rows, key=lambda r: -r["sessions"])[:MAX_GROUPS]}
-            hidden = len(rows) - MAX_GROUPS
             rows = [r for r in rows if id(r) in keep]
-            ax.set_title(f"{heading} (top {MAX_GROUPS} of {MAX_GROUPS + hidden} by sessions)")
         ys = list(range(len(rows)))
         height = 0.38
         for offset, (strategy, column) in enumerate((("fold", "fold_evicted_pct"), ("hybrid", "hybrid_evicted_pct"))):
@@ -371,7 +323,7 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
         ax.set_xlabel("% of parent chars kept alone")
     if ordered.height:
         axes[0].legend(loc="lower right", fontsize=8)
-    fig.text(0.5, -0.01, "(n) = sessions in the group; no bar = 0%", ha="center", fontsize=8, color=OTHER_COLOR)
+    fig.text(0.5, -0.01, "(n) = sessions in the group; no bar = 0%", ha="center", fontsize=8, color=style.OTHER_COLOR)
     return fig
 
 
@@ -382,13 +334,12 @@ def stub_vs_run(background: pl.DataFrame) -> Figure:
     timed = background.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
     timed = timed.filter((pl.col("stub_seconds") > 0) & (pl.col("run_seconds") > 0))
     if timed.height == 0:
-        _empty(ax, "no background task with both a launch stub and a completion")
-        return fig
+        return _empty(ax, "no background task with both a launch stub and a completion")
     for kind in sorted(set(timed["kind"].to_list())):
         part = timed.filter(pl.col("kind") == kind)
         late = part["completed_after_parent_end"].fill_null(False).to_list()
         xs, ys = part["stub_seconds"].to_list(), part["run_seconds"].to_list()
-        color = KIND_COLORS.get(kind, OTHER_COLOR)
+        color = style.KIND_COLORS.get(kind, style.OTHER_COLOR)
         ax.scatter([x for x, l in zip(xs, late) if not l], [y for y, l in zip(ys, late) if not l], s=28, color=color,
                    label=f"{kind} ({part.height})", edgecolor="white", linewidth=0.5)
         if any(late):
@@ -405,10 +356,9 @@ def stub_vs_run(background: pl.DataFrame) -> Figure:
     ax.set_ylim(y_lo, y_hi)
     fmt = FuncFormatter(lambda v, _p: f"{v:,.0f} s" if v >= 1 else f"{v:g} s")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(fmt)
-    ax.yaxis.set_major_formatter(fmt)
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(fmt)
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("launch stub: launch → acknowledgement (seconds, log scale)")
     ax.set_ylabel("true run: launch → completion (seconds, log scale)")
     ax.legend(loc="upper left", fontsize=8)
@@ -420,13 +370,12 @@ def deliveries_bars(background: pl.DataFrame) -> Figure:
     """Background results by kind and Claude Code version, stacked by delivery (turn, removed, never)."""
     fig, ax = _figure("How background results reached the parent, by kind and Claude Code version")
     if background.height == 0:
-        _empty(ax, "no background rows")
-        return fig
-    table = deliveries(background)
+        return _empty(ax, "no background rows")
+    table = shaping.deliveries(background)
     groups = list(zip(table["kind"].to_list(), table["Claude Code"].to_list(), strict=True))
     xs = list(range(len(groups)))
     bottom = [0] * len(groups)
-    for d, color in DELIVERY_COLORS.items():
+    for d, color in style.DELIVERY_COLORS.items():
         ys = table[d].to_list()
         bars = ax.bar(xs, ys, bottom=bottom, width=0.6, color=color, label=d, edgecolor="white", linewidth=0.5)
         ax.bar_label(bars, labels=[str(y) if y else "" for y in ys], label_type="center", fontsize=8, color="white")
@@ -446,11 +395,10 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
     fig, ax = _figure()
     if replay.height == 0:
         ax.set_title("Re-extractions while sessions are written")
-        _empty(ax, "no replay rows (measure run --replay)")
-        return fig
+        return _empty(ax, "no replay rows (measure run --replay)")
     schedules = ", ".join(sorted(set(replay["schedule"].to_list())))
     ax.set_title(f"Re-extractions while sessions are written (replayed at {schedules})")
-    totals = replay_totals(replay)
+    totals = shaping.replay_totals(replay)
     strategies, re, wasted = (totals[c].to_list() for c in ("strategy", "re-extractions", "wasted"))
     xs = list(range(len(strategies)))
     bars = ax.bar([x - 0.2 for x in xs], re, width=0.4, color=[_color(s) for s in strategies], label="re-extractions")
@@ -469,32 +417,18 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
 def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     """Native tokens (input + cache write + cache read + output) per session, stacked by origin."""
     fig, ax = _figure("Native tokens per session by origin (one API call per message.id)")
-    df = tokens.filter(pl.col("origin") != "total").with_columns(all_tokens().alias("_tokens")) if tokens.height else tokens
+    df = tokens.filter(pl.col("origin") != "total").with_columns(shaping.all_tokens().alias("_tokens"))
     if df.height == 0 or int(df["_tokens"].sum()) == 0:
-        _empty(ax, "no API calls")
-        return fig
+        return _empty(ax, "no API calls")
     totals = df.group_by("session_id", "session_path").agg(pl.col("_tokens").sum()).filter(pl.col("_tokens") > 0)
-    sessions = _top_sessions(totals, "_tokens")
-    short = short_ids(_sessions(totals))
-    bottom = [0] * len(sessions)
-    for origin in ORIGIN_COLORS:
-        part = df.filter(pl.col("origin") == origin)
-        if part.height == 0:
-            continue
-        lookup = dict(zip(part["session_id"].to_list(), part["_tokens"].to_list(), strict=True))
-        ys = [lookup.get(sid, 0) for sid in sessions]
-        ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=ORIGIN_COLORS[origin],
-               label=ORIGIN_LABELS[origin], edgecolor="white", linewidth=0.5)
-        bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
-    _session_ticks(ax, sessions, short)
-    ax.yaxis.set_major_formatter(FuncFormatter(_millions))
-    ax.set_xlabel(_session_axis_label(len(sessions), totals.height, "tokens"))
+    by_origin = totals.join(df.pivot(on="origin", index="session_id", values="_tokens"), on="session_id", how="left")
+    layers = [(lambda row, o=o: row[o] or 0, color, style.ORIGIN_LABELS[o])
+              for o, color in style.ORIGIN_COLORS.items() if o in by_origin.columns]
+    _session_stacks(ax, by_origin, "_tokens", layers, None, "tokens", edgecolor="white", linewidth=0.5)
     ax.set_ylabel("tokens (input + cache write + cache read + output)")
     # One legend row above the tallest stack: the tallest bar is drawn first, where an upper-left
     # legend stacked in a column would cover it.
-    drawn = len(ax.get_legend_handles_labels()[1])
-    ax.set_ylim(0, max(max(bottom), 1) * 1.2)
-    ax.legend(loc="upper center", ncols=max(1, drawn), frameon=False)
+    ax.legend(loc="upper center", ncols=max(1, len(layers)), frameon=False)
     return fig
 
 
@@ -502,60 +436,56 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
 def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     """Per session: tokens a per-line sum reports over the deduplicated tokens (1.0 = no over-count)."""
     fig, ax = _figure("Over-count of per-line usage sums (every assistant line) vs one call per message.id")
-    df = tokens.filter(pl.col("origin") == "total") if tokens.height else tokens
-    if df.height:
-        df = df.with_columns(all_tokens().alias("_dedup"), all_tokens("naive_").alias("_naive")).filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x"))
+    df = (tokens.filter(pl.col("origin") == "total")
+          .with_columns(shaping.all_tokens().alias("_dedup"), shaping.all_tokens("naive_").alias("_naive"))
+          .filter(pl.col("_dedup") > 0).with_columns((pl.col("_naive") / pl.col("_dedup")).alias("_x")))
     if df.height == 0:
-        _empty(ax, "no API calls")
-        return fig
+        return _empty(ax, "no API calls")
     sessions = _top_sessions(df, "_x")
-    short = short_ids(_sessions(df))
     lookup = dict(zip(df["session_id"].to_list(), df["_x"].to_list(), strict=True))
     ys = [lookup[sid] for sid in sessions]
     bars = ax.bar(range(len(sessions)), ys, width=0.7, color=_color("fold"))
     if len(sessions) <= 30:
         ax.bar_label(bars, labels=[f"{rounded(y, 2):.2f}" for y in ys], fontsize=7, padding=1)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=1)
-    _session_ticks(ax, sessions, short)
+    _session_axis(ax, df, sessions, "over-count")
     ax.set_ylim(0, max(2.0, max(ys) * 1.15))
-    ax.set_xlabel(_session_axis_label(len(sessions), df.height, "over-count"))
     ax.set_ylabel("per-line tokens ÷ deduplicated tokens")
     return fig
 
 
-def _two_part_bars(ax, df: pl.DataFrame, value: str, lower, upper, labels, what: str) -> None:
-    """Per session (those with the largest `value`), a `lower` bar with an `upper` one stacked on it.
+def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str, **bar_style) -> None:
+    """Per session of `df` (one row each; those with the largest `value`), `layers` stacked bottom up.
 
-    `lower` and `upper` are (row -> height, color, legend label); `labels(row)` labels the stack
+    Each layer is (row -> height, color, legend label); `labels(row)`, when given, labels the stack
     when there is room; `what` names the value on the session axis.
     """
     sessions = _top_sessions(df, value)
     rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
-    xs = range(len(sessions))
-    heights = [[part[0](rows[s]) for s in sessions] for part in (lower, upper)]
-    ax.bar(xs, heights[0], width=0.7, color=lower[1], label=lower[2])
-    bars = ax.bar(xs, heights[1], bottom=heights[0], width=0.7, color=upper[1], label=upper[2])
-    if len(sessions) <= 30:
+    bottom = [0] * len(sessions)
+    for height, color, label in layers:
+        ys = [height(rows[s]) for s in sessions]
+        bars = ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=color, label=label, **bar_style)
+        bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
+    if labels is not None and len(sessions) <= 30:
         ax.bar_label(bars, labels=[labels(rows[s]) for s in sessions], fontsize=7, padding=1)
-    _session_ticks(ax, sessions, short_ids(_sessions(df)))
+    _session_axis(ax, df, sessions, what)
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
-    ax.set_ylim(0, max(1, max(a + b for a, b in zip(*heights, strict=True))) * 1.2)
-    ax.set_xlabel(_session_axis_label(len(sessions), df.height, what))
+    ax.set_ylim(0, max(1, max(bottom)) * 1.2)
 
 
 @_styled
 def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
     """Per session with wake-ups: cache-read tokens of the wake-up turns, and the part batching saves."""
     fig, ax = _figure("Notification wake-ups: cache reads of the turns they opened, and what batching saves")
-    df = cost_sessions.filter(pl.col("wakeup_turns") > 0) if cost_sessions.height else cost_sessions
+    df = cost_sessions.filter(pl.col("wakeup_turns") > 0)
     if df.height == 0:
-        _empty(ax, "no notification was delivered as a turn")
-        return fig
+        return _empty(ax, "no notification was delivered as a turn")
     saved = "batch_saved_cache_read_tokens"
-    _two_part_bars(
+    _session_stacks(
         ax, df, "wakeup_cache_read_tokens",
-        (lambda r: r["wakeup_cache_read_tokens"] - r[saved], _color("link"), "cache read, batched delivery"),
-        (lambda r: r[saved], BOTH_COLOR, "saved by batching what was queued"),
+        [(lambda r: r["wakeup_cache_read_tokens"] - r[saved], _color("link"), "cache read, batched delivery"),
+         (lambda r: r[saved], style.BOTH_COLOR, "saved by batching what was queued")],
         lambda r: f"{r['wakeup_turns']}→{r['batched_turns']} turns", "wake-up cache reads",
     )
     ax.set_ylabel("cache-read tokens of wake-up turns")
@@ -567,14 +497,13 @@ def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
 def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
     """Per session with reads of background work: chars read, split into new and already held."""
     fig, ax = _figure("Reads of background work: chars the parent already held")
-    df = cost_sessions.filter(pl.col("read_chars") > 0) if cost_sessions.height else cost_sessions
+    df = cost_sessions.filter(pl.col("read_chars") > 0)
     if df.height == 0:
-        _empty(ax, "no reads of background work")
-        return fig
-    _two_part_bars(
+        return _empty(ax, "no reads of background work")
+    _session_stacks(
         ax, df, "read_chars",
-        (lambda r: r["read_chars"] - r["repeated_chars"], PAIR_COLOR, "new to the parent"),
-        (lambda r: r["repeated_chars"], BOTH_COLOR, "already received (earlier read or notification)"),
+        [(lambda r: r["read_chars"] - r["repeated_chars"], style.PAIR_COLOR, "new to the parent"),
+         (lambda r: r["repeated_chars"], style.BOTH_COLOR, "already received (earlier read or notification)")],
         lambda r: f"{rounded(100 * r['repeat_fraction'], 0):.0f}%", "chars read",
     )
     ax.set_ylabel("UTF-16 chars of read results")
@@ -586,13 +515,12 @@ def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
 def sources_bars(ab: pl.DataFrame | None) -> Figure:
     """Candidates found by one arm only (extraction_ab), stacked by where their words come from."""
     fig, ax = _figure("Candidates found under one strategy only, by source (sample 0)")
-    table = sources_table(ab) if ab is not None else None
+    table = shaping.sources_table(ab) if ab is not None else None
     if table is None or table.height == 0:
-        _empty(ax, "no complete session pairs")
-        return fig
+        return _empty(ax, "no complete session pairs")
     labels = [f"only {r['unique to']}\n({r['arms']})" for r in table.iter_rows(named=True)]
     bottom = [0] * table.height
-    for text, color in zip(SOURCE_LABELS.values(), SOURCE_COLORS, strict=True):
+    for text, color in zip(style.SOURCE_LABELS.values(), style.SOURCE_COLORS, strict=True):
         vals = table[text].to_list()
         ax.bar(range(table.height), vals, bottom=bottom, color=color, label=text)
         bottom = [b + v for b, v in zip(bottom, vals)]
@@ -626,14 +554,13 @@ def _labels_apart(ax, points: list[tuple[float, float, str, bool]]) -> None:
 def tradeoff(verdict: pl.DataFrame) -> Figure:
     """Parent-origin chars lost (x) against delegated content reaching the prompt (y), one marker per
     strategy sized by its LLM calls: Pareto front filled, dominated hollow, the chosen one ringed."""
-    fig = Figure(figsize=FIGSIZE, layout="constrained")  # the outside legend keeps its place from draw to draw
+    fig = Figure(figsize=style.FIGSIZE, layout="constrained")  # the outside legend keeps its place from draw to draw
     ax = fig.subplots()
     ax.set_title("The trade-off: parent content lost vs delegated content reaching the prompt")
     value = {(r["criterion"], r["strategy"]): r for r in verdict.iter_rows(named=True) if r["criterion"] != "decision"}
-    names = ordered_strategies({s for _, s in value})
+    names = style.ordered_strategies({s for _, s in value})
     if not names:
-        _empty(ax, "no verdict rows")
-        return fig
+        return _empty(ax, "no verdict rows")
     xs = {n: value["parent_chars_evicted", n]["value"] for n in names}
     ys = {n: value["subagent_unique_chars_in_prompt", n]["value"] for n in names}
     calls = {n: value["llm_calls", n]["value"] for n in names}
@@ -659,7 +586,7 @@ def tradeoff(verdict: pl.DataFrame) -> Figure:
         axis.set_major_formatter(FuncFormatter(_millions))
     ax.set_xlabel("parent-origin chars evicted, summed (verdict: parent_chars_evicted)")
     ax.set_ylabel("subagent-only chars reaching the prompt, summed\n(verdict: subagent_unique_chars_in_prompt)")
-    ax.scatter([], [], s=40, facecolor="none", edgecolor=OTHER_COLOR, label="hollow: dominated (off the front)")
+    ax.scatter([], [], s=40, facecolor="none", edgecolor=style.OTHER_COLOR, label="hollow: dominated (off the front)")
     ax.scatter([], [], s=120, facecolor="none", edgecolor="black", label="ring: chosen under the priorities")
     legend = fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper", fontsize=8,
                         title="marker area ∝ LLM calls", title_fontsize=8)
@@ -676,13 +603,12 @@ WIN_TIE_LOSS_COLORS = ("#009E73", "#BBBBBB", "#D55E00")
 def win_tie_loss(robustness: pl.DataFrame) -> Figure:
     """Per pair that matters (the chosen strategy vs each other front member and rival) and criterion where
     some session differs: sessions where the chosen one is better, tied or worse, as stacked horizontal bars."""
-    rows = chosen_pairs(robustness, differing=True).to_dicts() if robustness.height else []
-    fig = Figure(figsize=(FIGSIZE[0], max(FIGSIZE[1], 1.4 + 0.24 * len(rows))), layout="constrained")
+    rows = shaping.chosen_pairs(robustness, differing=True).to_dicts()
+    fig = Figure(figsize=(style.FIGSIZE[0], max(style.FIGSIZE[1], 1.4 + 0.24 * len(rows))), layout="constrained")
     ax = fig.subplots()
     if not rows:
         ax.set_title("Sessions where the chosen strategy is better, tied or worse")
-        _empty(ax, "no session differs between the chosen strategy and another")
-        return fig
+        return _empty(ax, "no session differs between the chosen strategy and another")
     ax.set_title(f"Sessions where {rows[0]['strategy_a']}, the chosen strategy, is better, tied or worse\n"
                  "(criteria where every session ties are left out)")
     ys = list(range(len(rows)))
@@ -728,6 +654,6 @@ def save(fig: Figure, path: str | os.PathLike) -> Path:
     """Write `fig` as PNG at `path` with no Software/date metadata, so the bytes depend only on the figure."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with mpl.style.context(STYLE, after_reset=True):
+    with mpl.style.context(style.STYLE, after_reset=True):
         fig.savefig(out, format="png", metadata={"Software": None})
     return out

@@ -99,7 +99,6 @@ def sources_table(ab: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-
 def deliveries(background: pl.DataFrame) -> pl.DataFrame:
     """Background tasks by kind and Claude Code version, one column per delivery (turn, removed, never)."""
     bg = background.with_columns(pl.col("cc_version").fill_null(UNKNOWN))

@@ -67,14 +67,16 @@ def deliveries_table(r: Report) -> pl.DataFrame:
     return deliveries(r.tables["background"])
 
 
+def _tasks(r: Report, which: pl.Expr, *columns: str) -> pl.DataFrame:
+    """The background tasks `which` selects, in session order, `columns` under TASK_LABELS' headers."""
+    out = r.tables["background"].filter(which).select("session_id", *columns)
+    return per_session(out, r, relevance=False).rename(TASK_LABELS, strict=False)
+
+
 def undelivered_table(r: Report) -> pl.DataFrame:
     """Tasks whose result never reached the parent as a turn (removed from the queue, or never consumed)."""
-    bg = r.tables["background"].filter(pl.col("delivery") != "turn")
-    out = bg.select(
-        "session_id", "task_id", "kind", "cc_version", "status", "notifications", "removed", "delivery",
-        "completed_after_parent_end", "result_chars",
-    )
-    return per_session(out, r, relevance=False).rename(TASK_LABELS, strict=False)
+    return _tasks(r, pl.col("delivery") != "turn", "task_id", "kind", "cc_version", "status", "notifications", "removed",
+                  "delivery", "completed_after_parent_end", "result_chars")
 
 
 TASK_LABELS: dict[str, str] = {
@@ -93,12 +95,8 @@ TASK_LABELS: dict[str, str] = {
 
 def late_table(r: Report) -> pl.DataFrame:
     """Tasks that completed after the parent's last turn ended."""
-    bg = r.tables["background"].filter(pl.col("completed_after_parent_end").fill_null(False))
-    out = bg.select(
-        "session_id", "task_id", "kind", "delivery", "completed_by", "parent_end_at", "completed_at", "run_seconds",
-        "transcript_events",
-    )
-    return per_session(out, r, relevance=False).rename(TASK_LABELS, strict=False)
+    return _tasks(r, pl.col("completed_after_parent_end").fill_null(False), "task_id", "kind", "delivery", "completed_by",
+                  "parent_end_at", "completed_at", "run_seconds", "transcript_events")
 
 
 def delivery_summary(r: Report):

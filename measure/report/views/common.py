@@ -227,6 +227,11 @@ def per_session(df: pl.DataFrame, r: Report, relevance: bool = True) -> pl.DataF
     return out.select("session", pl.exclude("session", "session_id"))
 
 
+def headed(columns: dict[str, str]) -> list[pl.Expr]:
+    """Each column of `columns` (name -> header) under its header, in order: what a view selects."""
+    return [pl.col(name).alias(header) for name, header in columns.items()]
+
+
 def session_column(r: Report) -> pl.Expr:
     """A short `session` column (see style.short_ids) from each row's session_id."""
     return pl.col("session_id").replace_strict(short_ids(session_order(r)), default=pl.col("session_id")).alias("session")

@@ -7,11 +7,16 @@ import polars as pl
 from measure.numbers import ROUND_MODE
 from measure.report.shaping import all_tokens
 from measure.report.style import ORIGIN_LABELS
-from measure.report.views.common import Report, fmt_int, fmt_pct, fmt_x, markdown, per_session
+from measure.report.views.common import Report, fmt_int, fmt_pct, fmt_x, headed, markdown, per_session
 
 
 def _ratio(a: float, b: float) -> float | None:
     return a / b if b else None
+
+
+def _share(part: float, whole: float) -> str:
+    """`part` as a percentage of `whole` ("n/a" of nothing)."""
+    return fmt_pct(100 * (part / whole)) if whole else "n/a"
 
 
 def tokens_table(r: Report) -> pl.DataFrame:
@@ -20,13 +25,9 @@ def tokens_table(r: Report) -> pl.DataFrame:
     out = t.select(
         "session_id",
         pl.col("origin").replace_strict(ORIGIN_LABELS, default=pl.col("origin")).alias("origin"),
-        pl.col("api_calls").alias("calls"),
-        pl.col("input_tokens").alias("input"),
-        pl.col("cache_creation_tokens").alias("cache write"),
-        pl.col("cache_read_tokens").alias("cache read"),
-        pl.col("output_tokens").alias("output"),
-        pl.col("output_tokens_is_lower_bound").alias("output is a lower bound"),
-        pl.col("naive_lines").alias("per-line calls"),
+        *headed({"api_calls": "calls", "input_tokens": "input", "cache_creation_tokens": "cache write",
+                 "cache_read_tokens": "cache read", "output_tokens": "output",
+                 "output_tokens_is_lower_bound": "output is a lower bound", "naive_lines": "per-line calls"}),
         (all_tokens("naive_") / pl.max_horizontal(all_tokens(), pl.lit(1))).round(2, mode=ROUND_MODE)
         .alias("per-line ÷ deduplicated tokens"),
     )
@@ -49,14 +50,14 @@ def tokens_summary(r: Report):
         split = (
             f"; the parents made {fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
             f"{fmt_int(sub_calls)}, which spent "
-            f"{fmt_pct(100 * _ratio(tokens_total - tokens_parent, tokens_total)) if tokens_total else 'n/a'} of the tokens. "
+            f"{_share(tokens_total - tokens_parent, tokens_total)} of the tokens. "
         )
     else:
         split = "; every call was the parents' own: no subagent file recorded a call. "
     text = (
         f"The {total.height} sessions made **{fmt_int(total['api_calls'].sum())} API calls** "
         f"(one per `message.id`) for {fmt_int(tokens_total)} tokens{split}"
-        f"Cache reads are {fmt_pct(100 * _ratio(total['cache_read_tokens'].sum(), tokens_total)) if tokens_total else 'n/a'} "
+        f"Cache reads are {_share(total['cache_read_tokens'].sum(), tokens_total)} "
         "of all tokens. "
     )
     if lower:
@@ -105,18 +106,12 @@ def wakeups_table(r: Report) -> pl.DataFrame:
     c = r.tables["cost_sessions"].filter(pl.col("notifications_enqueued") + pl.col("wakeup_turns") > 0)
     out = c.select(
         "session_id",
-        pl.col("notifications_enqueued").alias("notifications queued"),
-        pl.col("notifications_undelivered").alias("undelivered (no turn)"),
-        pl.col("wakeup_turns").alias("wake-up turns"),
-        pl.col("wakeup_calls").alias("calls"),
-        pl.col("wakeup_cache_read_tokens").alias("cache read"),
+        *headed({"notifications_enqueued": "notifications queued", "notifications_undelivered": "undelivered (no turn)",
+                 "wakeup_turns": "wake-up turns", "wakeup_calls": "calls", "wakeup_cache_read_tokens": "cache read"}),
         (100 * pl.col("wakeup_cache_read_tokens") / pl.max_horizontal(pl.col("parent_cache_read_tokens"), pl.lit(1)))
-        .round(1, mode=ROUND_MODE)
-        .alias("% of parent cache read"),
-        pl.col("batchable_wakeups").alias("batchable"),
-        pl.col("batched_turns").alias("turns if batched"),
-        pl.col("batch_saved_calls").alias("calls saved"),
-        pl.col("batch_saved_cache_read_tokens").alias("cache read saved"),
+        .round(1, mode=ROUND_MODE).alias("% of parent cache read"),
+        *headed({"batchable_wakeups": "batchable", "batched_turns": "turns if batched", "batch_saved_calls": "calls saved",
+                 "batch_saved_cache_read_tokens": "cache read saved"}),
     )
     return per_session(out, r, relevance=False)
 
@@ -132,7 +127,7 @@ def wakeups_summary(r: Report):
         )
     sessions = int((c["wakeup_turns"] > 0).sum())
     cr = int(c["wakeup_cache_read_tokens"].sum())
-    share = _ratio(cr, int(c.filter(pl.col("wakeup_turns") > 0)["parent_cache_read_tokens"].sum()))
+    parent_reads = int(c.filter(pl.col("wakeup_turns") > 0)["parent_cache_read_tokens"].sum())
     w = r.tables.get("wakeups")
     tasks = w.select("session_id", "task_id").unique().height if w is not None and w.height else None
     # 04-background counts tasks; a task that notifies twice (a resumed agent) wakes its parent twice.
@@ -140,7 +135,7 @@ def wakeups_summary(r: Report):
     return markdown(
         f"**{turns} notifications**{of_tasks} woke a parent in {sessions} sessions. The turns they opened made "
         f"{fmt_int(c['wakeup_calls'].sum())} API calls that read {fmt_int(cr)} tokens from the cache, "
-        f"{fmt_pct(100 * share) if share is not None else 'n/a'} of those parents' cache reads: each wake-up re-reads "
+        f"{_share(cr, parent_reads)} of those parents' cache reads: each wake-up re-reads "
         f"the whole context. {fmt_int(c['notifications_undelivered'].sum())} queued notifications were never "
         "delivered as a turn (removed from the queue, or still queued when the transcript ends)."
     )
@@ -167,10 +162,8 @@ def repeat_table(r: Report) -> pl.DataFrame:
     c = r.tables["cost_sessions"].filter(pl.col("background_reads") > 0)
     out = c.select(
         "session_id",
-        pl.col("background_reads").alias("reads"),
-        pl.col("repeat_reads").alias("reads with repeats"),
-        pl.col("read_chars").alias("chars read"),
-        pl.col("repeated_chars").alias("chars already held"),
+        *headed({"background_reads": "reads", "repeat_reads": "reads with repeats", "read_chars": "chars read",
+                 "repeated_chars": "chars already held"}),
         (100 * pl.col("repeat_fraction")).round(1, mode=ROUND_MODE).alias("% repeated"),
     )
     return per_session(out, r, relevance=False)
@@ -186,7 +179,7 @@ def repeat_summary(r: Report):
     repeated = int(c["repeated_chars"].sum())
     return markdown(
         f"Parents read background work {reads} times in {int((c['background_reads'] > 0).sum())} sessions, "
-        f"{fmt_int(chars)} chars in all. **{fmt_pct(100 * _ratio(repeated, chars))} of those chars** "
+        f"{fmt_int(chars)} chars in all. **{_share(repeated, chars)} of those chars** "
         f"({fmt_int(repeated)}) repeated lines the parent had already received for the same task, from an "
         "earlier read or from the notification."
     )

@@ -15,6 +15,7 @@ from measure.report.shaping import chosen_pairs
 from measure.report.style import STRATEGY_LABELS, label, ordered_strategies, strategy_rank
 from measure.report.views import extraction
 from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, wide
+from measure.report.views.duplication import pair_totals
 
 
 CANDIDATES = {k: v for k, v in STRATEGY_LABELS.items() if "(C" in v}
@@ -48,24 +49,23 @@ def verdict_matrix(r: Report) -> pl.DataFrame:
     )
 
 
+ADVANTAGES = {
+    "parent_chars_evicted": "evicts {d} fewer parent-origin chars (budget eviction: {a} vs {b}{where})",
+    "delegated_results_in_prompt": "gets {d} more delegated results into the prompt ({a} vs {b})",
+    "subagent_unique_chars_in_prompt": "sends {d} more chars of subagent-only content ({a} vs {b})",
+    "inline_refs": "lists {d} more inline refs ({a} vs {b})",
+    "llm_calls": "makes {d} fewer LLM calls ({a} vs {b})",
+    "calls_per_run_max": "makes {d} fewer calls in its most expensive run{under} ({a} vs {b})",
+    "prompt_chars": "sends {d} fewer prompt chars ({a} vs {b})",
+}
+"""What the better value of each criterion gains over the other, in words."""
+
+
 def _advantage(c: str, a: float, b: float, loser: str, k: int | None, cap: int | None) -> str:
     """What a value `a` gains over `b` on criterion `c`, in words (a is the better one; `loser` has b)."""
-    d = abs(a - b)
-    if c == "parent_chars_evicted":
-        where = f", {loser} evicting in {k} session(s)" if k else ""
-        return f"evicts {fmt_int(d)} fewer parent-origin chars (budget eviction: {fmt_int(a)} vs {fmt_int(b)}{where})"
-    if c == "delegated_results_in_prompt":
-        return f"gets {fmt_int(d)} more delegated results into the prompt ({fmt_int(a)} vs {fmt_int(b)})"
-    if c == "subagent_unique_chars_in_prompt":
-        return f"sends {fmt_int(d)} more chars of subagent-only content ({fmt_int(a)} vs {fmt_int(b)})"
-    if c == "inline_refs":
-        return f"lists {fmt_int(d)} more inline refs ({fmt_int(a)} vs {fmt_int(b)})"
-    if c == "llm_calls":
-        return f"makes {fmt_int(d)} fewer LLM calls ({fmt_int(a)} vs {fmt_int(b)})"
-    if c == "calls_per_run_max":
-        under = f" under akm's cap of {cap} sessions per run" if cap else ""
-        return f"makes {fmt_int(d)} fewer calls in its most expensive run{under} ({fmt_int(a)} vs {fmt_int(b)})"
-    return f"sends {fmt_int(d)} fewer prompt chars ({fmt_int(a)} vs {fmt_int(b)})"
+    return ADVANTAGES[c].format(d=fmt_int(abs(a - b)), a=fmt_int(a), b=fmt_int(b),
+                                where=f", {loser} evicting in {k} session(s)" if k else "",
+                                under=f" under akm's cap of {cap} sessions per run" if cap else "")
 
 
 def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
@@ -167,7 +167,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             continue
         better = rows["better"][0]
         cells = []
-        for x in sorted(rows.iter_rows(named=True), key=lambda x: ordered_strategies(rows["strategy"].to_list()).index(x["strategy"])):
+        for x in rows.sort(strategy_rank(rows["strategy"])).iter_rows(named=True):
             cell = f"{x['strategy']} {fmt_int(x['value'])}"
             if c == "parent_chars_evicted" and x["sessions"]:
                 cell += f" in {x['sessions']} session(s)"
@@ -184,21 +184,11 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
                 + "; ".join(f"{x['strategy']} {fmt_int(x['stub_saved_chars'])}" for x in saved.sort("strategy").iter_rows(named=True))
                 + "."
             )
-    dup = r.tables["duplicates"]
-    if dup.height:
-        # Totals per pairing method, never summed: only sidecar pairs are #840's definition.
-        per = []
-        for pairing in sorted(set(dup["pairing"].to_list())):
-            part = dup.filter(pl.col("pairing") == pairing)
-            both = part.filter(pl.col("both_in_prompt")).height
-            per.append(
-                f"`{pairing}`: {part.height} pairs, {both} with both copies in the fold prompt, "
-                f"{fmt_int(int(part['stub_would_save_chars'].sum()))} raw chars a stub would save"
-            )
-        lines.append(
-            "- **Duplication** (per pairing method, never summed across methods). "
-            + "; ".join(per) + "."
-        )
+    # Totals per pairing method, never summed: only sidecar pairs are #840's definition.
+    per = [f"`{x['pairing']}`: {x['pairs']} pairs, {x['both in prompt']} with both copies in the fold prompt, "
+           f"{fmt_int(x['a stub would save (chars)'])} raw chars a stub would save" for x in pair_totals(r).iter_rows(named=True)]
+    if per:
+        lines.append("- **Duplication** (per pairing method, never summed across methods). " + "; ".join(per) + ".")
     text = head + "\n\n" + "\n".join(lines)
     section = extraction.verdict_section(r, out_dir)
     return markdown(text + ("\n\n" + section if section else ""))

@@ -63,9 +63,7 @@ def eviction_summary(r: Report):
     ev = r.tables["eviction"]
     sweep = r.tables["budget_sweep"]
     n = ev["session_id"].n_unique()
-    parts = []
-    stubs = []
-    identities = []
+    parts, stubs, identities = [], [], []
     for s in ordered_strategies(ev["strategy"].unique().to_list()):
         sub = ev.filter(pl.col("strategy") == s)
         evicting = sub.filter(pl.col("budget_evicted_chars") > 0)

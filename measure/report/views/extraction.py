@@ -20,7 +20,7 @@ import polars as pl
 from measure import paths
 from measure.report.shaping import sources_table as _sources
 from measure.report.style import label, short_ids
-from measure.report.views.common import fmt_int, fmt_pct, markdown
+from measure.report.views.common import fmt_int, fmt_pct, headed, markdown
 from measure.schema import EXTRACTION_TABLES
 
 RECORDED_DIR = "tests/extraction"
@@ -115,16 +115,11 @@ def ab_table(x: Extraction) -> pl.DataFrame:
     return x.ab.sort("session_path", "strategy_a", "strategy_b").select(
         _session(x),
         pl.format("{} vs {}", "strategy_a", "strategy_b").alias("arms"),
-        pl.col("candidates_a").alias("cand. a"),
-        pl.col("candidates_b").alias("cand. b"),
+        *headed({"candidates_a": "cand. a", "candidates_b": "cand. b"}),
         "matched",
-        pl.col("unique_a").alias("unique a"),
-        pl.col("unique_a_subagent_only").alias("a: subagent-only"),
-        pl.col("unique_b").alias("unique b"),
-        pl.col("unique_b_subagent_only").alias("b: subagent-only"),
-        pl.col("unmatched_pct").alias("unmatched % (a vs b)"),
-        pl.col("noise_a_unmatched_pct").alias("noise % (a vs a)"),
-        pl.col("noise_b_unmatched_pct").alias("noise % (b vs b)"),
+        *headed({"unique_a": "unique a", "unique_a_subagent_only": "a: subagent-only", "unique_b": "unique b",
+                 "unique_b_subagent_only": "b: subagent-only", "unmatched_pct": "unmatched % (a vs b)",
+                 "noise_a_unmatched_pct": "noise % (a vs a)", "noise_b_unmatched_pct": "noise % (b vs b)"}),
     )
 
 
@@ -229,12 +224,7 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
     if not x.show_excerpts:
         return markdown("Candidate text is not shown (it is transcript-derived); render with `--show-excerpts`.")
     from measure.extract.compare import match  # noqa: PLC0415
-    from measure.extract.parse import (  # noqa: PLC0415
-        BadReply,
-        Contract,
-        candidate_text,
-        parse_candidates,
-    )
+    from measure.extract.parse import BadReply, Contract, candidate_text, parse_candidates  # noqa: PLC0415
     from measure.extract.store import ReplyStore  # noqa: PLC0415
 
     contract = Contract(**{k: tuple(v) if k == "fields" else v for k, v in x.meta.get("contract", {"list_key": "candidates", "fields": []}).items()})

@@ -6,7 +6,7 @@ import polars as pl
 
 from measure.numbers import ROUND_MODE
 from measure.report.style import ordered_strategies, strategy_rank
-from measure.report.views.common import Report, fmt_int, fmt_x, markdown, per_session, wide
+from measure.report.views.common import Report, fmt_int, fmt_x, headed, markdown, per_session, wide
 
 
 def calls_table(r: Report) -> pl.DataFrame:
@@ -21,10 +21,8 @@ def chunking_table(r: Report) -> pl.DataFrame:
     calls = r.tables["llm_calls"]
     ch = calls.filter(pl.col("strategy") == "chunked").select(
         "session_id",
-        pl.col("parent_windows").alias("parent windows"),
-        pl.col("subagent_chunks").alias("subagent chunks"),
-        pl.col("llm_calls").alias("calls"),
-        pl.col("parent_chars_in_prompts").alias("parent chars across chunks"),
+        *headed({"parent_windows": "parent windows", "subagent_chunks": "subagent chunks", "llm_calls": "calls",
+                 "parent_chars_in_prompts": "parent chars across chunks"}),
     )
     base = calls.filter(pl.col("strategy") == "link").select(
         "session_id", pl.col("parent_chars_in_prompts").alias("baseline parent chars")

@@ -6,7 +6,7 @@ import polars as pl
 
 from measure.report.shaping import breakdown_ordered
 from measure.report.style import BREAKDOWN_DIMENSIONS, strategy_rank
-from measure.report.views.common import Report, fmt_int, markdown, per_session, wide
+from measure.report.views.common import Report, fmt_int, headed, markdown, per_session, wide
 
 
 def headline(r: Report) -> pl.DataFrame:
@@ -155,13 +155,10 @@ def breakdown(r: Report) -> pl.DataFrame:
     df = breakdown_ordered(r.tables["breakdown"])
     return df.select(
         pl.col("dimension").replace_strict(BREAKDOWN_DIMENSIONS, default=pl.col("dimension")).alias("by"),
-        pl.col("value"),
-        pl.col("sessions"),
-        pl.col("sessions_with_subagents").alias("with subagents"),
-        pl.col("subagent_chars_pct").alias("subagent chars %"),
-        pl.col("fold_evicted_pct").alias("fold evicted %"),
-        pl.col("hybrid_evicted_pct").alias("hybrid evicted %"),
-        pl.col("llm_calls_link").alias("calls (link)"),
-        pl.col("llm_calls_chunked").alias("calls (chunked)"),
-        pl.col("chunked_multiplier").alias("chunked ×"),
+        "value",
+        "sessions",
+        *headed({"sessions_with_subagents": "with subagents", "subagent_chars_pct": "subagent chars %",
+                 "fold_evicted_pct": "fold evicted %",
+                 "hybrid_evicted_pct": "hybrid evicted %", "llm_calls_link": "calls (link)",
+                 "llm_calls_chunked": "calls (chunked)", "chunked_multiplier": "chunked ×"}),
     )

@@ -89,17 +89,10 @@ def _side_by_side(measured: pl.DataFrame, published: pl.DataFrame) -> pl.DataFra
         here = match.row(0, named=True) if match.height else {}
         rows.append({"session": prefix, "source": "here", **{c: here.get(c) for c in cols}})
         rows.append({"session": prefix, "source": "#840", **{c: pub[c] for c in cols}})
-        delta = {}
-        for c in cols:
-            a, b = here.get(c), pub[c]
-            delta[c] = None if a is None or b is None else a - b
+        delta = {c: None if here.get(c) is None or pub[c] is None else here[c] - pub[c] for c in cols}
         rows.append({"session": prefix, "source": "Δ", **delta})
-    schema = {"session": pl.String, "source": pl.String}
-    for c in cols:
-        dtype = published.schema[c]
-        if c in measured.columns and measured.schema[c] == pl.Float64:
-            dtype = pl.Float64
-        schema[c] = dtype
+    schema = {"session": pl.String, "source": pl.String} | {
+        c: pl.Float64 if measured.schema.get(c) == pl.Float64 else published.schema[c] for c in cols}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
@@ -149,21 +142,18 @@ def published_comparison(r: Report, which: str = "headline"):
             "393273fd…), so there are no published figures to set beside it._"
         )
     if which == "headline":
-        measured, published = _headline_like_840(r), _over_link(PUBLISHED_840_HEADLINE)
-        table = _side_by_side(measured, published)
+        table = _side_by_side(_headline_like_840(r), _over_link(PUBLISHED_840_HEADLINE))
         if bundled_template(r):
             # Absolute prompt lengths include a different template: their Δ compares templates, not strategies.
             table = table.with_columns(
                 *(pl.when(pl.col("source") == "Δ").then(None).otherwise(pl.col(c)).alias(c) for c in PROMPT_COLUMNS)
             )
         return table
-    elif which == "duplicates":
-        measured, published = pair_summary(r, pairing="sidecar_tool_use_id"), PUBLISHED_840_DUPLICATES
-    elif which == "chunking":
-        measured, published = chunking_table(r), PUBLISHED_840_CHUNKING
-    else:
-        raise ValueError(f"unknown published table {which!r}: use headline, duplicates or chunking")
-    return _side_by_side(measured, published)
+    if which == "duplicates":
+        return _side_by_side(pair_summary(r, pairing="sidecar_tool_use_id"), PUBLISHED_840_DUPLICATES)
+    if which == "chunking":
+        return _side_by_side(chunking_table(r), PUBLISHED_840_CHUNKING)
+    raise ValueError(f"unknown published table {which!r}: use headline, duplicates or chunking")
 
 
 def published_note(r: Report, which: str = "headline"):
@@ -172,9 +162,8 @@ def published_note(r: Report, which: str = "headline"):
         return markdown("")
     table = published_comparison(r, which)
     delta = table.filter(pl.col("source") == "Δ").drop("session", "source")
-    values = [v for col in delta.columns for v in delta[col].to_list()]
-    known = [v for v in values if v is not None]
-    exact = sum(1 for v in known if v == 0)
+    known = [v for col in delta.columns for v in delta[col].to_list() if v is not None]
+    exact = known.count(0)
     worst = max((abs(v) for v in known), default=0)
     worst_text = f"{worst:,.0f}" if float(worst).is_integer() else f"{rounded(worst, 1):,.1f}"
     text = (
