@@ -332,7 +332,7 @@ class TaskCollector:
                                    _str(inp.get("description")) or _str(inp.get("skill")))
                         )
                         if b["name"] in SPAWN_TOOLS:
-                            self._spawns.add(str(b.get("id")))
+                            self._spawns.add(as_text(b.get("id")))
             if not stamped:
                 self._defer(raw)
             return
