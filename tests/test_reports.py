@@ -180,6 +180,14 @@ def test_kernels_run_over_ipc_without_the_tcp_warning(tmp_path, capfd):
     assert "without encryption" not in err and "Kernel is running over TCP" not in err
 
 
+def test_the_kernels_own_log_never_reaches_the_terminal(tmp_path, capfd):
+    # jupyter_client interrupts each kernel before shutting it down, and a kernel still busy logs
+    # that as an ERROR: the report's stderr must not carry the kernel's log (failures come through papermill).
+    source = _notebook(tmp_path / "nb", "logs", OK + '\n# %%\nget_ipython().kernel.log.error("the kernel logs an error")\n')
+    notebooks.run_notebooks([source], {"x": 1}, tmp_path / "out", build_dir=tmp_path / "build", html=False, log=lambda _m: None)
+    assert "the kernel logs an error" not in capfd.readouterr().err
+
+
 def test_kernels_fall_back_to_tcp_when_the_socket_path_is_too_long(tmp_path, monkeypatch):
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / ("r" * 80)))
     assert notebooks._kernel_config().KernelManager.transport == "tcp"

@@ -22,7 +22,15 @@ EXECUTION_TIMEOUT = 1200
 
 KERNEL_NAME = "python3"
 
-NBCLIENT_OPTIONS: dict[str, Any] = {"record_timing": False, "coalesce_streams": True}
+NBCLIENT_OPTIONS: dict[str, Any] = {
+    "record_timing": False,
+    "coalesce_streams": True,
+    # jupyter_client interrupts every kernel (SIGINT) before asking it to shut down; a kernel still
+    # answering a message then logs "KeyboardInterrupt caught in kernel" as an ERROR on the analyst's
+    # terminal after a report that succeeded. Every failure that matters reaches us through papermill
+    # (a cell error, a timeout, a dead kernel), so the kernel's own log is silenced.
+    "extra_arguments": ["--IPKernelApp.log_level=CRITICAL"],
+}
 """nbclient traits forwarded by papermill (a misspelt one is ignored: tests check them against NotebookClient)."""
 
 KERNEL_TRANSPORT = "ipc"
