@@ -45,6 +45,22 @@ def root(parity_root, tmp_path) -> Path:
     return r
 
 
+def test_a_cache_folder_an_earlier_version_filled_is_still_its_own(root, tmp_path):
+    """Version 2 kept each run as a folder of tables (`runs/<key>/`): the default cache folder of an
+    analyst who ran it must not be refused after an upgrade, and those folders are left as they are."""
+    old = tmp_path / "cache" / "runs" / ("ab" * 32)
+    old.mkdir(parents=True)
+    for name in ("sessions.csv", "sessions.parquet", "run.json", "run-entry.json"):
+        (old / name).write_bytes(b"v2")
+    (tmp_path / "cache" / "runs" / f"{'cd' * 32}.123.tmp").mkdir()
+    cache_mod.check_cache_dir(tmp_path / "cache", root)
+    run_measurement(root, tmp_path / "out", RunParams(), jobs=1, cache_dir=tmp_path / "cache")
+    assert sorted(p.name for p in old.iterdir()) == ["run-entry.json", "run.json", "sessions.csv", "sessions.parquet"]
+    (old / "holiday.jpg").write_bytes(b"photo")  # not a name version 2 wrote
+    with pytest.raises(cache_mod.OutputError, match="holiday.jpg"):
+        cache_mod.check_cache_dir(tmp_path / "cache", root)
+
+
 def test_entries_are_json_behind_a_version_header(root, tmp_path):
     run_measurement(root, tmp_path / "out", PARAMS, jobs=1, cache_dir=tmp_path / "cache")
     entries = _entries(tmp_path / "cache")

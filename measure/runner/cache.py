@@ -79,8 +79,12 @@ def run_key(session_keys: list[str], listed: list[str], errors: list[dict], root
 
 
 OWN_FILES = re.compile(rf"({re.escape(INDEX_NAME)}|[0-9a-f]{{2}}/[0-9a-f]{{64}}\.json|runs/[0-9a-f]{{64}}\.zip)(\.[0-9]+\.tmp)?"
-                       r"|([0-9a-f]{2}|runs)/")
-"""Every name the cache writes, relative to its folder (a folder's with a trailing `/`)."""
+                       r"|([0-9a-f]{2}|runs)/"
+                       r"|runs/[0-9a-f]{64}(\.[0-9]+\.tmp)?/([a-z_]+\.(csv|parquet)|run\.json|run-entry\.json)?")
+"""Every name the cache writes, relative to its folder (a folder's with a trailing `/`). The last
+line is cache version 2's run folders (a run's tables and `run-entry.json`): an upgrade must not
+make the default cache folder refuse itself; this cache reads and prunes only zips, so it never
+touches them."""
 
 
 def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike, out: str | os.PathLike | None = None) -> None:
