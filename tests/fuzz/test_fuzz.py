@@ -18,6 +18,8 @@ from . import known
 from .properties import PROPERTIES
 from .violations import Violation
 
+pytestmark = pytest.mark.slow  # whole commands, about 40 s: make test runs them, make test-fast does not
+
 BOUNDED_EXAMPLES = {"lines": 20, "sidecars": 15, "trees": 2, "options": 8, "inspect": 4, "redact": 1, "changes": 1, "signals": 1}
 """Examples per property (a lines example holds up to 12 transcripts, a sidecar one up to 15):
 about 280 inputs in all (130 transcripts, 120 sidecars, 3 trees, 8 option sets, ...), in about
