@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from . import checks, drive, jsontext, known, mutations
+from . import checks, drive, interruptions, jsontext, known, mutations
 from .violations import normalize, stderr_tail
 
 
@@ -83,3 +83,12 @@ def test_leftovers_in_a_shared_folder_are_only_those_of_the_outputs_named(tmp_pa
     assert checks.leftovers("p", tmp_path, "", ("mine",)) == []
     (tmp_path / ".measure-retired-mine-x1y2").mkdir()
     assert checks.leftovers("p", tmp_path, "", ("mine",))[0].detail == ".measure-retired-mine-x1y2"
+
+
+def test_a_sigint_while_python_itself_starts_is_not_held_against_measure():
+    startup = ("can't initialize sys standard streams\nPython runtime state: core initialized\nTraceback (most recent call last):\n"
+               '  File "<frozen importlib._bootstrap>", line 1176, in _find_and_load\n  File "<frozen io>", line 53, in <module>\nKeyboardInterrupt\n')
+    assert interruptions.before_measure_ran(startup)
+    ours = f'Traceback (most recent call last):\n  File "{drive.REPO}/measure/cli.py", line 9, in <module>\nKeyboardInterrupt\n'
+    assert not interruptions.before_measure_ran(ours)
+    assert not interruptions.before_measure_ran("measure: interrupted; the previous output is intact\n")
