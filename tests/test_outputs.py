@@ -208,3 +208,25 @@ def test_the_report_measures_in_a_child_process_whose_errors_come_back_whole():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "UnknownSessions no session matches 'zzzz'; closest: abc 3"
+
+
+def test_an_interrupt_while_the_commit_marks_its_retired_folder_leaves_out_and_no_folder(tmp_path, monkeypatch):
+    """SIGTERM or Ctrl-C (an exception) after the retired folder exists but before the old output
+    moved into it: `out` stays as it was and the half-written retired folder goes (a marker cut
+    short would not parse, and `recover` leaves such a folder alone)."""
+    from measure.runner import outputs
+
+    out = tmp_path / "out"
+    with StagedDir(out, "run") as d:
+        (d / "a.csv").write_text("old")
+
+    def interrupted(folder):
+        (folder / outputs.STAGING_MARKER).write_text('{"writer": "meas')
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        with StagedDir(out, "run") as d:
+            (d / "a.csv").write_text("new")
+            monkeypatch.setattr(outputs, "_mark", interrupted)  # the commit's mark of its retired folder
+    assert (out / "a.csv").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

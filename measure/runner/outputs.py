@@ -174,16 +174,17 @@ class StagedDir:
             os.fsync(f.fileno())
         check_replaceable(self.out, self.kind)  # nothing foreign arrived while we worked
         retired = None
-        if os.path.lexists(self.out):
-            retired = Path(tempfile.mkdtemp(prefix=_RETIRED + self.out.name + "-", dir=self.out.parent))
-            _mark(retired)
-            os.rename(self.out, retired / "old")
-        try:
+        try:  # Ctrl-C or SIGTERM at any point here leaves `out` as it was and no folder of ours
+            if os.path.lexists(self.out):
+                retired = Path(tempfile.mkdtemp(prefix=_RETIRED + self.out.name + "-", dir=self.out.parent))
+                _mark(retired)
+                os.rename(self.out, retired / "old")
             os.unlink(self.path / STAGING_MARKER)  # the marker never reaches the output
             os.rename(self.path, self.out)
         except BaseException:
             if retired is not None:
-                os.rename(retired / "old", self.out)
+                if os.path.lexists(retired / "old"):
+                    os.rename(retired / "old", self.out)
                 _discard(retired)
             raise
         if retired is not None:
