@@ -230,3 +230,43 @@ def test_an_interrupt_while_the_commit_marks_its_retired_folder_leaves_out_and_n
             monkeypatch.setattr(outputs, "_mark", interrupted)  # the commit's mark of its retired folder
     assert (out / "a.csv").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("which", ["staging", "retired"])
+def test_a_sigkill_inside_the_marker_write_leaves_a_folder_the_next_run_removes(tmp_path, which):
+    """A SIGKILL after a marker's file was created but before its JSON was whole: the next run
+    into `out` finds `out` as it was and removes the folder (a marker cut short would not parse,
+    and `recover` must leave such a marker, which may be anyone's, alone)."""
+    out = tmp_path / "out"
+    with StagedDir(out, "run") as d:
+        (d / "a.csv").write_text("old")
+    code = (
+        "import json, os, signal\n"
+        "from measure.runner.outputs import StagedDir\n"
+        "real = json.dump\n"
+        "def cut(obj, f, **kw):\n"
+        f"    if os.path.basename(f.name).startswith('.measure-staging.json') and '.measure-{which}-' in f.name:\n"
+        "        f.write(json.dumps(obj)[:9]); f.flush(); os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return real(obj, f, **kw)\n"
+        "json.dump = cut\n"
+        f"with StagedDir({str(out)!r}, 'run') as d:\n"
+        "    (d / 'a.csv').write_text('new')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr.decode(errors="replace")[-2000:]
+    assert any(p.name.startswith(f".measure-{which}-out-") for p in tmp_path.iterdir())  # the kill left it
+    with StagedDir(out, "run") as d:
+        (d / "a.csv").write_text("again")
+    assert (out / "a.csv").read_text() == "again"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_marker_cut_short_by_a_live_writer_is_left_alone(tmp_path):
+    from measure.runner.outputs import _CUT_MARKER_NAME
+
+    live = tmp_path / ".measure-staging-out-1-0a0a0a0a"
+    live.mkdir()
+    (live / _CUT_MARKER_NAME.format(pid=os.getpid())).write_text('{"writ')  # this process is writing it
+    with StagedDir(tmp_path / "out", "run") as d:
+        (d / "a.csv").write_text("new")
+    assert live.is_dir()

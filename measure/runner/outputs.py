@@ -36,6 +36,11 @@ STAGING_MARKER = ".measure-staging.json"
 a later run into the same --out removes a staging folder only if it holds this marker and
 the process it names is gone (SIGKILLed, or the machine restarted)."""
 
+_CUT_MARKER_NAME = STAGING_MARKER + ".{pid}.tmp"
+"""A marker is written under this name and then renamed: a kill mid-write leaves a file whose
+name still says which process wrote it, never a marker that does not parse."""
+_CUT_MARKER = re.compile(re.escape(STAGING_MARKER) + r"\.([0-9]{1,10})\.tmp")
+
 
 class OutputError(ValueError):
     """An output folder `measure` must not write to; the message is one line saying why."""
@@ -193,8 +198,10 @@ class StagedDir:
 
 
 def _mark(folder: Path) -> None:
-    with open(folder / STAGING_MARKER, "w", encoding="utf-8") as f:
+    cut = folder / _CUT_MARKER_NAME.format(pid=os.getpid())
+    with open(cut, "w", encoding="utf-8") as f:
         json.dump(_owner(os.getpid()), f)
+    os.replace(cut, folder / STAGING_MARKER)
 
 
 def _owner(pid: int) -> dict:
@@ -248,6 +255,13 @@ def _abandoned(folder: Path) -> bool:
         with open(folder / STAGING_MARKER, encoding="utf-8") as f:
             owner = json.load(f)
     except FileNotFoundError:
+        try:
+            cut = [(int(m[1]), os.lstat(folder / m[0]).st_mtime) for m in map(_CUT_MARKER.fullmatch, os.listdir(folder)) if m]
+            if cut and len(cut) == len(os.listdir(folder)):  # killed while marking it
+                # Gone if no process holds its pid, or the one that does started after the file.
+                return not any(_alive({"pid": pid, "started": written}) for pid, written in cut)
+        except OSError:
+            return False
         return _ours(folder) is not None or (os.listdir(folder) == ["old"] and _ours(folder / "old") is not None)
     except (OSError, ValueError):
         return False
@@ -267,7 +281,7 @@ def _discard(folder: Path) -> None:
     """Remove a folder of ours, what proves it ours (marker, manifest) last: a kill midway leaves
     one `recover` still knows."""
     try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name in (STAGING_MARKER, MANIFEST))
+        entries = sorted(os.scandir(folder), key=lambda e: e.name == MANIFEST or e.name.startswith(STAGING_MARKER))
     except OSError:
         return
     for e in entries:
