@@ -284,3 +284,25 @@ def test_hybrid_undelivered_adds_the_reports_that_never_reached_the_parent(tmp_p
     # every result delivered: hybrid's prompt exactly
     _, _, r = _proposals(tmp_path / "c", copies_only_root)
     assert r["hybrid_undelivered"].prompt_sha256 == r["hybrid"].prompt_sha256
+
+
+
+def test_budgets_that_keep_the_same_events_share_one_prompt_and_others_get_their_own(sessions):
+    """A memo shared by every budget (as a run shares it) gives each call the prompt a memo of its
+    own would: reused only when the kept events, ref and refs are the same objects."""
+    from measure.measurements.strategies import Memo
+
+    template = load_template()
+    budgets = (2000, 80_000, 10**8, 10**9)
+    for s in sessions:
+        memo = Memo()
+        shared = {b: run_all(SessionContext(s, Params(template=template, budget=b), memo)) for b in budgets}
+        for b in budgets:
+            alone = run_all(SessionContext(s, Params(template=template, budget=b)))
+            for name, r in alone.items():
+                assert [c.prompt for c in shared[b][name].calls] == [c.prompt for c in r.calls], (s.ref.path, name, b)
+        whole = shared[10**9]["fold"].calls[0]
+        assert shared[10**8]["fold"].calls[0].prompt is whole.prompt  # both keep every event: built once
+        for b in (2000, 80_000):
+            call = shared[b]["fold"].calls[0]
+            assert (call.prompt is whole.prompt) == (call.kept.events == whole.kept.events)

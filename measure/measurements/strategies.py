@@ -96,12 +96,13 @@ class StrategyResult:
 @dataclass(frozen=True)
 class Memo:
     """Per-event results that do not depend on the budget, shared by every context over the same
-    Event objects (a run's budgets, a replay's moments). Keyed by event identity; each entry holds
-    its events, so an id cannot be reused while the memo lives."""
+    Event objects (a run's budgets, a replay's moments), and the prompts built from them. Keyed by
+    event identity; each entry holds its events, so an id cannot be reused while the memo lives."""
 
     verdicts: dict = field(default_factory=dict)  # pre-filter verdicts (prefilter's `memo`)
     lines: dict = field(default_factory=dict)  # rendered transcript lines (build_prompt's `lines`)
     overlaps: dict = field(default_factory=dict)  # pair scores (pairs.find_pairs)
+    prompts: dict = field(default_factory=dict)  # built prompts (SessionContext.prompt)
 
 
 class SessionContext:
@@ -184,8 +185,15 @@ class SessionContext:
         return sum(e.chars for e in self.session.folded)
 
     def prompt(self, ref: SessionRef, kept: Prefiltered, refs) -> Prompt:
+        """akm's prompt of `kept`, built once per session for every budget that keeps the same events
+        (a session smaller than the smallest budget is kept whole at all of them)."""
         p = self.params
-        return build_prompt(p.template, ref, kept.events, refs, keep_text=p.keep_prompts, lines=self.memo.lines)
+        key = (id(ref), id(refs), p.template, p.keep_prompts, *map(id, kept.events))
+        hit = self.memo.prompts.get(key)
+        if hit is None:
+            prompt = build_prompt(p.template, ref, kept.events, refs, keep_text=p.keep_prompts, lines=self.memo.lines)
+            hit = self.memo.prompts[key] = ((ref, refs, kept.events), prompt)  # holding them keeps their ids unused
+        return hit[1]
 
     @cached_property
     def parent_events(self) -> tuple[Event, ...]:
