@@ -91,12 +91,14 @@ def _top_sessions(df: pl.DataFrame, value: str, limit: int = MAX_SESSIONS) -> li
     return sorted(sessions, key=lambda sid: -(peak.get(sid) or 0))[:limit]
 
 
-def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label_fmt, what: str) -> None:
-    """Bars per session (x) and strategy (hue) of column `value`, `what` naming it on the session axis.
+def _grouped_bars(ax, df: pl.DataFrame, value: str, label_fmt, what: str, ncols: int) -> None:
+    """Bars per session (x) and strategy (hue) of column `value`, `what` naming it on the session axis,
+    and their legend in at most `ncols` columns.
 
     Value labels are drawn when there is room; with more than MAX_SESSIONS sessions only those
     with the largest values are drawn.
     """
+    strategies = style.ordered_strategies(df["strategy"].unique().to_list())
     sessions = _top_sessions(df, value)
     width = 0.8 / max(1, len(strategies))
     labelled = len(sessions) * len(strategies) <= 48
@@ -110,6 +112,7 @@ def _grouped_bars(ax, df: pl.DataFrame, value: str, strategies: list[str], label
         if labelled:
             ax.bar_label(bars, labels=[label_fmt(y) for y in ys], fontsize=7, padding=1)
     _session_axis(ax, df, sessions, what)
+    ax.legend(loc="upper left", ncols=min(ncols, len(strategies)))
 
 
 def _millions(y: float, _pos=None) -> str:
@@ -138,14 +141,12 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
     fig, ax = _figure(f"Parent-origin content evicted by strategy (maxTotalChars = {_budgets_text(eviction)})")
     if eviction.height == 0:
         return _empty(ax, "no eviction rows")
-    strategies = style.ordered_strategies(eviction["strategy"].unique().to_list())
     if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
         return _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
-    _grouped_bars(ax, eviction, "budget_evicted_pct", strategies, lambda y: f"{rounded(y, 1):.1f}" if y else "0", "eviction")
+    _grouped_bars(ax, eviction, "budget_evicted_pct", lambda y: f"{rounded(y, 1):.1f}" if y else "0", "eviction", 4)
     ax.set_ylabel("parent chars evicted (% of parent alone)")
     top = max(1.0, float(eviction["budget_evicted_pct"].max() or 0.0))
     ax.set_ylim(min(0.0, float(eviction["budget_evicted_pct"].min() or 0.0)) * 1.15, top * 1.15)
-    ax.legend(loc="upper left", ncols=min(4, len(strategies)))
     return fig
 
 
@@ -160,10 +161,10 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     curve = shaping.sweep_curve(budget_sweep)
     if curve.height == 0:
         return _empty(ax, "no budget sweep rows")
+    budgets = sorted(set(curve["budget"].to_list()))
     if not curve.filter(pl.col("evicted_chars") != 0).height:
         # Flat lines at 0 with a "fold evicts nothing from <smallest budget>" marker would dress up
         # a root where nothing can be evicted (no subagent text) as a finding.
-        budgets = sorted(set(curve["budget"].to_list()))
         return _empty(ax, f"no strategy evicts parent content at any swept budget ({_thousands(budgets[0])}–{_thousands(budgets[-1])})")
     markers = "osD^vP*X"
     styles = ("-", "--", ":", "-.")
@@ -171,7 +172,6 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
         part = curve.filter(pl.col("strategy") == s).sort("budget")
         ax.plot(part["budget"].to_list(), part["evicted_pct"].to_list(), marker=markers[k % len(markers)],
                 linestyle=styles[k % len(styles)], color=_color(s), label=_label(s))
-    budgets = sorted(set(curve["budget"].unique().to_list()))
     ax.set_xscale("log")
     ax.set_xticks(budgets)
     ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
@@ -243,23 +243,20 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     fig, ax = _figure(f"LLM calls per session and strategy (maxTotalChars = {_budgets_text(llm_calls)})")
     if llm_calls.height == 0:
         return _empty(ax, "no llm_calls rows")
-    strategies = style.ordered_strategies(llm_calls["strategy"].unique().to_list())
-    _grouped_bars(ax, llm_calls, "llm_calls", strategies, lambda y: f"{y:,}", "calls")
+    _grouped_bars(ax, llm_calls, "llm_calls", lambda y: f"{y:,}", "calls", 3)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
     top = max(10, int(llm_calls["llm_calls"].max() or 1))
     ax.set_ylim(0.8, top * 3)
     ax.set_ylabel("calls (log scale)")
-    ax.legend(loc="upper left", ncols=min(3, len(strategies)))
     return fig
 
 
 @_styled
 def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     """Calls in the most expensive run (bar) and per run on average (dot) vs the session cap (line)."""
-    fig, ax = _figure()
+    fig, ax = _figure("Run cost under the per-run session cap")
     if run_cost.height == 0:
-        ax.set_title("Run cost under the per-run session cap")
         return _empty(ax, "no run_cost rows")
     caps = sorted(set(run_cost["session_cap"].unique().to_list()))
     ax.set_title(f"Run cost with at most {', '.join(map(str, caps))} sessions per run (maxSessionsPerRun)")
@@ -331,8 +328,7 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
 def stub_vs_run(background: pl.DataFrame) -> Figure:
     """Launch stub (x) vs true run time (y) of each background task, log-log, with the line where they agree."""
     fig, ax = _figure("Background tasks: what the launch stub says vs how long the task ran")
-    timed = background.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
-    timed = timed.filter((pl.col("stub_seconds") > 0) & (pl.col("run_seconds") > 0))
+    timed = background.filter((pl.col("stub_seconds") > 0) & (pl.col("run_seconds") > 0))  # null > 0 is not true
     if timed.height == 0:
         return _empty(ax, "no background task with both a launch stub and a completion")
     for kind in sorted(set(timed["kind"].to_list())):
@@ -392,9 +388,8 @@ def deliveries_bars(background: pl.DataFrame) -> Figure:
 @_styled
 def replay_bars(replay: pl.DataFrame) -> Figure:
     """Per strategy: re-extractions the replay implies and how many of them send an unchanged prompt."""
-    fig, ax = _figure()
+    fig, ax = _figure("Re-extractions while sessions are written")
     if replay.height == 0:
-        ax.set_title("Re-extractions while sessions are written")
         return _empty(ax, "no replay rows (measure run --replay)")
     schedules = ", ".join(sorted(set(replay["schedule"].to_list())))
     ax.set_title(f"Re-extractions while sessions are written (replayed at {schedules})")
@@ -606,8 +601,8 @@ def win_tie_loss(robustness: pl.DataFrame) -> Figure:
     rows = shaping.chosen_pairs(robustness, differing=True).to_dicts()
     fig = Figure(figsize=(style.FIGSIZE[0], max(style.FIGSIZE[1], 1.4 + 0.24 * len(rows))), layout="constrained")
     ax = fig.subplots()
+    ax.set_title("Sessions where the chosen strategy is better, tied or worse")
     if not rows:
-        ax.set_title("Sessions where the chosen strategy is better, tied or worse")
         return _empty(ax, "no session differs between the chosen strategy and another")
     ax.set_title(f"Sessions where {rows[0]['strategy_a']}, the chosen strategy, is better, tied or worse\n"
                  "(criteria where every session ties are left out)")
