@@ -215,13 +215,14 @@ def _step(x: dict, value: dict) -> str:
 
 
 FLIP_WORDS = {
-    "flip_tolerance": lambda x: f"the tolerance `{x['change'].replace('→', '` → `')}`",
-    "flip_swap": lambda x: f"swapping `{x['item'].replace(', ', '` and `')}`",
-    "flip_insert": lambda x: f"valuing `{x['item']}` " + (f"just before `{x['change'].split('→')[0]}`" if "(last)" not in x["change"]
-                                                         else "after every listed criterion"),
-    "flip_drop": lambda x: f"dropping the constraint `{x['item']}`",
+    "flip_tolerance": (lambda x: f"the tolerance `{x['change'].replace('→', '` → `')}`", "no change of one tolerance"),
+    "flip_swap": (lambda x: f"swapping `{x['item'].replace(', ', '` and `')}`", "no swap of two adjacent criteria"),
+    "flip_insert": (lambda x: f"valuing `{x['item']}` " + (f"just before `{x['change'].split('→')[0]}`"
+                                                          if "(last)" not in x["change"] else "after every listed criterion"),
+                    "no criterion added {added}"),
+    "flip_drop": (lambda x: f"dropping the constraint `{x['item']}`", "no dropped constraint"),
 }
-"""How each kind of flip row of the choice table is said."""
+"""How each kind of flip row of the choice table is said, and how the absence of any row of that kind is."""
 
 
 def choice(r: Report):
@@ -262,13 +263,10 @@ def choice(r: Report):
     if flips:
         lines.append("**What would change the choice** (each a single change; the smallest tolerance change first):")
         lines.append("")
-        lines += [f"- {FLIP_WORDS[x['kind']](x)} chooses {label(x['winner']) if x['winner'] else 'nothing (none feasible)'}"
+        lines += [f"- {FLIP_WORDS[x['kind']][0](x)} chooses {label(x['winner']) if x['winner'] else 'nothing (none feasible)'}"
                   f" ({x['note']})." for x in flips]
     added = "just before the deciding one" if end["item"] and walk and not parse(end["item"])[0].op else "after the listed ones"
-    none = [words for kind, words in (("flip_tolerance", "no change of one tolerance"),
-                                      ("flip_swap", "no swap of two adjacent criteria"),
-                                      ("flip_insert", f"no criterion added {added}"),
-                                      ("flip_drop", "no dropped constraint")) if not any(x["kind"] == kind for x in flips)]
+    none = [words.format(added=added) for kind, (_, words) in FLIP_WORDS.items() if not any(x["kind"] == kind for x in flips)]
     if none:
         said = ", ".join(none[:-1]) + " and " + none[-1] if len(none) > 1 else none[0]
         lines.append(("- " if flips else "") + f"{said.capitalize()} changes the choice.")
@@ -312,16 +310,14 @@ def _caveats(r: Report, criteria: set[str]) -> str:
     lines = [f"**How general the differences are.** {a} against each other front member and rival, on the criteria "
              "of the priorities:", ""]
     named = pairs.filter(pl.col("criterion").is_in(sorted(criteria)))
-    for x in named.filter(pl.col("rests_on_one_session")).iter_rows(named=True):
-        b = label(x["strategy_b"])
-        lines.append(f"- vs {b} on `{x['criterion']}`: the total difference ({a} − {b}) {x['total_difference']:+,.0f} "
-                     f"**rests on one session**, `{x['largest_session_path']}` carrying {fmt_pct(100 * x['largest_share'])} "
-                     f"of it ({x['a_better']} session(s) favour {a}, {x['b_better']} {b}).")
-    for x in named.filter(pl.col("majority_disagrees")).iter_rows(named=True):
-        b = label(x["strategy_b"])
-        lines.append(f"- vs {b} on `{x['criterion']}`: the total difference ({a} − {b}) {x['total_difference']:+,.0f} "
-                     f"favours one side, but **most sessions favour the other** ({x['a_better']} favour {a}, "
-                     f"{x['b_better']} {b}).")
+    for flag, words in (("rests_on_one_session", "**rests on one session**, `{largest_session_path}` carrying {share} of it "
+                                                 "({a_better} session(s) favour {a}, {b_better} {b})."),
+                        ("majority_disagrees", "favours one side, but **most sessions favour the other** ({a_better} favour "
+                                               "{a}, {b_better} {b}).")):
+        for x in named.filter(pl.col(flag)).iter_rows(named=True):
+            b = label(x["strategy_b"])
+            lines.append(f"- vs {b} on `{x['criterion']}`: the total difference ({a} − {b}) {x['total_difference']:+,.0f} "
+                         + words.format(**x, a=a, b=b, share=fmt_pct(100 * x["largest_share"])))
     if len(lines) == 2:
         lines.append("- No difference rests on one session, and no total runs against most sessions.")
     one, against = pairs["rests_on_one_session"].sum(), pairs["majority_disagrees"].sum()
