@@ -162,13 +162,8 @@ def report(
     name = paths.report_name(root)
     out_path = paths.resolve(out) if out else paths.root() / "reports" / name
     build = paths.resolve(build_dir) if build_dir else paths.root() / BUILD_DIR
-    shown = dict(  # what the run measures is also what the notebooks are told it measured
-        max_total_chars=DEFAULT_MAX_TOTAL_CHARS if max_total_chars is None else int(max_total_chars),
-        budgets=sorted(set(budgets)) if budgets else list(DEFAULT_BUDGETS),
-        template_path=template_path, sessions=sessions, show_excerpts=show_excerpts,
-    )
     params = RunParams.from_options(
-        max_total_chars=shown["max_total_chars"], budgets=shown["budgets"], sessions=sessions, redact=redact,
+        max_total_chars=max_total_chars, budgets=budgets or DEFAULT_BUDGETS, sessions=sessions, redact=redact,
         template=paths.resolve(template_path) if template_path else None, show_excerpts=show_excerpts,
         file_time_ms=file_time_ms if file_time_ms is not None else paths.file_time_for(root), walk_order=walk_order,
         replay=replay_at, since_ms=options.get("since_ms"), session_cap=options.get("session_cap") or None,
@@ -186,8 +181,11 @@ def report(
     try:
         if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
             extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
-        _write_report(staged.path, run, report_parameters(root, run.run_dir, **shown, priorities=params.priorities),
-                      extraction_dir, build, timeout, log)
+        # What the run measures is also what the notebooks are told it measured.
+        shown = report_parameters(root, run.run_dir, max_total_chars=params.budget, budgets=list(params.budgets),
+                                  template_path=template_path, sessions=sessions, show_excerpts=show_excerpts,
+                                  priorities=params.priorities)
+        _write_report(staged.path, run, shown, extraction_dir, build, timeout, log)
     except BaseException:
         staged.abort()
         raise

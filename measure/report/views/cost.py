@@ -119,11 +119,11 @@ def wakeups_table(r: Report) -> pl.DataFrame:
 def wakeups_summary(r: Report):
     """Markdown: how many notifications woke the parent and what those turns read from the cache."""
     c = r.tables["cost_sessions"]
-    turns = int(c["wakeup_turns"].sum()) if c.height else 0
+    turns = int(c["wakeup_turns"].sum())
     if turns == 0:
         return markdown(
             "No notification was delivered to a parent as a turn of its own "
-            f"({fmt_int(c['notifications_enqueued'].sum() if c.height else 0)} were queued), so wake-ups cost nothing here."
+            f"({fmt_int(c['notifications_enqueued'].sum())} were queued), so wake-ups cost nothing here."
         )
     sessions = int((c["wakeup_turns"] > 0).sum())
     cr = int(c["wakeup_cache_read_tokens"].sum())
@@ -144,7 +144,7 @@ def wakeups_summary(r: Report):
 def batching_summary(r: Report):
     """Markdown: the counterfactual of delivering what was already queued as one turn."""
     c = r.tables["cost_sessions"]
-    turns = int(c["wakeup_turns"].sum()) if c.height else 0
+    turns = int(c["wakeup_turns"].sum())
     if turns == 0:
         return markdown("With no wake-up turns there is nothing to batch.")
     batchable = int(c["batchable_wakeups"].sum())
@@ -172,7 +172,7 @@ def repeat_table(r: Report) -> pl.DataFrame:
 def repeat_summary(r: Report):
     """Markdown: how much of what the parents read from background work they already held."""
     c = r.tables["cost_sessions"]
-    reads = int(c["background_reads"].sum()) if c.height else 0
+    reads = int(c["background_reads"].sum())
     if reads == 0:
         return markdown("No parent read the output of background work (TaskOutput, BashOutput, an output file or a resumed agent).")
     chars = int(c["read_chars"].sum())

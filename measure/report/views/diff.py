@@ -125,15 +125,7 @@ def formatted(table: pl.DataFrame) -> pl.DataFrame:
             text = text[:-2]
         return text + ("%" if pct else "")
 
-    rows = [
-        {
-            "strategy": r["strategy"],
-            "metric": r["metric"],
-            "A": fmt(r["a"]),
-            "B": fmt(r["b"]),
-            "B - A": fmt(r["delta"], signed=True),
-            "change": fmt(r["delta_pct"], signed=True, pct=True),
-        }
-        for r in table.iter_rows(named=True)
-    ]
-    return pl.DataFrame(rows, schema=dict.fromkeys(("strategy", "metric", "A", "B", "B - A", "change"), pl.String), orient="row")
+    columns = {"A": ("a", False, False), "B": ("b", False, False), "B - A": ("delta", True, False), "change": ("delta_pct", True, True)}
+    rows = [{"strategy": r["strategy"], "metric": r["metric"], **{h: fmt(r[c], s, p) for h, (c, s, p) in columns.items()}}
+            for r in table.iter_rows(named=True)]
+    return pl.DataFrame(rows, schema=dict.fromkeys(("strategy", "metric", *columns), pl.String), orient="row")

@@ -135,10 +135,8 @@ def calls_table(x: Extraction) -> pl.DataFrame:
         c.group_by("strategy")
         .agg(
             pl.len().alias("calls"),
-            (pl.col("status") == "ok").sum().alias("ok"),
-            (pl.col("status") == "call_failed").sum().alias("failed"),
-            (pl.col("status") == "invalid_reply").sum().alias("invalid reply"),
-            (pl.col("status") == "not_in_store").sum().alias("not in store"),
+            *((pl.col("status") == status).sum().alias(header) for status, header in
+              (("ok", "ok"), ("call_failed", "failed"), ("invalid_reply", "invalid reply"), ("not_in_store", "not in store"))),
             pl.col("candidates").sum().alias("candidates"),
             # null, not 0, when the client reports no usage (command)
             pl.when(pl.col("input_tokens").is_not_null().any()).then(pl.col("input_tokens").sum()).alias("input tokens"),
