@@ -28,9 +28,9 @@ def test_paths_keep_their_layout_and_lose_every_name():
 
 
 def test_reasons_lose_the_file_names_they_carry():
-    r = redact_reason("unreadable", "readSession failed: proj/sess/subagents/agent-x.jsonl: No such device or address")
+    r = redact_reason("readSession failed: proj/sess/subagents/agent-x.jsonl: No such device or address")
     assert "proj" not in r and "agent-x" not in r and r.endswith(": No such device or address")
-    assert redact_reason("malformed_lines", "2 line(s) are not JSON and were skipped") == "2 line(s) are not JSON and were skipped"
+    assert redact_reason("2 line(s) are not JSON and were skipped") == "2 line(s) are not JSON and were skipped"
 
 
 def _outcome():

@@ -50,7 +50,7 @@ def redact_agent_id(agent_id: str | None) -> str | None:
 _LABELLED = re.compile(r"^(readSession failed: )(.+): ([^:]*)$", re.DOTALL)
 
 
-def redact_reason(kind: str, reason: str | None) -> str | None:
+def redact_reason(reason: str | None) -> str | None:
     """An errors row's reason without the names it carries: the file label inside a read
     failure is hashed like a path (an internal_error's reason never holds its message)."""
     if reason is None:
@@ -72,7 +72,7 @@ def redact_row(row: dict) -> None:
     if row.get("agent_id") is not None:
         row["agent_id"] = redact_agent_id(row["agent_id"])
     if "reason" in row and "kind" in row:
-        row["reason"] = redact_reason(row["kind"], row["reason"])
+        row["reason"] = redact_reason(row["reason"])
     if row.get("dimension") == "project" and row.get("value"):  # the breakdown table's project folder
         row["value"] = redact(row["value"])
 
