@@ -8,7 +8,7 @@ from measure.runner.job import SessionOutcome
 from measure.runner.redact import (
     protect_outcome,
     redact,
-    redact_agent_id,
+    redact_name,
     redact_path,
     redact_reason,
 )
@@ -23,7 +23,7 @@ def test_paths_keep_their_layout_and_lose_every_name():
     # a legacy top-level agent-* session: the id is hashed too
     assert redact_path("proj/agent-legacy1.jsonl") == redact("proj") + "/agent-" + redact("legacy1") + ".jsonl"
     assert redact_path("subagents/s.jsonl").split("/")[0] == redact("subagents")  # a project folder
-    assert redact_agent_id("agent-xyz") == "agent-" + redact("xyz")
+    assert redact_name("agent-xyz") == "agent-" + redact("xyz")
     assert redact_path("p/name\udcff.jsonl").endswith(".jsonl")  # a name that is not UTF-8
 
 
