@@ -20,10 +20,8 @@ def root() -> Path:
     raise FileNotFoundError("no pyproject.toml with a measure/ package above the current directory")
 
 
-def resolve(path: str | os.PathLike | None) -> Path | None:
+def resolve(path: str | os.PathLike) -> Path:
     """Return an absolute path for `path`: `~` is expanded, relative paths are taken from `root()`."""
-    if path is None:
-        return None
     p = Path(os.path.expanduser(os.fspath(path)))
     return p if p.is_absolute() else root() / p
 

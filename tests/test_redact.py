@@ -8,7 +8,7 @@ from measure.runner.job import SessionOutcome
 from measure.runner.redact import (
     protect_outcome,
     redact,
-    redact_agent_id,
+    redact_name,
     redact_path,
     redact_reason,
 )
@@ -23,14 +23,14 @@ def test_paths_keep_their_layout_and_lose_every_name():
     # a legacy top-level agent-* session: the id is hashed too
     assert redact_path("proj/agent-legacy1.jsonl") == redact("proj") + "/agent-" + redact("legacy1") + ".jsonl"
     assert redact_path("subagents/s.jsonl").split("/")[0] == redact("subagents")  # a project folder
-    assert redact_agent_id("agent-xyz") == "agent-" + redact("xyz")
+    assert redact_name("agent-xyz") == "agent-" + redact("xyz")
     assert redact_path("p/name\udcff.jsonl").endswith(".jsonl")  # a name that is not UTF-8
 
 
 def test_reasons_lose_the_file_names_they_carry():
-    r = redact_reason("unreadable", "readSession failed: proj/sess/subagents/agent-x.jsonl: No such device or address")
+    r = redact_reason("readSession failed: proj/sess/subagents/agent-x.jsonl: No such device or address")
     assert "proj" not in r and "agent-x" not in r and r.endswith(": No such device or address")
-    assert redact_reason("malformed_lines", "2 line(s) are not JSON and were skipped") == "2 line(s) are not JSON and were skipped"
+    assert redact_reason("2 line(s) are not JSON and were skipped") == "2 line(s) are not JSON and were skipped"
 
 
 def _outcome():

@@ -65,7 +65,6 @@ def command(root, out, sessions, shell_command, template, max_total_chars, file_
     from measure import paths  # noqa: PLC0415
     from measure.akm.read import resolve_root  # noqa: PLC0415
     from measure.extract.run import ExtractParams, run_extract  # noqa: PLC0415
-    from measure.paths import file_time_for  # noqa: PLC0415
 
     bar = progress.for_terminal(quiet=quiet, what="calls")
     # On a terminal the bar shows each call; elsewhere one line per call sent, unless --quiet.
@@ -79,7 +78,7 @@ def command(root, out, sessions, shell_command, template, max_total_chars, file_
             command=shell_command,
             template_path=os.path.abspath(template) if template else None,
             budget=max_total_chars,
-            file_time_ms=file_time_ms if file_time_ms is not None else file_time_for(root_path),
+            file_time_ms=file_time_ms if file_time_ms is not None else paths.file_time_for(root_path),
             **options,
         )
         with progress.shown(bar):

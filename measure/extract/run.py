@@ -120,8 +120,8 @@ def _evidence(ctx: SessionContext) -> compare.Evidence:
     )
 
 
-def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None, jobs: int | None = 1) -> Plan:
-    """Select the sessions (a measurement of the root) and build every prompt to send."""
+def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Plan:
+    """Select the sessions (a measurement of the root, without the cache) and build every prompt to send."""
     root = os.path.abspath(os.fspath(root))
     check_names(p.strategies)
     with tempfile.TemporaryDirectory(prefix="measure-extract-") as tmp:
@@ -129,7 +129,7 @@ def plan(root: str | os.PathLike, p: ExtractParams, cache_dir: str | None = None
             root, tmp,
             RunParams.from_options(max_total_chars=p.budget, max_event_chars=p.max_event_text_length, template=p.template_path,
                                    sessions=p.sessions, strategies=("link", "fold"), file_time_ms=p.file_time_ms),
-            jobs=jobs, cache_dir=cache_dir, progress=progress.Progress(),  # silent: the bar counts calls
+            jobs=jobs, progress=progress.Progress(),  # silent: the bar counts calls
         )
         sessions_table = pl.read_parquet(Path(tmp) / "sessions.parquet")
     chosen = select_sessions(sessions_table, p.select, p.max_sessions, list(p.sessions))
@@ -170,16 +170,6 @@ def dry_run_text(planned: Plan, p: ExtractParams) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _call_row(c: PlannedCall, sample: int, client: str, model: str, key: str) -> dict:
-    return {
-        "session_id": c.session_id, "session_path": c.session_path, "strategy": c.strategy,
-        "call_index": c.call_index, "sample": sample, "client": client, "model": model,
-        "prompt_sha256": c.prompt_sha256, "prompt_chars": c.prompt_chars, "reply_key": key,
-        "input_tokens": None, "output_tokens": None, "latency_ms": None,
-        "status": "ok", "error": None, "candidates": None,
-    }
-
-
 def execute(
     planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client: Client | None, contract: Contract, log=None
 ) -> tuple[list[dict], dict, int, int]:
@@ -199,7 +189,10 @@ def execute(
     for c in planned.calls:
         for sample in range(p.samples):
             key = reply_key(client_name, model, p.key_params(), c.prompt_sha256, sample)
-            row = _call_row(c, sample, client_name, model, key)
+            # the columns a row lacks (tokens, latency, error, candidates) are null in the table
+            row = {"session_id": c.session_id, "session_path": c.session_path, "strategy": c.strategy, "call_index": c.call_index,
+                   "sample": sample, "client": client_name, "model": model, "prompt_sha256": c.prompt_sha256,
+                   "prompt_chars": c.prompt_chars, "reply_key": key, "status": "ok"}
             slot = (c.session_path, c.strategy, sample)
             cands.setdefault(slot, [])
             record = store.get(key)
@@ -321,17 +314,16 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, cal
 
 def run_extract(
     root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractParams, *, dry_run: bool = False,
-    offline: bool = False, cache_dir: str | None = None, jobs: int | None = 1, stdout=None, log=None,
-    store_dir: str | os.PathLike | None = None,
+    offline: bool = False, jobs: int | None = 1, log=None, store_dir: str | os.PathLike | None = None,
 ) -> ExtractSummary:
     """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending.
 
     The replies are stored in (and reused from) `store_dir`, by default `out_dir`.
     """
-    planned = plan(root, p, cache_dir, jobs)
+    planned = plan(root, p, jobs)
     contract = contract_from_template(load_template(p.template_path))
     if dry_run:
-        (stdout or sys.stdout).write(dry_run_text(planned, p))
+        sys.stdout.write(dry_run_text(planned, p))
         return ExtractSummary(len(planned.sessions), len(planned.calls) * p.samples, 0, 0, 0, os.fspath(out_dir))
     client = None
     if not offline and planned.calls:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from measure.runner.inputs import write_atomically
 
 
 def reply_key(client: str, model: str, params: dict, prompt_sha256: str, sample: int) -> str:
@@ -16,17 +17,10 @@ def reply_key(client: str, model: str, params: dict, prompt_sha256: str, sample:
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write `data` (text as UTF-8) to `path` through a temp file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write `data` (text as UTF-8) to `path` atomically (`write_atomically`); raises its OSError."""
+    exc = write_atomically(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data))
+    if exc is not None:
+        raise exc
 
 
 class ReplyStore:

@@ -129,8 +129,8 @@ class StatIndex:
 
 
 def write_atomically(path: Path, write) -> OSError | None:
-    """`write(file)` into `<path>.<pid>.tmp`, then renamed to `path`; the error when that failed
-    (the temporary file removed)."""
+    """`write(file)` into `<path>.<pid>.tmp`, then renamed to `path`; the OSError when that failed
+    (the temporary file removed, as it is when anything else is raised)."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -138,9 +138,11 @@ def write_atomically(path: Path, write) -> OSError | None:
             write(f)
         os.replace(tmp, path)
         return None
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if not isinstance(exc, OSError):
+            raise
         return exc
 
 

@@ -57,40 +57,22 @@ class RunParams:
     priorities: str = DEFAULT_PRIORITIES  # the choice table's priorities (measurements.priorities grammar)
 
     @classmethod
-    def from_options(
-        cls,
-        *,
-        max_total_chars: int | None = None,
-        budgets=(),
-        max_event_chars: int | None = None,
-        template: str | None = None,
-        sessions=(),
-        since_ms: float | None = None,
-        session_cap: int | None = None,
-        redact: bool = False,
-        show_excerpts: bool = False,
-        file_time_ms: float | None = None,
-        walk_order: str = "name",
-        replay: str | None = None,
-        strategies=None,
-        priorities: str | None = None,
-    ) -> RunParams:
+    def from_options(cls, *, max_total_chars: int | None = None, budgets=(), max_event_chars: int | None = None,
+                     template: str | None = None, sessions=(), since_ms: float | None = None, strategies=None,
+                     priorities: str | None = None, **same) -> RunParams:
         """The run that the options of `measure run` / `measure report` (or a notebook's
         parameters, named the same) ask for; None or empty means the default. The one place
-        where options become RunParams. A priorities text off the grammar raises PrioritiesError."""
+        where options become RunParams. A priorities text off the grammar raises PrioritiesError.
+
+        `same`: the options named as the field they set (session_cap, redact, show_excerpts,
+        file_time_ms, walk_order, replay)."""
+        given = {"budget": max_total_chars, "max_event_text_length": max_event_chars, **same}
         return cls(
-            budget=int(max_total_chars) if max_total_chars is not None else cls.budget,
+            **{name: value for name, value in given.items() if value is not None},
             budgets=tuple(sorted({int(b) for b in budgets or ()})),
-            max_event_text_length=int(max_event_chars) if max_event_chars is not None else cls.max_event_text_length,
             template_path=str(template) if template else None,
-            session_cap=int(session_cap) if session_cap is not None else cls.session_cap,
-            redact=bool(redact),
             sessions=tuple(sessions or ()),
             since_ms=since_ms or 0,
-            file_time_ms=file_time_ms,
-            walk_order=walk_order,
-            replay=replay,
-            show_excerpts=bool(show_excerpts),
             priorities=canonical(priorities) if priorities else cls.priorities,
             **({"strategies": tuple(strategies)} if strategies else {}),
         )
@@ -214,11 +196,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     add("quirks", quirk_rows(session, results))
     add("background", background := background_rows(session, timelines))
     add("replay", replay_rows(ctx, timelines, tuple(results), params.replay, background) if params.replay else [])
-    cost = cost_tables(session, lines, subagents)
-    add("tokens", cost["tokens"])
-    add("wakeups", cost["wakeups"])
-    add("repeat_reads", cost["repeat_reads"])
-    add("cost_sessions", cost["cost_sessions"])
+    for table, rows in cost_tables(session, lines, subagents).items():
+        add(table, rows)
     add("delegation", delegation)
     add("session_info", session_info_rows(session_path, session.ref.started_at, lines.get("version")))
     return out

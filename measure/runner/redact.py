@@ -42,15 +42,10 @@ def redact_path(path: str | None) -> str | None:
     return "/".join(redact_name(part, structural=i > 0) for i, part in enumerate(path.split("/")))
 
 
-def redact_agent_id(agent_id: str | None) -> str | None:
-    """An agent id (`agent-<id>` file stem) hashed as its file name is."""
-    return agent_id if agent_id is None else redact_name(agent_id)
-
-
 _LABELLED = re.compile(r"^(readSession failed: )(.+): ([^:]*)$", re.DOTALL)
 
 
-def redact_reason(kind: str, reason: str | None) -> str | None:
+def redact_reason(reason: str | None) -> str | None:
     """An errors row's reason without the names it carries: the file label inside a read
     failure is hashed like a path (an internal_error's reason never holds its message)."""
     if reason is None:
@@ -70,9 +65,9 @@ def redact_row(row: dict) -> None:
         if row.get(key) is not None:  # "" too: every value of a redacted column is a hash
             row[key] = redact(row[key])
     if row.get("agent_id") is not None:
-        row["agent_id"] = redact_agent_id(row["agent_id"])
+        row["agent_id"] = redact_name(row["agent_id"])  # an `agent-<id>` file stem: hashed as its file name is
     if "reason" in row and "kind" in row:
-        row["reason"] = redact_reason(row["kind"], row["reason"])
+        row["reason"] = redact_reason(row["reason"])
     if row.get("dimension") == "project" and row.get("value"):  # the breakdown table's project folder
         row["value"] = redact(row["value"])
 
