@@ -16,13 +16,8 @@ from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS
 from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
+from measure.options import COUNT, EPOCH_MS, JOBS, SECONDS
 
-# Every number is bounded here, where a bad value is one line: past these a value would fail
-# mid-run (an Int64 column, a timer, a worker pool, JS's Date range).
-COUNT = click.IntRange(1, MAX_EXACT)
-SECONDS = click.IntRange(1, 2**31)
-JOBS = click.IntRange(1, 1024)
-EPOCH_MS = click.IntRange(-8_640_000_000_000_000, 8_640_000_000_000_000)
 
 
 def _budgets(ctx, param, values: tuple[str, ...]) -> tuple[int, ...]:

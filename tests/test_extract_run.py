@@ -151,3 +151,38 @@ def test_command_client_and_chunked_calls(tmp_path):
 def test_unknown_strategy_is_one_line(tmp_path, capsys):
     assert _extract(tmp_path / "o", "--strategies", "fold,nope", "--dry-run") == 2
     assert "unknown strategy 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["inside", "equal", "holding"])
+def test_an_out_in_or_around_the_root_is_refused_before_any_work(tmp_path, capsys, where):
+    """The experiment's folder is checked as `measure run --out` is: the root is the analyst's only copy."""
+    import shutil
+
+    root = tmp_path / "projects"
+    shutil.copytree(ROOT, root)
+    out = {"inside": root / "x", "equal": root, "holding": tmp_path}[where]
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert main(["extract", "--root", str(root), "--out", str(out), *FAST, "--offline", "--client", "command",
+                 "--command", "cat"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "sessions root" in err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--max-total-chars", str(2**63)), ("--pin-file-times", "9" * 30), ("--jobs", str(10**9)), ("--samples", str(10**20)),
+    ("--max-tokens", str(2**64)), ("--max-sessions", str(2**64)), ("--max-retries", "-1"), ("--timeout", "0"),
+    ("--timeout", "nan"), ("--timeout", "inf"), ("--temperature", "nan"), ("--temperature", "-1"), ("--price-per-mtok", "nan"),
+])
+def test_a_value_the_experiment_cannot_use_is_refused_when_the_command_line_is_read(tmp_path, capsys, option, value):
+    with pytest.raises(SystemExit) as info:
+        main(["extract", "--root", ROOT, "--out", str(tmp_path / "o"), "--dry-run", option, value])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"Invalid value for '{option}'" in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_short_id_selects_its_session_as_run_does(tmp_path, capsys):
+    assert _extract(tmp_path / "o", "--dry-run", "--session", "03b61ee1") == 0
+    assert "1 session(s), 2 call(s)" in capsys.readouterr().out.strip().splitlines()[-1]

@@ -15,8 +15,9 @@ def _sessions():
         ("p/d.jsonl", 1, 900, 400, 300),
         ("p/e.jsonl", 0, 0, 50, 50),
     ]:
-        rows.append({"session_path": path, "strategy": "fold", "subagent_files": files, "subagent_kept_chars": kept, "raw_chars": fold_raw})
-        rows.append({"session_path": path, "strategy": "link", "subagent_files": files, "subagent_kept_chars": 0, "raw_chars": link_raw})
+        sid = path[2:-len(".jsonl")] + "1d2e3f"
+        rows.append({"session_path": path, "session_id": sid, "strategy": "fold", "subagent_files": files, "subagent_kept_chars": kept, "raw_chars": fold_raw})
+        rows.append({"session_path": path, "session_id": sid, "strategy": "link", "subagent_files": files, "subagent_kept_chars": 0, "raw_chars": link_raw})
     return pl.DataFrame(rows)
 
 
@@ -26,7 +27,9 @@ def test_most_delegated_first_then_controls_in_path_order():
 
 
 def test_named_sessions_and_random():
-    assert select_sessions(_sessions(), wanted=["a", "p/c.jsonl"]) == ["p/c.jsonl", "p/a.jsonl"]
+    assert select_sessions(_sessions(), wanted=["a1d2e3f", "p/c.jsonl"]) == ["p/c.jsonl", "p/a.jsonl"]
+    # as `measure run --session` takes them: a short id (an id prefix) and a path without .jsonl
+    assert select_sessions(_sessions(), wanted=["b1d", "p/e"]) == ["p/b.jsonl", "p/e.jsonl"]
     r = select_sessions(_sessions(), "random:7", 3)
     assert r == select_sessions(_sessions(), "random:7", 3) and len(r) == 3 and r == sorted(r)
     with pytest.raises(ValueError):

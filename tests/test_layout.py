@@ -15,6 +15,7 @@ LAYERS = {
     "measure.schema": 0,
     "measure.numbers": 0,
     "measure.akm": 1,
+    "measure.options": 1,  # click types bounded by the port's limits (MAX_EXACT)
     "measure.measurements": 2,
     "measure.runner": 3,
     "measure.report": 4,

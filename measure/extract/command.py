@@ -9,9 +9,17 @@ import click
 
 from measure.akm.prefilter import DEFAULT_MAX_TOTAL_CHARS
 from measure.extract.clients import CLIENTS, ClientUnavailable
+from measure.options import COUNT, EPOCH_MS, JOBS, Finite
 from measure.runner import progress
 
-POSITIVE = click.IntRange(min=1)
+# What an experiment can spend: a sample count, a reply's tokens, retries and seconds of one
+# call (the SDKs take floats; NaN and infinity are refused, as every bound refuses them).
+SAMPLES = click.IntRange(1, 1000)
+TOKENS = click.IntRange(1, 2**31)
+RETRIES = click.IntRange(0, 100)
+CALL_SECONDS = Finite(0, 2**31, min_open=True)
+TEMPERATURE = Finite(0, 2)
+PRICE = Finite(0, 10**6)
 
 
 def _strategies(ctx, param, text: str) -> tuple[str, ...]:
@@ -29,7 +37,7 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
               help="strategies to send (default fold,hybrid; chunked sends several calls per session)")
 @click.option("--session", "sessions", multiple=True, metavar="ID",
               help="only this session id or root-relative path (repeatable)")
-@click.option("--max-sessions", type=POSITIVE, default=10, metavar="N", help="sessions to send (default 10)")
+@click.option("--max-sessions", type=COUNT, default=10, metavar="N", help="sessions to send (default 10)")
 @click.option("--select", default="most_delegated", metavar="RULE", help="most_delegated (default) or random:<seed>")
 @click.option("--client", type=click.Choice(CLIENTS), default="anthropic",
               help="anthropic (ANTHROPIC_API_KEY), openai (any compatible server) or command")
@@ -40,19 +48,19 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
               help="for --client command: a shell command reading the prompt on stdin and printing the reply")
 @click.option("--template", metavar="PATH",
               help="prompt template (default: the bundled one); its Output example is the reply contract")
-@click.option("--temperature", type=float, help="sampling temperature, e.g. 0 (default: not sent, the server's default)")
-@click.option("--max-tokens", type=POSITIVE, default=4096, metavar="N", help="reply token limit (default 4096)")
-@click.option("--samples", type=POSITIVE, default=1, metavar="K",
+@click.option("--temperature", type=TEMPERATURE, help="sampling temperature, e.g. 0 (default: not sent, the server's default)")
+@click.option("--max-tokens", type=TOKENS, default=4096, metavar="N", help="reply token limit (default 4096)")
+@click.option("--samples", type=SAMPLES, default=1, metavar="K",
               help="samples per prompt; K > 1 measures sampling noise (default 1)")
-@click.option("--max-total-chars", type=POSITIVE, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
+@click.option("--max-total-chars", type=COUNT, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
               help=f"pre-filter budget (default {DEFAULT_MAX_TOTAL_CHARS})")
-@click.option("--pin-file-times", "file_time_ms", type=int, metavar="MS",
+@click.option("--pin-file-times", "file_time_ms", type=EPOCH_MS, metavar="MS",
               help="use MS as every file's mtime (default: pinned for roots under fixtures/)")
-@click.option("--price-per-mtok", type=float, default=3.0, metavar="USD",
+@click.option("--price-per-mtok", type=PRICE, default=3.0, metavar="USD",
               help="input price per million tokens for the --dry-run estimate (default 3.0)")
-@click.option("--max-retries", type=int, default=2, metavar="N", help="SDK retries per call (default 2)")
-@click.option("--timeout", type=float, default=600.0, metavar="SECONDS", help="seconds per call (default 600)")
-@click.option("--jobs", type=POSITIVE, metavar="N",
+@click.option("--max-retries", type=RETRIES, default=2, metavar="N", help="SDK retries per call (default 2)")
+@click.option("--timeout", type=CALL_SECONDS, default=600.0, metavar="SECONDS", help="seconds per call (default 600)")
+@click.option("--jobs", type=JOBS, metavar="N",
               help="worker processes for the selection's measurement (default: CPU count)")
 @click.option("--redact", is_flag=True, help="hash session ids and paths in the tables and extract.json")
 @click.option("--offline", is_flag=True,

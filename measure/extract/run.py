@@ -30,6 +30,7 @@ from measure.measurements.strategies import STRATEGIES, Params, SessionContext, 
 from measure.numbers import percent, rounded
 from measure.runner import progress
 from measure.runner.job import RunParams
+from measure.runner.outputs import check_out_dir
 from measure.runner.redact import _redact_rows, redact, redact_path
 from measure.runner.run import run_measurement
 from measure.runner.tables import frame
@@ -318,8 +319,10 @@ def run_extract(
 ) -> ExtractSummary:
     """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending.
 
-    The replies are stored in (and reused from) `store_dir`, by default `out_dir`.
+    The replies are stored in (and reused from) `store_dir`, by default `out_dir`. Raises
+    OutputError before any work when `out_dir` is inside, equal to or holds the sessions root.
     """
+    check_out_dir(out_dir, root)
     planned = plan(root, p, jobs)
     contract = contract_from_template(load_template(p.template_path))
     if dry_run:

@@ -6,6 +6,8 @@ import random
 
 import polars as pl
 
+from measure.runner.select import matches
+
 SELECT_RULE = (
     "sessions ranked by the fold prompt's subagent-origin kept chars (sessions.subagent_kept_chars), "
     "then subagent transcripts (subagent_files), then subagent-origin raw chars (fold raw_chars - link "
@@ -31,15 +33,14 @@ def rank_sessions(sessions: pl.DataFrame) -> list[str]:
 
 
 def select_sessions(sessions: pl.DataFrame, rule: str = "most_delegated", limit: int = 10, wanted: list[str] | None = None) -> list[str]:
-    """The session paths to send: `wanted` (ids or paths) if given, else `limit` by `rule`.
+    """The session paths to send: those `wanted` names (ids, paths or id prefixes) if given, else `limit` by `rule`.
 
     `rule` is `most_delegated` or `random:<seed>` (a seeded sample of the whole root, in path order).
     """
     ranked = rank_sessions(sessions)
-    if wanted:
-        ids = {p: p.rsplit("/", 1)[-1][: -len(".jsonl")] for p in ranked}
-        keep = set(wanted)
-        return [p for p in ranked if p in keep or ids[p] in keep][:limit]
+    if wanted:  # as `measure run --session` matches them: ids, paths, id prefixes
+        ids = dict(sessions.select("session_path", "session_id").iter_rows())
+        return [p for p in ranked if any(matches(w, ids[p], p) for w in wanted)][:limit]
     if rule == "most_delegated":
         return ranked[:limit]
     if rule.startswith("random:"):
