@@ -41,7 +41,7 @@ unexport MPLBACKEND
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 # fixtures/s840 (the #840-shaped root, ~120 MB) is generated, not versioned; see fixtures/README.md.
-S840 := fixtures/s840/.generated
+S840 := fixtures/s840/.measure-output.json
 
 #################################################################################
 # COMMANDS                                                                      #
@@ -66,7 +66,6 @@ $(LAB_STAMP): pyproject.toml notebooks/jupyterlab-overrides.json | $(STAMP)
 
 $(S840): $(wildcard measure/synth/*.py) | $(STAMP)
 	$(PY) -m measure synth --out fixtures/s840 --seed 840 --shape s840 --clean
-	touch $@
 
 .PHONY: fixtures
 fixtures: $(STAMP) $(S840) ## Generate fixtures/s840, the #840-shaped root (not in git; about 2 s)

@@ -79,3 +79,34 @@ def test_default_fixture_is_reproducible(tmp_path):
         return sorted((str(p.relative_to(root)), hashlib.sha256(p.read_bytes()).hexdigest())
                       for p in root.rglob("*") if p.is_file() and p.name != "README.md")
     assert contents(regen) == contents(DEFAULT)
+
+
+def _synth(*argv: str) -> int:
+    from measure.synth.cli import main
+
+    return main(["--sessions", "1", *argv])
+
+
+def test_clean_deletes_only_a_root_synth_wrote_and_never_the_analysts_files(tmp_path, capsys):
+    """`--clean` on an earlier --out of synth regenerates it; on a folder holding anything else (a real
+    ~/.claude/projects, a note left in a generated root) it refuses in one line and deletes nothing."""
+    out = tmp_path / "gen"
+    assert _synth("--out", str(out)) == 0
+    assert _synth("--out", str(out), "--clean", "--seed", "3") == 0  # its own output: replaced
+    (out / "notes.txt").write_text("mine")
+    mine = tmp_path / "projects" / "-home-me-src-app"
+    mine.mkdir(parents=True)
+    (mine / "s.jsonl").write_text("{}\n")
+    capsys.readouterr()
+    for folder in (out, tmp_path / "projects"):
+        before = sorted((p.relative_to(tmp_path), p.read_bytes()) for p in tmp_path.rglob("*") if p.is_file())
+        assert _synth("--out", str(folder), "--clean") == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        assert sorted((p.relative_to(tmp_path), p.read_bytes()) for p in tmp_path.rglob("*") if p.is_file()) == before
+
+
+@pytest.mark.parametrize("option, value", [("--size-mb", "inf"), ("--size-mb", "nan"), ("--size-mb", "0"), ("--sessions", "0"),
+                                           ("--sessions", str(2**64))])
+def test_a_size_synth_cannot_write_is_refused_when_the_command_line_is_read(tmp_path, capsys, option, value):
+    assert _synth("--out", str(tmp_path / "gen"), option, value) == 2
+    assert "Invalid value" in capsys.readouterr().err and not (tmp_path / "gen").exists()

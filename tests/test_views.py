@@ -154,7 +154,7 @@ def test_defect11_legacy_agent_sessions_are_marked():
 def s840():
     from measure.paths import root
 
-    if not (root() / "fixtures" / "s840" / ".generated").exists():
+    if not (root() / "fixtures" / "s840" / ".measure-output.json").exists():
         pytest.skip("fixtures/s840 not generated (make fixtures)")
     return common.load("fixtures/s840")
 

@@ -171,12 +171,7 @@ class StagedDir:
     def commit(self) -> Path:
         """Write the manifest, then swap the staged folder in for `out`: the old output is moved
         into a marked `.measure-retired-*` folder first (`recover` finishes a commit cut short)."""
-        files = [f for f in listing(self.path) if not f.endswith("/") and f not in (MANIFEST, STAGING_MARKER)]
-        with open(self.path / MANIFEST, "w", encoding="utf-8") as f:
-            json.dump({"kind": self.kind, "files": files}, f, indent=1)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
+        write_manifest(self.path, self.kind)
         check_replaceable(self.out, self.kind)  # nothing foreign arrived while we worked
         retired = None
         try:  # Ctrl-C or SIGTERM at any point here leaves `out` as it was and no folder of ours
@@ -195,6 +190,16 @@ class StagedDir:
         if retired is not None:
             _discard(retired)
         return self.out
+
+
+def write_manifest(folder: Path, kind: str) -> None:
+    """The MANIFEST of `folder`: its `kind` and every file in it, which `check_replaceable` then owns."""
+    files = [f for f in listing(folder) if not f.endswith("/") and f not in (MANIFEST, STAGING_MARKER)]
+    with open(folder / MANIFEST, "w", encoding="utf-8") as f:
+        json.dump({"kind": kind, "files": files}, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _mark(folder: Path) -> None:
