@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from measure.akm.jscompat import date_parse, js_number, to_iso, utf16_len
-from measure.measurements.lines import collector, every_type_but
+from measure.measurements.lines import collector
 
 NOTIFICATION_TAGS = ("task-notification", "agent-notification")
 _TAG = re.compile(r"<(task-id|agent-id|tool-use-id|status|summary|result|usage)>(.*?)</\1>", re.S)
@@ -239,9 +239,8 @@ def _str(v) -> str | None:
 class TaskCollector:
     """Builds a transcript's `Timeline` line by line."""
 
-    # Every type: a `progress` line is read only for agent_progress's two ids (it re-embeds subagent
-    # lines, never the parent's own activity, so it is neither a turn nor a timestamp of the parent).
-    TYPES = every_type_but()
+    # No TYPES, every type: a `progress` line is read only for agent_progress's two ids (it re-embeds
+    # subagent lines, never the parent's own activity, so it is neither a turn nor a timestamp of the parent).
 
     __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions", "progress", "_version", "_tail",
                  "_spawns")
