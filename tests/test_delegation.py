@@ -205,12 +205,11 @@ def test_delivery_reads_the_resolved_launch():
         return Notification("task-notification", aid, None, "completed", "agent", 10, None, 100)
 
     tl = Timeline(
-        launches=(Launch(1, None, "t4", "Agent", False, None), Launch(2, None, "t5", "Agent", False, None)),
-        acks=(Ack(3, None, "t1", "sync_result", "s1", "completed", 50, 10), Ack(5, None, "t2", "async_launched", "b1", None, 40, None),
-              Ack(6, None, "t3", "async_launched", "b2", None, 40, None), Ack(7, None, "t5", "rejected", None, None, 40, None)),
+        launches=(Launch(1, None, "t4", "Agent", False), Launch(2, None, "t5", "Agent", False)),
+        acks=(Ack(3, None, "t1", "sync_result", "s1", 50), Ack(5, None, "t2", "async_launched", "b1", 40),
+              Ack(6, None, "t3", "async_launched", "b2", 40), Ack(7, None, "t5", "rejected", None, 40)),
         queue=(),
         turns=(Turn(9, None, "task_notification", note("b1")),),
-        first_ts=None,
         last_ts=None,
         agent_progress=(("r1", "t5"),),
     )

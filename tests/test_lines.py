@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from measure.measurements import lines
-from measure.measurements.lines import SessionLines, collector, every_type_but
+from measure.measurements.lines import SessionLines, collector
 
 
 def test_lines_are_routed_by_type(monkeypatch):
@@ -24,22 +24,12 @@ def test_lines_are_routed_by_type(monkeypatch):
     class OnlyUser(Untyped):
         TYPES = frozenset({"user"})
 
-    @collector("_not_progress")
-    class NotProgress(OnlyUser):
-        TYPES = every_type_but("progress")
-
-    found = SessionLines(("_only_user", "_not_progress", "_untyped"))
+    found = SessionLines(("_only_user", "_untyped"))
     observe = found.observe("f")
     for n, record in enumerate(
         [{"type": "user"}, {"type": "progress"}, {"type": "assistant"}, {}, {"type": ["x"]}, {"type": 5}, {"type": "user"}], 1
     ):
         observe(record, n)
     assert found.get("_only_user") == {"f": [1, 7]}
-    assert found.get("_not_progress") == {"f": [1, 3, 4, 5, 6, 7]}
     assert found.get("_untyped") == {"f": [1, 2, 3, 4, 5, 6, 7]}
 
-
-def test_every_type_but():
-    assert "user" in every_type_but("progress")
-    assert None in every_type_but("progress")
-    assert "progress" not in every_type_but("progress")

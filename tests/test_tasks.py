@@ -112,7 +112,7 @@ def test_real_2_1_37_queue_and_delivered_turns():
     assert agent_enq <= agent_turns
     # a plain prompt typed while busy is queued too, and is not a notification
     assert any(q.operation == "enqueue" and q.notification is None for q in t.queue)
-    assert t.first_ts is not None and t.last_ts >= t.first_ts
+    assert t.last_ts is not None
 
 
 def test_sync_result_remove_and_turn_sources(tmp_path):
@@ -134,7 +134,6 @@ def test_sync_result_remove_and_turn_sources(tmp_path):
     t = timeline(p)
     assert [(x.tool, x.background) for x in t.launches] == [("Task", True)]
     assert [(a.kind, a.task_id, a.chars) for a in t.acks] == [("async_launched", "a1", 34), ("sync_result", "a2", 5)]
-    assert t.acks[1].total_tokens == 10
     assert [(q.operation, q.notification.task_id) for q in t.queue] == [("enqueue", "a9614d3"), ("remove", "a9614d3")]
     assert [x.source for x in t.turns] == ["human", "meta", "task_notification"]
     assert t.last_ts == 1767225608000.0
@@ -144,7 +143,7 @@ def test_ack_kind_of_unknown_results():
     assert ack_kind({"stdout": "x"}) == ("other", None)
 
 
-def test_first_and_last_ts_are_the_first_and_last_valid_timestamps(tmp_path):
+def test_last_ts_is_the_last_valid_timestamp(tmp_path):
     # Lines that keep no record have their timestamps parsed late (TaskCollector.TAIL): the
     # result must be what parsing every line would give, across many lines and bad values.
     from measure.akm.jscompat import date_parse
@@ -166,7 +165,7 @@ def test_first_and_last_ts_are_the_first_and_last_valid_timestamps(tmp_path):
             if ms is not None and ms == ms:
                 valid.append(ms)
         tl = c.result()
-        assert (tl.first_ts, tl.last_ts) == (valid[0], valid[-1])
+        assert tl.last_ts == valid[-1]
         assert tl.turns[0].ts == date_parse("2026-01-01T09:00:00.000Z")
 
 

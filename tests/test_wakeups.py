@@ -9,6 +9,7 @@ import orjson
 from measure.akm.read import read_session
 from measure.measurements.cost import cost_tables
 from measure.measurements.lines import SessionLines
+from measure.measurements.subagents import classify
 from measure.measurements.wakeups import wakeups
 
 REAL = Path(__file__).resolve().parent.parent / "fixtures" / "real"
@@ -41,7 +42,7 @@ def measure(tmp_path: Path, records: list[dict]) -> dict[str, list[dict]]:
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
     lines = SessionLines()
     session, _ = read_session(str(path), str(tmp_path / "root"), file_time_ms=0.0, observe=lines.observe)
-    return cost_tables(session, lines)
+    return cost_tables(session, lines, classify(session, lines.get("tasks")))
 
 
 def test_three_queued_notifications_two_batchable_and_a_removed_one(tmp_path):

@@ -36,11 +36,7 @@ def parent_end(session: Session) -> float | None:
     Queue lines, undelivered notifications and user lines after it are not the parent working.
     """
     fallback = set(session.parent.fallback)
-    end = None
-    for i, e in enumerate(session.parent.events):
-        if e.role == "assistant" and i not in fallback and (end is None or e.ts > end):
-            end = e.ts
-    return end
+    return max((e.ts for i, e in enumerate(session.parent.events) if e.role == "assistant" and i not in fallback), default=None)
 
 
 def background_tasks(parent: Timeline) -> list[_Task]:
@@ -69,9 +65,9 @@ def background_tasks(parent: Timeline) -> list[_Task]:
         if ack.kind == "resumed" and ack.task_id in by_id:
             by_id[ack.task_id].resumes += 1
             continue
-        if ack.kind not in BACKGROUND_ACKS or (ack.task_id and ack.task_id in by_id):
+        if ack.kind not in BACKGROUND_ACKS or ack.task_id in by_id:
             continue
-        launch = by_tool.get(ack.tool_use_id) if ack.tool_use_id else None
+        launch = by_tool.get(ack.tool_use_id)
         acked.add(ack.tool_use_id)
         index(_Task(ack.task_id, ack.tool_use_id, BACKGROUND_ACKS[ack.kind], launch.ts if launch else None, ack.ts, ack.chars))
     for launch in parent.launches:
@@ -79,7 +75,7 @@ def background_tasks(parent: Timeline) -> list[_Task]:
             index(_Task(None, launch.tool_use_id, _TOOL_KIND[launch.tool], launch.ts))
 
     def task_of(note: Notification, line: int) -> _Task:
-        t = (by_id.get(note.task_id) if note.task_id else None) or (by_tuid.get(note.tool_use_id) if note.tool_use_id else None)
+        t = by_id.get(note.task_id) or by_tuid.get(note.tool_use_id)  # neither index holds a None or "" key
         if t is None:
             t = index(_Task(note.task_id or f"line:{line}", note.tool_use_id, note.task_kind))
         elif t.task_id is None and note.task_id:

@@ -101,9 +101,7 @@ def breakdown_rows(info: list[dict], sessions: list[dict], eviction: list[dict],
     groups: dict[tuple[str, str], list[str]] = {}
     for row in info:
         for dim in DIMENSIONS:
-            value = row[dim]
-            value = UNKNOWN if value is None else value
-            groups.setdefault((dim, value), []).append(row["session_path"])
+            groups.setdefault((dim, UNKNOWN if row[dim] is None else row[dim]), []).append(row["session_path"])
 
     def total(paths: list[str], strategy: str, which: int) -> int:
         return sum(evicted[(p, strategy)][which] for p in paths if (p, strategy) in evicted)

@@ -142,14 +142,20 @@ def delegation_rows(
         if sub_tl is not None and parent_tl is not None and sub_tl.last_ts is not None and parent_tl.last_ts is not None:
             after = sub_tl.last_ts > parent_tl.last_ts
         prefix = provenance(tf.sidecar) + "\n" if tf.sidecar is not None else "\0"
+        row = {  # the columns every strategy's row of this agent shares
+            "subagent_path": tf.path,
+            "agent_id": agent_id,
+            "kind": sub.kind,
+            "delegated": sub.kind in DELEGATED_KINDS,
+            "launch": sub.launch,
+            "launch_source": sub.launch_source,
+            "result_chars": final.chars if final is not None else 0,
+            "delivery": delivery(sub, bare in notified),
+            "completed_after_parent": after,
+        }
         agents.append(
             {
-                "tf": tf,
-                "agent_id": agent_id,
-                "sub": sub,
-                "delivery": delivery(sub, bare in notified),
-                "completed_after_parent": after,
-                "result_chars": final.chars if final is not None else 0,
+                "row": row,
                 "keys": keys,
                 "prefix": prefix,
                 "prefix_chars": utf16_len(prefix),
@@ -197,17 +203,9 @@ def delegation_rows(
         for i, a in enumerate(agents):
             rows.append(
                 {
-                    "subagent_path": a["tf"].path,
-                    "agent_id": a["agent_id"],
-                    "kind": a["sub"].kind,
-                    "delegated": a["sub"].kind in DELEGATED_KINDS,
-                    "launch": a["sub"].launch,
-                    "launch_source": a["sub"].launch_source,
+                    **a["row"],
                     "strategy": name,
                     "budget": r.budget,
-                    "result_chars": a["result_chars"],
-                    "delivery": a["delivery"],
-                    "completed_after_parent": a["completed_after_parent"],
                     "result_in_prompt": bool(in_prompt[i]),
                     "result_chars_in_prompt": result_kept[i],
                     "subagent_chars_in_prompt": kept_chars[i],

@@ -8,7 +8,7 @@ JSON object to every collector in the same pass.
 
 A collector is a class registered with `@collector("name")`: one instance per transcript file,
 called as `instance(record, line_number)` for each object line whose `type` is in its `TYPES`
-(a set of record types, or `every_type_but(...)`; a collector without `TYPES` sees every line),
+(a set of record types; a collector without `TYPES` sees every line),
 and asked for `result()` once the file is read. The observer routes each line by its `type`
 once, so a line reaches only the collectors that read its type. Keep what it stores small
 (numbers, ids, short strings): it lives as long as the session is being measured.
@@ -18,19 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-
-
-class every_type_but:  # noqa: N801  (reads as a set in a collector's TYPES)
-    """Every record type except the named ones (a record without a string `type` included)."""
-
-    def __init__(self, *excluded: str):
-        self.excluded = frozenset(excluded)
-
-    def __contains__(self, kind: object) -> bool:
-        return kind not in self.excluded
-
-
-_EVERY_TYPE = every_type_but()
 
 
 COLLECTORS: dict[str, type] = {}
@@ -67,7 +54,7 @@ class SessionLines:
                 kind = None  # an absent or non-string `type`: no collector names it
             calls = routes.get(kind)
             if calls is None:
-                calls = routes[kind] = tuple(c for c in found if kind in getattr(type(c), "TYPES", _EVERY_TYPE))
+                calls = routes[kind] = tuple(c for c in found if kind in getattr(type(c), "TYPES", {kind}))  # no TYPES: every type
             for call in calls:
                 call(record, line)
 

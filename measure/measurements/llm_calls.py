@@ -7,21 +7,19 @@ from measure.numbers import rounded
 
 
 def llm_rows(results: dict[str, StrategyResult]) -> list[dict]:
-    rows = []
-    for name, r in results.items():
-        rows.append(
-            {
-                "strategy": name,
-                "budget": r.budget,
-                "llm_calls": len(r.calls),
-                "multiplier": float(len(r.calls)),
-                "parent_windows": r.parent_windows if name == "chunked" else 0,
-                "subagent_chunks": r.subagent_chunks if name == "chunked" else 0,
-                "prompt_chars_total": r.prompt_chars,
-                "parent_chars_in_prompts": r.kept_by_origin()[1],
-            }
-        )
-    return rows
+    return [
+        {
+            "strategy": name,
+            "budget": r.budget,
+            "llm_calls": len(r.calls),
+            "multiplier": float(len(r.calls)),
+            "parent_windows": r.parent_windows,  # chunked's; 0 for every other strategy
+            "subagent_chunks": r.subagent_chunks,
+            "prompt_chars_total": r.prompt_chars,
+            "parent_chars_in_prompts": r.kept_by_origin()[1],
+        }
+        for name, r in results.items()
+    ]
 
 
 def run_cost_rows(llm: list[dict], order: list[str], cap: int) -> list[dict]:

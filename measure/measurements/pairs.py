@@ -56,23 +56,14 @@ def is_top_level(tf: TranscriptFile, session: Session) -> bool:
     return tf.path.startswith(prefix) and "/" not in tf.path[len(prefix) :]
 
 
-def _first(parent: list[tuple[int, Event]], *needles: str) -> tuple[int, Event] | None:
-    for i, e in parent:
-        if all(n in e.text for n in needles):
-            return i, e
-    return None
-
-
-def _overlap(note: Event, final: Event, overlaps: dict | None) -> float:
-    if overlaps is None:
-        return jaccard(note.text, final.text)
+def _overlap(note: Event, final: Event, overlaps: dict) -> float:
     hit = overlaps.get((id(note), id(final)))
     if hit is None or hit[0] is not note or hit[1] is not final:
         hit = overlaps[id(note), id(final)] = (note, final, jaccard(note.text, final.text))  # holding both keeps the ids
     return hit[2]
 
 
-def find_pairs(session: Session, overlaps: dict | None = None) -> tuple[DuplicatePair, ...]:
+def find_pairs(session: Session, overlaps: dict) -> tuple[DuplicatePair, ...]:
     """#840's sidecar pairs, then agent-id pairs for subagents that have none, overlap-sorted.
 
     #840 joins a top-level sidecar's `toolUseId` to the first parent `<task-notification>`
@@ -104,7 +95,7 @@ def find_pairs(session: Session, overlaps: dict | None = None) -> tuple[Duplicat
         found = None
         pairing = None
         if sc is not None and sc.tool_use_id and is_top_level(tf, session):
-            found = _first(notes, sc.tool_use_id)
+            found = next(((i, e) for i, e in notes if sc.tool_use_id in e.text), None)
             pairing = "sidecar_tool_use_id"
         if found is None:
             m = _AGENT_STEM.match(agent_id)

@@ -26,7 +26,7 @@ from hashlib import blake2b
 
 from measure.akm.jscompat import utf16_len
 from measure.measurements.lines import collector
-from measure.measurements.tasks import parse_notification, result_text, timestamp
+from measure.measurements.tasks import parse_notification, result_text
 from measure.numbers import percent, rounded
 
 _OUTPUT_FILE = re.compile(r"/tasks/([^/]+)\.output$")
@@ -38,7 +38,6 @@ class BackgroundRead:
     """One read of background work and how much of it the parent already held."""
 
     line: int
-    ts: float | None
     tool: str  # TaskOutput, BashOutput, Read, SendMessage, Task (resume), notification (a repeat notification)
     task_id: str
     chars: int  # UTF-16 length of the result text
@@ -97,9 +96,9 @@ class ReadCollector:
         seen.update(fresh)
         return repeated
 
-    def _read(self, record: dict, line: int, tool: str, task: str, text: str, repeated: int) -> None:
+    def _read(self, line: int, tool: str, task: str, text: str, repeated: int) -> None:
         chars = utf16_len(text)
-        self.reads.append(BackgroundRead(line, timestamp(record), tool, task, chars, min(repeated, chars)))
+        self.reads.append(BackgroundRead(line, tool, task, chars, min(repeated, chars)))
 
     def __call__(self, record: dict, line: int) -> None:
         kind = record["type"]
@@ -124,7 +123,7 @@ class ReadCollector:
                     if found:
                         text = result_text(b.get("content"))
                         tool, task = found
-                        self._read(record, line, tool, task, text, self._score(task, text, tool == "Read"))
+                        self._read(line, tool, task, text, self._score(task, text, tool == "Read"))
                 return
             text = result_text(content)
         elif type(content) is str:
@@ -137,7 +136,7 @@ class ReadCollector:
         # <result> opens and closes on the result's own first and last lines: split them off
         repeated = self._score(note.task_id, text.replace("<result>", "\n").replace("</result>", "\n"), False)
         if note.task_id in self.notified:
-            self._read(record, line, "notification", note.task_id, text, repeated)
+            self._read(line, "notification", note.task_id, text, repeated)
         self.notified.add(note.task_id)
 
     def result(self) -> tuple[BackgroundRead, ...]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from measure.akm.read import inline_refs
 from measure.akm.records import Session, TranscriptFile
@@ -53,7 +53,7 @@ def parse_schedule(text: str) -> Schedule:
             minutes = float(text[len("every:") :])
         except ValueError:
             minutes = 0.0
-        if minutes > 0 and minutes == minutes and minutes != float("inf"):
+        if 0 < minutes < float("inf"):  # NaN too is refused
             return Schedule("every", minutes)
     raise ValueError(f"expected one of {', '.join(SCHEDULES)} (minutes > 0), got {text!r}")
 
@@ -204,14 +204,14 @@ class _Tally:
     late: int = 0
     last_events: int = -1  # events of the last extracted cut (the stream the strategy hashes)
     last_prompt: str | None = None
-    prompts: set = None  # type: ignore[assignment]
+    prompts: set = field(default_factory=set)
 
 
 def replay_rows(
     plain: SessionContext,
     timelines: dict[str, Timeline],
     strategies,
-    schedule: str | Schedule,
+    schedule: str,
     background: list[dict],
 ) -> list[dict]:
     """One row per strategy: what akm would extract, and re-extract, at each moment of `schedule`.
@@ -220,13 +220,13 @@ def replay_rows(
     `background` the session's `background` rows (their late completions are `late_results`).
     """
     session = plain.session
-    schedule = parse_schedule(schedule) if isinstance(schedule, str) else schedule
+    schedule = parse_schedule(schedule)
     late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
     replayer = Replayer(session)
     # Moments after the parent's last event see only what other files wrote after it.
     end = replayer.written[0][-1] if replayer.written[0] else None
     points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
-    tallies = {name: _Tally(prompts=set()) for name in strategies}
+    tallies = {name: _Tally() for name in strategies}
     digests: dict = {}  # kept events' digests, shared by the moments (see prompt_key)
     for t in points:
         cut = replayer.cut(t)

@@ -65,11 +65,10 @@ def robustness_rows(summary: Summary | None, chosen: Walk | None) -> list[dict]:
     keys = [(a, b, c, is_chosen) for (a, b), is_chosen in pairs(summary, chosen).items() for c in BETTER if c in summary.per]
     if not keys:
         return []
-    vectors: dict[tuple[str, str], np.ndarray] = {}
-    for c, by in summary.per.items():
-        for n in summary.names:
-            vectors[c, n] = np.array([by[n].get(sp, 0) for sp in sessions], dtype=np.float64)
-    d = np.stack([vectors[c, a] - vectors[c, b] for a, b, c, _ in keys], axis=1)
+    def values(c: str, n: str) -> np.ndarray:
+        return np.array([summary.per[c][n].get(sp, 0) for sp in sessions], dtype=np.float64)
+
+    d = np.stack([values(c, a) - values(c, b) for a, b, c, _ in keys], axis=1)
     low, high = np.zeros(len(keys)), np.zeros(len(keys))
     varies = np.flatnonzero(d.any(axis=0))  # a column of zeros has the interval [0, 0]
     if varies.size:

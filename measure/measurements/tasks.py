@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from measure.akm.jscompat import date_parse, js_number, to_iso, utf16_len
-from measure.measurements.lines import collector, every_type_but
+from measure.measurements.lines import collector
 
 NOTIFICATION_TAGS = ("task-notification", "agent-notification")
 _TAG = re.compile(r"<(task-id|agent-id|tool-use-id|status|summary|result|usage)>(.*?)</\1>", re.S)
@@ -53,7 +53,6 @@ class Launch:
     tool_use_id: str
     tool: str
     background: bool  # input.run_in_background is true
-    target: str | None  # SendMessage `to`, TaskOutput/TaskStop `task_id`
     description: str | None = None  # input.description (Task/Agent), input.skill (Skill)
 
 
@@ -68,9 +67,7 @@ class Ack:
     # or, for a spawn (SPAWN_TOOLS) the user stopped, rejected | interrupted
     # (a result that acknowledges no task, kind "other", is not kept: nothing reads it)
     task_id: str | None  # agentId, backgroundTaskId, taskId or resumedAgentId
-    status: str | None
     chars: int  # UTF-16 length of the tool_result text the parent received
-    total_tokens: int | None  # sync results: the subagent's final call (format §8.2)
     from_text: bool = False  # task_id read from the result text's `agentId:` line, not from toolUseResult
 
 
@@ -96,21 +93,15 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
-    """Every task record of one transcript, in line order, plus its first and last timestamps."""
+    """Every task record of one transcript, in line order, plus its last timestamp."""
 
     launches: tuple[Launch, ...]
     acks: tuple[Ack, ...]
     queue: tuple[QueueOp, ...]
     turns: tuple[Turn, ...]
-    first_ts: float | None
     last_ts: float | None
     versions: tuple[str, ...] = ()  # distinct Claude Code `version` values on its lines, first seen first
     agent_progress: tuple[tuple[str, str | None], ...] = ()  # (data.agentId, parentToolUseID), first line of each agent
-
-
-def timestamp(record: dict) -> float | None:
-    """A line's `timestamp` in epoch ms (None when absent or unparseable)."""
-    return epoch_ms(record.get("timestamp"))
 
 
 def iso_time(ms: float | None) -> str | None:
@@ -239,11 +230,10 @@ def _str(v) -> str | None:
 class TaskCollector:
     """Builds a transcript's `Timeline` line by line."""
 
-    # Every type: a `progress` line is read only for agent_progress's two ids (it re-embeds subagent
-    # lines, never the parent's own activity, so it is neither a turn nor a timestamp of the parent).
-    TYPES = every_type_but()
+    # No TYPES, every type: a `progress` line is read only for agent_progress's two ids (it re-embeds
+    # subagent lines, never the parent's own activity, so it is neither a turn nor a timestamp of the parent).
 
-    __slots__ = ("launches", "acks", "queue", "turns", "first_ts", "last_ts", "versions", "progress", "_version", "_tail",
+    __slots__ = ("launches", "acks", "queue", "turns", "last_ts", "versions", "progress", "_version", "_tail",
                  "_spawns")
 
     #: raw timestamps held unparsed before the newest valid one among them is settled
@@ -254,7 +244,6 @@ class TaskCollector:
         self.acks: list[Ack] = []
         self.queue: list[QueueOp] = []
         self.turns: list[Turn] = []
-        self.first_ts: float | None = None
         self.last_ts: float | None = None
         self.versions: list[str] = []
         self.progress: dict[str, str | None] = {}  # agent_progress: agentId -> parentToolUseID
@@ -268,17 +257,13 @@ class TaskCollector:
         """The line's timestamp, parsed now (its record keeps it); the newest valid is last_ts."""
         ts = epoch_ms(raw)
         if ts is not None:
-            if self.first_ts is None:
-                self.first_ts = ts
             self.last_ts = ts
             self._tail.clear()
         return ts
 
     def _defer(self, raw) -> None:
-        """A line that keeps no record: its timestamp matters only if it is first or last."""
-        if self.first_ts is None:
-            self._stamp(raw)
-        elif type(raw) in (str, int, float):
+        """A line that keeps no record: its timestamp matters only if it is the last."""
+        if type(raw) in (str, int, float):
             tail = self._tail
             tail.append(raw)
             if len(tail) >= self.TAIL:
@@ -328,7 +313,6 @@ class TaskCollector:
                         inp = b.get("input") if type(b.get("input")) is dict else {}
                         self.launches.append(
                             Launch(line, ts, as_text(b.get("id")), b["name"], inp.get("run_in_background") is True,
-                                   _str(inp.get("to")) or _str(inp.get("task_id")),
                                    _str(inp.get("description")) or _str(inp.get("skill")))
                         )
                         if b["name"] in SPAWN_TOOLS:
@@ -351,12 +335,8 @@ class TaskCollector:
             found = spawn_outcome(result, result_text(block.get("content")), block.get("is_error") is True)
         if ack != "other" or found is not None:
             ack, task_id, from_text = found or (ack, task_id, False)
-            total = result.get("totalTokens") if type(result) is dict else None
-            self.acks.append(
-                Ack(line, self._stamp(raw), tool_use, ack, _str(task_id), _str(result.get("status")) if type(result) is dict else None,
-                    utf16_len(result_text(block.get("content"))) if block is not None else 0, total if type(total) is int else None,
-                    from_text)
-            )
+            chars = utf16_len(result_text(block.get("content"))) if block is not None else 0
+            self.acks.append(Ack(line, self._stamp(raw), tool_use, ack, _str(task_id), chars, from_text))
             return
         if type(result) is dict:  # an ordinary tool result (Read, Bash, Edit, ...): no task to track
             self._defer(raw)
@@ -387,5 +367,5 @@ class TaskCollector:
 
     def result(self) -> Timeline:
         self._settle()
-        return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.first_ts, self.last_ts,
+        return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.last_ts,
                         tuple(self.versions), tuple(self.progress.items()))

@@ -22,6 +22,9 @@ from measure.measurements.subagents import Subagent
 FIELDS = ("input_tokens", "cache_creation_tokens", "cache_creation_5m_tokens", "cache_creation_1h_tokens",
           "cache_read_tokens", "output_tokens")
 
+SUMMED = tuple((f, FIELDS.index(f)) for f in ("input_tokens", "cache_creation_tokens", "cache_read_tokens", "output_tokens"))
+"""The usage fields that naive sums and wake-up rows report, with their index into `Call.usage`."""
+
 ORIGINS = ("parent", "task_agent", "workflow_agent", "fork", "compaction_helper", "side_question", "other", "total")
 """Row order of the tokens table within a session (the sort key uses `origin_order`); a subagent's origin is
 its kind (`subagents.classify`), `other` for an unknown one."""
@@ -138,26 +141,12 @@ class UsageCollector:
         return Usage(calls, self.naive_lines, tuple(self.naive), self.progress_lines)
 
 
-def file_origins(session: Session, subagents: dict[str, Subagent]) -> dict[str, str]:
-    """Each transcript's origin: parent, or the subagent kind of a subagent transcript."""
-    out = {session.parent.path: "parent"}
-    for tf in session.subagents:
-        kind = subagents[tf.path].kind
-        out[tf.path] = kind if kind in ORIGINS else "other"
-    return out
-
-
-def _sum(calls) -> list[int]:
-    out = [0] * 6
-    for c in calls:
-        for i, v in enumerate(c.usage):
-            out[i] += v
-    return out
-
-
 def token_rows(session: Session, usage: dict[str, Usage], subagents: dict[str, Subagent]) -> list[dict]:
-    """One row per origin with API calls (parent always), then the session's total."""
-    origins = file_origins(session, subagents)
+    """One row per origin with API calls (parent always), then the session's total.
+
+    A transcript's origin is parent, or its subagent kind (`other` when not in ORIGINS)."""
+    origins = {path: sub.kind if sub.kind in ORIGINS else "other" for path, sub in subagents.items()}
+    origins[session.parent.path] = "parent"
     groups: dict[str, list[tuple[str, Usage]]] = {}
     for path, u in usage.items():
         groups.setdefault(origins.get(path, "other"), []).append((path, u))
@@ -178,7 +167,7 @@ def token_rows(session: Session, usage: dict[str, Usage], subagents: dict[str, S
 
 def _row(origin: str, files: list[tuple[str, Usage]]) -> dict:
     calls = [c for _, u in files for c in u.calls]
-    dedup = _sum(calls)
+    dedup = [sum(c.usage[i] for c in calls) for i in range(6)]
     naive = [sum(u.naive[i] for _, u in files) for i in range(6)]
     models = sorted({c.model for c in calls if c.model})
     return {
@@ -190,6 +179,6 @@ def _row(origin: str, files: list[tuple[str, Usage]]) -> dict:
         "output_tokens_is_lower_bound": any(c.placeholder_output for c in calls),
         "models": ",".join(models) or None,
         "naive_lines": sum(u.naive_lines for _, u in files),
-        **{f"naive_{f}": v for f, v in zip(FIELDS, naive) if f in ("input_tokens", "cache_creation_tokens", "cache_read_tokens", "output_tokens")},
+        **{f"naive_{f}": naive[i] for f, i in SUMMED},
         "progress_usage_lines": sum(u.progress_usage_lines for _, u in files),
     }

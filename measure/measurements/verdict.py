@@ -21,33 +21,30 @@ CRITERIA: tuple[tuple[str, str], ...] = (
 #: akm's shipped path (#843): when strategies tie on every criterion, the incumbent is named.
 INCUMBENT = "hybrid"
 
-#: Values true by construction, each labelled only where it holds (a failure would be a finding).
+#: Values true by construction, each labelled only where it holds (a failure would be a finding):
+#: (criterion, strategy) -> (the strategy whose value it equals, None: it is 0; the label).
 IDENTITIES = {
-    ("parent_chars_evicted", "link"): "link is the reference (the parent read alone): 0 by definition",
-    ("parent_chars_evicted", "hybrid"): "hybrid's prompt events are link's kept set: 0 by construction",
-    ("inline_refs", "hybrid"): "hybrid lists the refs of every transcript, as fold does: equal to fold by construction",
-    ("inline_refs", "chunked"): "chunked calls list no refs in this simulation: 0 by construction",
-    ("subagent_unique_chars_in_prompt", "link"): "link's prompt holds parent events only: 0 by construction",
-    ("subagent_unique_chars_in_prompt", "hybrid"): "hybrid's prompt holds parent events only: 0 by construction",
-    ("delegated_results_in_prompt", "hybrid"): "hybrid's prompt events are link's kept set: equal to link by construction",
-    ("prompt_chars", "fold_dedupe_sync"): "no synchronous Task result has both copies in fold's kept set: fold's prompt, equal to fold by construction",
-    ("parent_chars_evicted", "parent_first"): "parent_first keeps link's kept set before any subagent event: 0 by construction",
-    ("inline_refs", "parent_first"): "parent_first lists the refs of every transcript, as fold does: equal to fold by construction",
-    ("inline_refs", "hybrid_undelivered"): "hybrid_undelivered lists the refs of every transcript, as fold does: "
-                                           "equal to fold by construction",
+    ("parent_chars_evicted", "link"): (None, "link is the reference (the parent read alone): 0 by definition"),
+    ("parent_chars_evicted", "hybrid"): (None, "hybrid's prompt events are link's kept set: 0 by construction"),
+    ("inline_refs", "hybrid"): ("fold", "hybrid lists the refs of every transcript, as fold does: equal to fold by construction"),
+    ("inline_refs", "chunked"): (None, "chunked calls list no refs in this simulation: 0 by construction"),
+    ("subagent_unique_chars_in_prompt", "link"): (None, "link's prompt holds parent events only: 0 by construction"),
+    ("subagent_unique_chars_in_prompt", "hybrid"): (None, "hybrid's prompt holds parent events only: 0 by construction"),
+    ("delegated_results_in_prompt", "hybrid"): ("link", "hybrid's prompt events are link's kept set: equal to link by construction"),
+    ("prompt_chars", "fold_dedupe_sync"): ("fold", "no synchronous Task result has both copies in fold's kept set: fold's prompt, "
+                                                   "equal to fold by construction"),
+    ("parent_chars_evicted", "parent_first"): (None, "parent_first keeps link's kept set before any subagent event: 0 by construction"),
+    ("inline_refs", "parent_first"): ("fold", "parent_first lists the refs of every transcript, as fold does: equal to fold by construction"),
+    ("inline_refs", "hybrid_undelivered"): ("fold", "hybrid_undelivered lists the refs of every transcript, as fold does: "
+                                                    "equal to fold by construction"),
 }
 
-#: Identities stating equality with another strategy's value (the rest state 0).
-EQUAL_TO = {("inline_refs", "hybrid"): "fold", ("delegated_results_in_prompt", "hybrid"): "link", ("prompt_chars", "fold_dedupe_sync"): "fold",
-            ("inline_refs", "parent_first"): "fold", ("inline_refs", "hybrid_undelivered"): "fold"}
 
-
-def _holds(c: str, n: str, totals: dict[str, dict[str, float]]) -> bool:
-    """Whether the identity stated for (criterion, strategy) holds on these totals."""
-    other = EQUAL_TO.get((c, n))
-    if other is not None:
-        return other in totals and totals[n][c] == totals[other][c]
-    return totals[n][c] == 0
+def _identity(c: str, n: str, totals: dict[str, dict[str, float]]) -> str | None:
+    """The identity stated for (criterion, strategy), when there is one and it holds on these totals."""
+    other, label = IDENTITIES.get((c, n), (None, None))
+    holds = totals[n][c] == 0 if other is None else other in totals and totals[n][c] == totals[other][c]
+    return label if holds else None
 
 
 @dataclass(frozen=True)
@@ -168,7 +165,7 @@ def verdict_rows(summary: Summary | None, chosen: str | None = None) -> list[dic
                     "best": totals[n][c] == best,
                     "pareto_front": n in front_names if front else None,
                     "dominated_by": ",".join(dominated_by[n]),
-                    "identity": IDENTITIES.get((c, n)) if _holds(c, n, totals) else None,
+                    "identity": _identity(c, n, totals),
                     "decision": None,
                     "origin": ORIGIN.get(n, "suite proposal"),
                     "chosen": n == chosen,

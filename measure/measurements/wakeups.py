@@ -23,11 +23,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from measure.measurements.tasks import Notification, QueueOp, Timeline, Turn, iso_time
-from measure.measurements.tokens import Call, Usage
+from measure.measurements.tokens import SUMMED, Call, Usage
 from measure.numbers import rounded
-
-#: usage fields a wake-up row reports (indices into Call.usage).
-TURN_FIELDS = (("input_tokens", 0), ("cache_creation_tokens", 1), ("cache_read_tokens", 4), ("output_tokens", 5))
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,29 +59,15 @@ def wakeups(timeline: Timeline, usage: Usage | None) -> list[Wakeup]:
     return out
 
 
-def batches(found: list[Wakeup]) -> list[int]:
-    """The counterfactual batch ordinal (1-based) of each wake-up (greedy, see the module doc)."""
-    out: list[int] = []
-    head: Wakeup | None = None
+def wakeup_rows(found: list[Wakeup]) -> list[dict]:
+    """One row per wake-up, in delivery order, with its counterfactual batch (greedy, see the module doc)."""
+    rows = []
+    prev: Wakeup | None = None
+    head: Wakeup | None = None  # the current batch's first wake-up
+    batch = 0
     for w in found:
         if head is None or w.enqueue is None or w.enqueue.line >= head.turn.line:
-            head = w
-            out.append(out[-1] + 1 if out else 1)
-        else:
-            out.append(out[-1])
-    return out
-
-
-def _sums(calls) -> dict:
-    return {name: sum(c.usage[i] for c in calls) for name, i in TURN_FIELDS}
-
-
-def wakeup_rows(found: list[Wakeup]) -> list[dict]:
-    """One row per wake-up, in delivery order."""
-    rows = []
-    order = batches(found)
-    prev: Wakeup | None = None
-    for w, batch in zip(found, order):
+            head, batch = w, batch + 1
         n = w.turn.notification
         enq_ts = w.enqueue.ts if w.enqueue else None
         waited = (w.turn.ts - enq_ts) / 1000 if w.turn.ts is not None and enq_ts is not None else None
@@ -98,7 +81,7 @@ def wakeup_rows(found: list[Wakeup]) -> list[dict]:
                 "delivered_at": iso_time(w.turn.ts),
                 "waited_seconds": None if waited is None else rounded(waited, 3),
                 "api_calls": len(w.calls),
-                **_sums(w.calls),
+                **{name: sum(c.usage[i] for c in w.calls) for name, i in SUMMED},
                 "batchable_with_previous": bool(prev is not None and w.enqueue is not None and w.enqueue.line < prev.turn.line),
                 "batch": batch,
             }
@@ -107,9 +90,9 @@ def wakeup_rows(found: list[Wakeup]) -> list[dict]:
     return rows
 
 
-def wakeup_summary(timeline: Timeline | None, found: list[Wakeup]) -> dict:
-    """Per-session wake-up figures and the batching counterfactual (columns of `cost_sessions`)."""
-    rows = wakeup_rows(found)
+def wakeup_summary(timeline: Timeline | None, found: list[Wakeup], rows: list[dict]) -> dict:
+    """Per-session wake-up figures and the batching counterfactual (columns of `cost_sessions`);
+    `rows` are `wakeup_rows(found)`."""
     saved = [r for i, r in enumerate(rows) if i and r["batch"] == rows[i - 1]["batch"]]
     queue = timeline.queue if timeline else ()
     enqueued = sum(1 for q in queue if q.operation == "enqueue" and q.notification is not None)
@@ -118,10 +101,10 @@ def wakeup_summary(timeline: Timeline | None, found: list[Wakeup]) -> dict:
         "notifications_undelivered": enqueued - sum(1 for w in found if w.enqueue is not None),
         "wakeup_turns": len(rows),
         "wakeup_calls": sum(r["api_calls"] for r in rows),
-        **{f"wakeup_{name}": sum(r[name] for r in rows) for name, _ in TURN_FIELDS},
+        **{f"wakeup_{name}": sum(r[name] for r in rows) for name, _ in SUMMED},
         "batchable_wakeups": sum(r["batchable_with_previous"] for r in rows),
         "batched_turns": len({r["batch"] for r in rows}),
         "batch_saved_calls": sum(r["api_calls"] for r in saved),
         "batch_saved_cache_read_tokens": sum(r["cache_read_tokens"] for r in saved),
-        "batch_saved_tokens": sum(r[name] for r in saved for name, _ in TURN_FIELDS),
+        "batch_saved_tokens": sum(r[name] for r in saved for name, _ in SUMMED),
     }
