@@ -306,3 +306,34 @@ def test_budgets_that_keep_the_same_events_share_one_prompt_and_others_get_their
         for b in (2000, 80_000):
             call = shared[b]["fold"].calls[0]
             assert (call.prompt is whole.prompt) == (call.kept.events == whole.kept.events)
+
+
+
+@pytest.mark.parametrize("root_name", ["parity_root", "real_root"])
+def test_a_budget_sweep_reusing_whole_results_equals_each_budget_run_on_its_own(request, root_name):
+    """The run computes a budget only until every strategy fits whole (`fits_whole`); its sweep rows
+    must be those of every budget run from scratch, fitting or not."""
+    from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
+    from measure.measurements.budget_sweep import sweep_rows
+    from measure.measurements.lines import SessionLines
+    from measure.measurements.strategies import apply_min_content_gate, fits_whole
+    from measure.runner.job import RunParams, measure_session
+
+    root = request.getfixturevalue(root_name)
+    template = load_template()
+    budgets = [300, 2000, 6000, 20_000, 80_000, 640_000]
+    params = RunParams.from_options(budgets=budgets)
+    compared = reused = 0
+    for listing in list_sessions(root / "projects"):
+        lines = SessionLines()
+        s, _ = read_session(listing.path, str(root), observe=lines.observe)
+        alone = {}
+        for b in sorted({params.budget, *budgets}):
+            ctx = SessionContext(s, Params(template=template, budget=b, keep_prompts=False), None, lines.get("tasks"))
+            alone[b] = apply_min_content_gate(ctx, run_all(ctx))
+            reused += all(map(fits_whole, alone[b].values()))
+        rows = measure_session(str(root), listing.path, params, template).tables.get("budget_sweep", [])
+        measured = [{k: v for k, v in r.items() if k not in ("session_id", "session_path")} for r in rows]
+        assert measured == (sweep_rows(alone) if rows else []), s.ref.path
+        compared += bool(rows)
+    assert compared and reused  # sessions compared, and some fit whole below the largest budget

@@ -455,6 +455,14 @@ def hybrid_undelivered(ctx: SessionContext) -> StrategyResult:
     return _single("hybrid_undelivered", ctx, ctx.run(events, s.ref, s.refs), s.refs)
 
 
+def fits_whole(result: StrategyResult) -> bool:
+    """Whether every larger budget gives `result` again (its `budget` aside): no call dropped an event
+    for the budget and chunked cut the parent into at most one window. Every strategy's budget
+    enters through those two; when all of a session's results fit whole, so do the kept sets the
+    others start from (fold's, link's)."""
+    return result.parent_windows <= 1 and not any(c.kept.stats.budgetDroppedCount for c in result.calls)
+
+
 def check_names(names) -> None:
     """Raise ValueError naming the first of `names` that is no registered strategy."""
     unknown = [s for s in names if s not in STRATEGIES]

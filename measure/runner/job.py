@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from measure.akm.hashing import content_hash
 from measure.akm.jscompat import MAX_EXACT
@@ -32,6 +32,7 @@ from measure.measurements.strategies import (
     Params,
     SessionContext,
     apply_min_content_gate,
+    fits_whole,
 )
 from measure.measurements.subagents import subagent_rows
 from measure.runner.redact import protect_outcome
@@ -159,6 +160,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     timelines = lines.get("tasks")
     by_budget = {}
     failed: dict[str, str] = {}
+    whole = None  # results at a smaller budget that no larger one can change (see fits_whole)
     for budget in sorted({params.budget, *params.budgets}):
         ctx = SessionContext(
             session,
@@ -166,6 +168,9 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             memo,
             timelines,
         )
+        if whole is not None:
+            by_budget[budget] = (ctx, {name: replace(r, budget=budget) for name, r in whole.items()})
+            continue
         results = {}
         for name in params.strategies:
             try:
@@ -173,6 +178,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             except ValueError as exc:  # a timestamp JS's Date cannot render: akm's build throws
                 failed.setdefault(name, str(exc))
         by_budget[budget] = (ctx, apply_min_content_gate(ctx, results))
+        if not failed and all(map(fits_whole, results.values())):
+            whole = by_budget[budget][1]
     for name, reason in failed.items():
         out.errors.append(
             _error(session_path, session_path, "render_error", f"{name}: buildExtractPrompt would throw: {reason}")
