@@ -260,3 +260,19 @@ def test_a_copied_root_with_kept_mtimes_is_measured_again(tmp_path):
     fresh = run_measurement(a, tmp_path / "oc", params, jobs=1, cache_dir=None)
     assert warm.cached == 0 and warm.files_hashed == fresh.files_hashed
     assert _csvs(tmp_path / "ob") == _csvs(tmp_path / "oc")
+
+
+def test_rows_of_different_columns_come_back_as_they_went_and_a_row_off_its_keys_is_a_miss(tmp_path):
+    """Entries store each run of rows with the same keys once (names once per run, not per row)."""
+    from measure.runner.cache import ENTRY_HEADER
+
+    c = Cache(tmp_path)
+    rows = [{"session_path": "p/s.jsonl", "strategy": "fold"}, {"session_path": "p/s.jsonl", "strategy": "link"},
+            {"strategy": "hybrid"}, {"session_path": None, "strategy": "fold", "llm_calls": 2}, {}]
+    o = SessionOutcome("p/s.jsonl", {"sessions": rows}, [])
+    assert c.store("ab" * 32, o)
+    loaded = c.load("ab" * 32)
+    assert loaded == o and [list(r) for r in loaded.tables["sessions"]] == [list(r) for r in rows]  # key order too
+    c.entry("cd" * 32).parent.mkdir()
+    c.entry("cd" * 32).write_bytes(ENTRY_HEADER + b'{"session_path": "p", "tables": {"sessions": [[["strategy"], ["a", "b"]]]}, "errors": []}')
+    assert c.load("cd" * 32) is None

@@ -30,7 +30,7 @@ from measure.runner.outputs import OutputError, listing, real_path, within
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 ENTRY_HEADER = f"measure-cache {CACHE_VERSION}\n".encode()
 RUN_SUMMARY = "summary.json"
 """The last member of a whole run's zip: its RunSummary counts (the run's files come before it)."""
@@ -215,7 +215,8 @@ def _tmp_is_stale(path: Path, now: float) -> bool:
 
 def encode(outcome: SessionOutcome) -> bytes | None:
     """The entry's bytes, or None when a value would not come back unchanged (NaN, inf)."""
-    doc = {"session_path": outcome.session_path, "tables": outcome.tables, "errors": outcome.errors}
+    doc = {"session_path": outcome.session_path, "tables": {name: _packed(rows) for name, rows in outcome.tables.items()},
+           "errors": _packed(outcome.errors)}
     for rows in (*outcome.tables.values(), outcome.errors):
         for row in rows:
             for v in row.values():
@@ -241,12 +242,43 @@ def decode(data: bytes) -> SessionOutcome:
         raise ValueError("wrong shape: tables/errors")
     from measure.schema import TABLES  # polars: only once an entry is decoded
 
-    for name, rows in (*tables.items(), ("errors", errors)):
+    def rows(name: str, runs) -> list[dict]:
         table = TABLES.get(name)
         if table is None:
             raise ValueError(f"unknown table {name!r}")
-        _check_rows(table, rows)
-    return SessionOutcome(doc["session_path"], tables, errors)
+        out = _unpacked(table, runs)
+        _check_rows(table, out)
+        return out
+
+    return SessionOutcome(doc["session_path"], {name: rows(name, runs) for name, runs in tables.items()}, rows("errors", errors))
+
+
+def _packed(rows: list[dict]) -> list[list]:
+    """Rows as runs that share their keys, `[[keys, values, values, ...], ...]`: a column's name is
+    written once per run, not once per row (a small session has hundreds of rows of a dozen columns)."""
+    runs: list[list] = []
+    for row in rows:
+        keys = list(row)
+        if not runs or runs[-1][0] != keys:
+            runs.append([keys])
+        runs[-1].append(list(row.values()))
+    return runs
+
+
+def _unpacked(table, runs) -> list[dict]:
+    """The rows `_packed` wrote; ValueError when `runs` is not of that shape."""
+    if not isinstance(runs, list):
+        raise ValueError(f"{table.name}: rows are not a list")
+    rows = []
+    for run in runs:
+        if not (isinstance(run, list) and run and isinstance(run[0], list) and all(type(k) is str for k in run[0])):
+            raise ValueError(f"{table.name}: a run of rows has no keys")
+        keys = run[0]
+        for values in run[1:]:
+            if not (isinstance(values, list) and len(values) == len(keys)):
+                raise ValueError(f"{table.name}: a row does not match its keys")
+            rows.append(dict(zip(keys, values)))
+    return rows
 
 
 _TYPES = {"String": (str,), "Int64": (int,), "Float64": (float, int), "Boolean": (bool,)}
