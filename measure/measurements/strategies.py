@@ -185,8 +185,7 @@ class SessionContext:
         return sum(e.chars for e in self.session.folded)
 
     def prompt(self, ref: SessionRef, kept: Prefiltered, refs) -> Prompt:
-        """akm's prompt of `kept`, built once per session for every budget that keeps the same events
-        (a session smaller than the smallest budget is kept whole at all of them)."""
+        """akm's prompt of `kept`, built once per session for every budget that keeps the same events."""
         p = self.params
         key = (id(ref), id(refs), p.template, p.keep_prompts, *map(id, kept.events))
         hit = self.memo.prompts.get(key)
@@ -457,9 +456,7 @@ def hybrid_undelivered(ctx: SessionContext) -> StrategyResult:
 
 def fits_whole(result: StrategyResult) -> bool:
     """Whether every larger budget gives `result` again (its `budget` aside): no call dropped an event
-    for the budget and chunked cut the parent into at most one window. Every strategy's budget
-    enters through those two; when all of a session's results fit whole, so do the kept sets the
-    others start from (fold's, link's)."""
+    for the budget, chunked made at most one parent window; a budget enters every strategy only so."""
     return result.parent_windows <= 1 and not any(c.kept.stats.budgetDroppedCount for c in result.calls)
 
 

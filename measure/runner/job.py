@@ -178,6 +178,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             except ValueError as exc:  # a timestamp JS's Date cannot render: akm's build throws
                 failed.setdefault(name, str(exc))
         by_budget[budget] = (ctx, apply_min_content_gate(ctx, results))
+        # Every strategy, not each on its own: some start from another's kept set (fold's, link's).
         if not failed and all(map(fits_whole, results.values())):
             whole = by_budget[budget][1]
     for name, reason in failed.items():
