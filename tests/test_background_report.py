@@ -7,8 +7,6 @@ import pytest
 from matplotlib.figure import Figure
 
 from measure.measurements.background import background_rows
-from measure.measurements.replay import replay_rows
-from measure.measurements.strategies import STRATEGIES
 from measure.report import plots
 from measure.report.views import background as views
 from measure.report.views.common import Report
@@ -25,7 +23,7 @@ from tests.test_background import (
     say,
     sub_lines,
 )
-from tests.test_replay import context
+from tests.test_replay import replayed
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +35,7 @@ def report(tmp_path_factory) -> Report:
               say(30, "I will wait."), queue(300, "enqueue", note_2219("a1", "toolu_1"))]
     session, timelines = read(tmp, parent, {"a1": sub_lines(2, 10, 20, 290)})
     bg = background_rows(session, timelines)
-    rp = replay_rows(context(session), timelines, tuple(STRATEGIES), "every:1", bg)
+    rp = replayed(session, timelines, "every:1")
     keyed = {"session_id": session.ref.session_id, "session_path": session.ref.path}
     rows = {name: [] for name in TABLES}
     rows["background"] = [{**keyed, **r} for r in bg]

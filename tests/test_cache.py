@@ -15,7 +15,7 @@ import pytest
 
 from measure.runner import cache as cache_mod
 from measure.runner import inputs as inputs_mod
-from measure.runner.cache import ENTRY_HEADER, Cache, decode, encode
+from measure.runner.cache import ENTRY_HEADER, Cache, decode, encode, store_entry
 from measure.runner.job import RunParams, SessionOutcome
 from measure.runner.run import run_measurement
 from measure.schema import TABLES
@@ -80,11 +80,15 @@ def test_entries_are_json_behind_a_version_header(root, tmp_path):
         lambda b: b"",  # empty
         lambda b: b"\x80\x04\x95garbage",  # a pickle, say
         lambda b: ENTRY_HEADER + b'{"session_path": 3, "tables": {}, "errors": []}',
-        lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"sessions": [{"llm_calls": "many"}]}, "errors": []}',
-        lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"nope": []}, "errors": []}',
+        lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"sessions": {"llm_calls": ["many"]}}, "errors": []}',
+        lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"nope": {}}, "errors": []}',
+        lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"sessions": {"nope": [1]}}, "errors": []}',
+        lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"sessions": {"llm_calls": [1, 2], "strategy": ["a"]}}, "errors": []}',
+        lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {}, "errors": [{"count": "one"}]}',
         lambda b: ENTRY_HEADER + b"[1, 2]",
     ],
-    ids=["bad_byte", "truncated", "empty", "pickle", "wrong_type_path", "wrong_type_cell", "unknown_table", "not_object"],
+    ids=["bad_byte", "truncated", "empty", "pickle", "wrong_type_path", "wrong_type_cell", "unknown_table", "unknown_column",
+         "ragged_columns", "wrong_type_error", "not_object"],
 )
 def test_a_damaged_entry_is_a_logged_miss_and_is_replaced(root, tmp_path, caplog, damage):
     cache = tmp_path / "cache"
@@ -129,9 +133,11 @@ def test_an_unchanged_run_is_copied_whole_and_a_damaged_copy_is_a_miss(root, tmp
 
 
 def test_encode_refuses_values_json_would_change():
-    o = SessionOutcome("s.jsonl", {"sessions": [{"budget": float("nan")}]}, [])
+    o = SessionOutcome("s.jsonl", {"sessions": {"budget": [float("nan")]}}, [])
     assert encode(o) is None
-    o = SessionOutcome("s.jsonl", {"sessions": [{"budget": 1}], "eviction": [{"evicted_chars_pct": 1.5}]}, [])
+    assert encode(SessionOutcome("s.jsonl", {}, [{"count": float("inf")}])) is None
+    assert encode(SessionOutcome("s.jsonl", {"sessions": {"budget": [object()]}}, [])) is None
+    o = SessionOutcome("s.jsonl", {"sessions": {"budget": [1]}, "eviction": {"evicted_chars_pct": [1.5]}}, [])
     assert decode(encode(o)) == o
 
 
@@ -217,8 +223,8 @@ def test_a_full_disk_leaves_no_tmp_and_a_complete_run(root, tmp_path, monkeypatc
 
 def test_store_and_load_round_trip(tmp_path):
     c = Cache(tmp_path)
-    o = SessionOutcome("p/s.jsonl", {"errors": []}, [{"path": "p", "session_path": None, "kind": "empty", "count": 1, "reason": "r"}])
-    assert c.store("ab" * 32, o)
+    o = SessionOutcome("p/s.jsonl", {}, [{"path": "p", "session_path": None, "kind": "empty", "count": 1, "reason": "r"}])
+    assert store_entry(c.entry("ab" * 32), o)
     assert c.load("ab" * 32) == o
     assert c.load("cd" * 32) is None
 
@@ -262,17 +268,11 @@ def test_a_copied_root_with_kept_mtimes_is_measured_again(tmp_path):
     assert _csvs(tmp_path / "ob") == _csvs(tmp_path / "oc")
 
 
-def test_rows_of_different_columns_come_back_as_they_went_and_a_row_off_its_keys_is_a_miss(tmp_path):
-    """Entries store each run of rows with the same keys once (names once per run, not per row)."""
-    from measure.runner.cache import ENTRY_HEADER
-
+def test_columns_come_back_as_they_went(tmp_path):
+    """Entries store a session's tables as columns: names once per table, in their order."""
     c = Cache(tmp_path)
-    rows = [{"session_path": "p/s.jsonl", "strategy": "fold"}, {"session_path": "p/s.jsonl", "strategy": "link"},
-            {"strategy": "hybrid"}, {"session_path": None, "strategy": "fold", "llm_calls": 2}, {}]
-    o = SessionOutcome("p/s.jsonl", {"sessions": rows}, [])
-    assert c.store("ab" * 32, o)
+    table = {"session_path": ["p/s.jsonl", "p/s.jsonl", None], "strategy": ["fold", "link", "hybrid"], "llm_calls": [None, 2, 1]}
+    o = SessionOutcome("p/s.jsonl", {"sessions": table}, [])
+    assert store_entry(c.entry("ab" * 32), o)
     loaded = c.load("ab" * 32)
-    assert loaded == o and [list(r) for r in loaded.tables["sessions"]] == [list(r) for r in rows]  # key order too
-    c.entry("cd" * 32).parent.mkdir()
-    c.entry("cd" * 32).write_bytes(ENTRY_HEADER + b'{"session_path": "p", "tables": {"sessions": [[["strategy"], ["a", "b"]]]}, "errors": []}')
-    assert c.load("cd" * 32) is None
+    assert loaded == o and list(loaded.tables["sessions"]) == list(table)  # column order too

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from measure.runner.job import columns
 from measure.runner.merge import Merged, TableBuilder
 from measure.runner.tables import frame
 from measure.schema import TABLES
@@ -19,12 +20,13 @@ def _sessions(n: int, seed: int) -> list[list[dict]]:
     out = []
     for s in range(n):
         rows = []
+        shared = {"session_id": f"id{rnd.randint(0, 3)}", "session_path": f"p/{rnd.randint(0, 3)}.jsonl"}  # ties across sessions
         for k in range(rnd.randint(0, 5)):
             row = {}
             for name, dtype, _ in table.columns:
                 kind = str(dtype)
-                if name == "session_path":
-                    row[name] = f"p/{rnd.randint(0, 3)}.jsonl"  # ties across sessions
+                if name in shared:
+                    row[name] = shared[name]  # a session's rows share its id and path
                 elif "Int" in kind:
                     row[name] = rnd.choice([None, rnd.randint(0, 3)])
                 elif "Float" in kind:
@@ -47,11 +49,16 @@ def test_arrival_order_and_spilling_do_not_change_the_table(tmp_path, spill, mon
     arrival = list(range(len(sessions)))
     random.Random(1).shuffle(arrival)  # sessions finish in any order; the position says where they go
     for i in arrival:
-        merged.add(i, {"budget_sweep": [dict(r) for r in sessions[i]]}, [])
+        merged.add(i, {"budget_sweep": columns([dict(r) for r in sessions[i]])}, [])
     assert bool(merged.builders["budget_sweep"].chunks) == spill
     got = merged.frame("budget_sweep")
     assert got.equals(expected, null_equal=True)
     assert list((tmp_path / "spill").iterdir()) == [] if spill else not (tmp_path / "spill").exists()
+
+
+def test_a_session_whose_rows_name_two_sessions_is_refused():
+    with pytest.raises(ValueError, match="two sessions"):
+        TableBuilder("sessions").add(0, {"session_id": ["a", "a"], "session_path": ["a", "b"]})
 
 
 def test_an_empty_table_has_its_columns():
@@ -61,7 +68,7 @@ def test_an_empty_table_has_its_columns():
 
 def test_errors_come_back_by_position():
     m = Merged(None)
-    m.add(3, {"sessions": []}, [{"kind": "late"}])
+    m.add(3, {"sessions": {}}, [{"kind": "late"}])
     m.add(1, {}, [{"kind": "early"}])
     assert "sessions" not in m.builders  # no rows, no builder
     assert [m.errors[p][0]["kind"] for p in sorted(m.errors)] == ["early", "late"]
@@ -77,7 +84,7 @@ def test_rows_wait_without_polars(tmp_path):
         "import sys\n"
         "from measure.runner.merge import Merged\n"
         "m = Merged(None)\n"
-        "m.add(0, {'sessions': [{'session_path': 'a'}]}, [])\n"
+        "m.add(0, {'sessions': {'session_id': ['a'], 'session_path': ['a']}}, [])\n"
         "assert 'polars' not in sys.modules, 'polars loaded'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from measure.runner.job import SessionOutcome
+from measure.runner.job import SessionOutcome, columns
 from measure.runner.redact import (
     protect_outcome,
     redact,
@@ -35,14 +35,14 @@ def test_reasons_lose_the_file_names_they_carry():
 
 def _outcome():
     o = SessionOutcome("p/s.jsonl")
-    o.tables["subagents"] = [
+    o.tables["subagents"] = columns([
         {"session_id": "s", "session_path": "p/s.jsonl", "subagent_path": "p/s/subagents/agent-a.jsonl", "agent_id": "agent-a",
          "agent_type": "Explore", "description": "fix the login bug"},
         {"session_id": "s", "session_path": "p/s.jsonl", "subagent_path": "p/s/subagents/agent-b.jsonl", "agent_id": "agent-b",
          "agent_type": "outside type", "description": "outside text"},
-    ]
-    o.tables["duplicates"] = [{"session_path": "p/s.jsonl", "subagent_path": "p/s/subagents/agent-b.jsonl", "tool_use_id": "toolu_1",
-                               "agent_id": "agent-b", "description": "outside text"}]
+    ])
+    o.tables["duplicates"] = columns([{"session_path": "p/s.jsonl", "subagent_path": "p/s/subagents/agent-b.jsonl",
+                                       "tool_use_id": "toolu_1", "agent_id": "agent-b", "description": "outside text"}])
     o.errors = [{"path": "p/s/subagents/agent-b.meta.json", "session_path": "p/s.jsonl", "kind": "outside_link", "count": 1, "reason": "x"}]
     return o
 
@@ -50,12 +50,12 @@ def _outcome():
 def test_descriptions_only_with_show_excerpts_and_never_from_outside():
     o = _outcome()
     protect_outcome(o, redact_names=False, show_excerpts=False)
-    assert [r["description"] for r in o.tables["subagents"]] == [None, None]
-    assert [r["agent_type"] for r in o.tables["subagents"]] == ["Explore", None]
+    assert o.tables["subagents"]["description"] == [None, None]
+    assert o.tables["subagents"]["agent_type"] == ["Explore", None]
     o = _outcome()
     protect_outcome(o, redact_names=False, show_excerpts=True)
-    assert [r["description"] for r in o.tables["subagents"]] == ["fix the login bug", None]
-    assert o.tables["duplicates"][0]["tool_use_id"] is None
+    assert o.tables["subagents"]["description"] == ["fix the login bug", None]
+    assert o.tables["duplicates"]["tool_use_id"] == [None]
 
 
 def test_redacted_outcomes_hold_no_name():

@@ -317,7 +317,7 @@ def test_a_budget_sweep_reusing_whole_results_equals_each_budget_run_on_its_own(
     from measure.measurements.budget_sweep import sweep_rows
     from measure.measurements.lines import SessionLines
     from measure.measurements.strategies import apply_min_content_gate, fits_whole
-    from measure.runner.job import RunParams, measure_session
+    from measure.runner.job import RunParams, columns, measure_session
 
     root = request.getfixturevalue(root_name)
     template = load_template()
@@ -332,8 +332,8 @@ def test_a_budget_sweep_reusing_whole_results_equals_each_budget_run_on_its_own(
             ctx = SessionContext(s, Params(template=template, budget=b, keep_prompts=False), None, lines.get("tasks"))
             alone[b] = apply_min_content_gate(ctx, run_all(ctx))
             reused += all(map(fits_whole, alone[b].values()))
-        rows = measure_session(str(root), listing.path, params, template).tables.get("budget_sweep", [])
-        measured = [{k: v for k, v in r.items() if k not in ("session_id", "session_path")} for r in rows]
-        assert measured == (sweep_rows(alone) if rows else []), s.ref.path
-        compared += bool(rows)
+        table = measure_session(str(root), listing.path, params, template).tables.get("budget_sweep", {})
+        measured = {k: v for k, v in table.items() if k not in ("session_id", "session_path")}
+        assert measured == (columns(sweep_rows(alone)) if table else {}), s.ref.path
+        compared += bool(table)
     assert compared and reused  # sessions compared, and some fit whole below the largest budget

@@ -105,6 +105,8 @@ class Replayer:
         cuts = [bisect_right(wa, t) for wa in self.written]
         if not any(cuts):
             return None
+        if all(cuts[1:]) and all(k == len(tf.events) for tf, k in zip(self.files, cuts)):
+            return s  # nothing written after t: the session as read
         files = []
         for tf, k, refs in zip(self.files, cuts, self.refs):
             files.append(replace(tf, events=tf.events[:k], refs=tf.refs[: refs[k]], fallback=tuple(i for i in tf.fallback if i < k)))
@@ -132,12 +134,12 @@ def _until(records: tuple, t: float) -> tuple:
 
 
 def timelines_at(timelines: dict[str, Timeline], t: float) -> dict[str, Timeline]:
-    """Each file's task timeline as it stood at `t` (what a strategy reading deliveries knew then)."""
-    return {
-        path: replace(tl, launches=_until(tl.launches, t), acks=_until(tl.acks, t), queue=_until(tl.queue, t),
-                      turns=_until(tl.turns, t))
-        for path, tl in timelines.items()
-    }
+    """Each file's task timeline as it stood at `t` (what a strategy reading deliveries knew then);
+    `timelines` itself when nothing was recorded after `t`."""
+    cut = {path: {f: _until(getattr(tl, f), t) for f in ("launches", "acks", "queue", "turns")} for path, tl in timelines.items()}
+    if all(records is getattr(timelines[path], f) for path, fields in cut.items() for f, records in fields.items()):
+        return timelines
+    return {path: replace(timelines[path], **fields) for path, fields in cut.items()}
 
 
 def turn_ends(parent_written: list[float], timeline: Timeline | None) -> list[float]:
@@ -209,16 +211,19 @@ class _Tally:
 
 def replay_rows(
     plain: SessionContext,
+    results: dict[str, StrategyResult],
     timelines: dict[str, Timeline],
-    strategies,
     schedule: str,
     background: list[dict],
 ) -> list[dict]:
     """One row per strategy: what akm would extract, and re-extract, at each moment of `schedule`.
 
-    `plain` is the run's own context (its session, parameters and memo, which every moment shares);
-    `background` the session's `background` rows (their late completions are `late_results`).
+    `plain` is the run's own context (its session, parameters and memo, which every moment shares)
+    and `results` what each strategy gives on it (before akm's minContentChars gate): a moment after
+    which nothing was written is that session, and those results are its own. `background` holds
+    the session's `background` rows (their late completions are `late_results`).
     """
+    strategies = tuple(results)
     session = plain.session
     schedule = parse_schedule(schedule)
     late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
@@ -232,10 +237,12 @@ def replay_rows(
         cut = replayer.cut(t)
         if cut is None:
             continue
-        ctx = SessionContext(cut, plain.params, plain.memo, timelines_at(timelines, t))
+        tls = timelines_at(timelines, t)
+        ctx = SessionContext(cut, plain.params, plain.memo, tls)
+        whole = cut is session and tls is timelines
         for name in strategies:
             try:
-                result = STRATEGIES[name](ctx)
+                result = results[name] if whole else STRATEGIES[name](ctx)
             except ValueError:  # akm's prompt build would throw; the plain run reports it
                 continue
             events = len(cut.parent.events) if name == "link" else len(cut.folded)

@@ -219,10 +219,12 @@ def _measure_and_draw(run: Measurement, out_path: Path) -> dict:
     except FileNotFoundError as exc:
         raise RuntimeError(f"measure run failed: {exc}") from exc
     (out_path / "tables").mkdir(parents=True, exist_ok=True)
-    for csv in sorted(run.run_dir.glob("*.csv")):
-        shutil.copyfile(csv, out_path / "tables" / csv.name)
-    if (run.run_dir / "run.json").is_file():
-        shutil.copyfile(run.run_dir / "run.json", out_path / "run.json")
+    for src, dst in [*((csv, out_path / "tables" / csv.name) for csv in sorted(run.run_dir.glob("*.csv"))),
+                     (run.run_dir / "run.json", out_path / "run.json")]:
+        try:  # a second name for the run's file (the scratch run is replaced whole, never written into)
+            os.link(src, dst)
+        except OSError:  # another filesystem, or links not allowed
+            shutil.copyfile(src, dst)
 
     from measure.report import plots  # noqa: PLC0415 - matplotlib: after the run's workers are forked
     from measure.runner.tables import read_table  # noqa: PLC0415

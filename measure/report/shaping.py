@@ -30,7 +30,7 @@ SWEEP_EXCLUDED: tuple[str, ...] = ("link", "chunked")
 keeps parent content across many calls (large negative "eviction"; see 03-llm-calls)."""
 
 
-def zero_budgets(sweep: pl.DataFrame) -> pl.DataFrame:
+def zero_budgets(sweep: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Per session and strategy: smallest swept budget from which every larger one evicts nothing.
 
     Budget eviction only (what stubs shorten on purpose does not count): the smallest budget above
@@ -49,27 +49,27 @@ def zero_budgets(sweep: pl.DataFrame) -> pl.DataFrame:
     return worst.select(keys).join(clear, on=keys, how="left", nulls_equal=True).sort(keys).collect()
 
 
-def fold_zero_budget(sweep: pl.DataFrame, strategy: str = "fold") -> int | None:
+def fold_zero_budget(sweep: pl.DataFrame | pl.LazyFrame, strategy: str = "fold") -> int | None:
     """The smallest swept budget at which `strategy` evicts nothing in every session (None if none)."""
-    z = zero_budgets(sweep.filter(pl.col("strategy") == strategy))
+    z = zero_budgets(sweep.lazy().filter(pl.col("strategy") == strategy))
     if z.height == 0 or z["zero_from"].null_count():
         return None
     return int(z["zero_from"].max())
 
 
-def sweep_curve(sweep: pl.DataFrame) -> pl.DataFrame:
+def sweep_curve(sweep: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Pooled budget eviction per strategy and budget, as % of the parent-alone chars of all sessions.
 
     `evicted_chars` here is budget eviction (parent content that lost its place to subagent
     text); `stub_saved_chars` is what stubs shortened on purpose. SWEEP_EXCLUDED is left out.
     """
-    sweep = sweep.filter(~pl.col("strategy").is_in(list(SWEEP_EXCLUDED)))
+    sweep = sweep.lazy().filter(~pl.col("strategy").is_in(list(SWEEP_EXCLUDED)))
     out = sweep.group_by("strategy", "budget").agg(
         pl.col("budget_evicted_chars").sum().alias("evicted_chars"),
         pl.col("stub_saved_chars").sum(),
         pl.col("alone_parent_kept_chars").sum(),
         (pl.col("budget_evicted_chars") > 0).sum().alias("sessions_evicting"),
-    )
+    ).collect()
     pct = 100.0 * pl.col("evicted_chars") / pl.max_horizontal(pl.col("alone_parent_kept_chars"), pl.lit(1))
     return out.sort(strategy_rank(out["strategy"]), "budget").select(
         "strategy", "budget", "evicted_chars", "stub_saved_chars", "alone_parent_kept_chars",

@@ -30,7 +30,7 @@ from measure.runner.outputs import OutputError, listing, real_path, within
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 ENTRY_HEADER = f"measure-cache {CACHE_VERSION}\n".encode()
 RUN_SUMMARY = "summary.json"
 """The last member of a whole run's zip: its RunSummary counts (the run's files come before it)."""
@@ -59,16 +59,22 @@ def _code_digest() -> str:
 _CODE = _code_digest()
 
 
-def session_key(root: str, path: str, states: list[FileState], params: RunParams, template: str) -> str:
-    """A key that changes with the parent, any file under its subagents/, the params or the code.
+def measuring_key(params: RunParams, template: str) -> str:
+    """What every session's key of a run shares: the cache version, the measuring code, the
+    parameters and the template."""
+    parts = [CACHE_VERSION, _CODE, asdict(params), hashlib.sha256(template.encode()).hexdigest()]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def session_key(root: str, path: str, states: list[FileState], measuring: str) -> str:
+    """A key that changes with the parent, any file under its subagents/, or `measuring` (measuring_key).
 
     Each file enters with its size, mtime, ctime and content digest: akm reads the parent's
     mtime (events without a timestamp) and ctime (sessions without events), so a chmod or a
     copied root (new ctimes) must not reuse an entry.
     """
-    parts: list = [CACHE_VERSION, _CODE, asdict(params), hashlib.sha256(template.encode()).hexdigest(), rel(path, root)]
-    parts += [[rel(s.path, root), s.size, s.mtime_ns, s.ctime_ns, s.digest] for s in states]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    parts = [measuring, rel(path, root), [[rel(s.path, root), s.size, s.mtime_ns, s.ctime_ns, s.digest] for s in states]]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def run_key(session_keys: list[str], listed: list[str], errors: list[dict], root: str, versions: dict) -> str:
@@ -130,18 +136,6 @@ class Cache:
         except (OSError, ValueError) as exc:
             return _damaged(path, exc)
 
-    def store(self, key: str, outcome: SessionOutcome) -> bool:
-        """Write an entry atomically; False when it was not written (a cache only costs time)."""
-        data = encode(outcome)
-        return data is not None and self._write(self.entry(key), lambda f: f.write(data))
-
-    def _write(self, path: Path, write) -> bool:
-        """`write(file)` into `path` atomically; False when that failed (logged when the disk is full)."""
-        exc = write_atomically(path, write)
-        if exc is not None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            log.warning("measure: cache %s is full; results are not cached", self.dir)
-        return exc is None
-
     # --- whole runs: when every session and the listing are unchanged, the written tables are too
 
     def run_entry(self, run_key: str) -> Path:
@@ -177,7 +171,7 @@ class Cache:
                     z.write(out / name, name)
                 z.writestr(RUN_SUMMARY, orjson.dumps(summary))
 
-        if self._write(self.run_entry(run_key), write):
+        if _write(self.run_entry(run_key), write):
             with contextlib.suppress(OSError):  # another run pruning at the same time
                 runs = sorted((self.dir / "runs").glob("*.zip"), key=lambda p: p.stat().st_mtime, reverse=True)
                 for old in runs[KEEP_RUNS:]:
@@ -197,6 +191,20 @@ class Cache:
                         tmp.unlink()
 
 
+def store_entry(path: Path, outcome: SessionOutcome) -> bool:
+    """Write a session's entry at `path` atomically; False when it was not written (a cache only costs time)."""
+    data = encode(outcome)
+    return data is not None and _write(path, lambda f: f.write(data))
+
+
+def _write(path: Path, write) -> bool:
+    """`write(file)` into `path` atomically; False when that failed (logged when the disk is full)."""
+    exc = write_atomically(path, write)
+    if exc is not None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        log.warning("measure: cache %s is full; results are not cached", path.parent.parent)
+    return exc is None
+
+
 def _damaged(path: Path, exc: Exception) -> None:
     why = f"unreadable: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
     log.warning("measure: cache entry %s ignored (%s); measuring the session again", path.name, why)
@@ -214,21 +222,22 @@ def _tmp_is_stale(path: Path, now: float) -> bool:
 
 
 def encode(outcome: SessionOutcome) -> bytes | None:
-    """The entry's bytes, or None when a value would not come back unchanged (NaN, inf)."""
-    doc = {"session_path": outcome.session_path, "tables": {name: _packed(rows) for name, rows in outcome.tables.items()},
-           "errors": _packed(outcome.errors)}
-    for rows in (*outcome.tables.values(), outcome.errors):
-        for row in rows:
-            for v in row.values():
-                if type(v) is float and not math.isfinite(v):
-                    return None
-                if not (v is None or type(v) in (str, int, float, bool)):
-                    return None
-    return ENTRY_HEADER + dump_json(doc)
+    """The entry's bytes, or None when a value would not come back unchanged (NaN, inf, a type JSON lacks)."""
+    for values in (*(v for table in outcome.tables.values() for v in table.values()), *(r.values() for r in outcome.errors)):
+        if any(type(v) is float and not math.isfinite(v) for v in values):
+            return None
+    try:
+        return ENTRY_HEADER + dump_json({"session_path": outcome.session_path, "tables": outcome.tables, "errors": outcome.errors})
+    except TypeError:
+        return None
+
+
+_TYPES = {"String": (str,), "Int64": (int,), "Float64": (float, int), "Boolean": (bool,)}
 
 
 def decode(data: bytes) -> SessionOutcome:
-    """An outcome from an entry's bytes; ValueError if they are not a valid entry."""
+    """An outcome from an entry's bytes; ValueError if they are not a valid entry: every table a
+    schema table whose columns are its own, of one length, each value of the column's type or null."""
     if not data.startswith(ENTRY_HEADER):
         raise ValueError("not a measure cache entry of this version")
     try:
@@ -238,63 +247,16 @@ def decode(data: bytes) -> SessionOutcome:
     if not isinstance(doc, dict) or not isinstance(doc.get("session_path"), str):
         raise ValueError("wrong shape: no session_path")
     tables, errors = doc.get("tables"), doc.get("errors")
-    if not isinstance(tables, dict) or not isinstance(errors, list):
+    if not isinstance(tables, dict) or not isinstance(errors, list) or not all(isinstance(e, dict) for e in errors):
         raise ValueError("wrong shape: tables/errors")
     from measure.schema import TABLES  # polars: only once an entry is decoded
 
-    def rows(name: str, runs) -> list[dict]:
-        table = TABLES.get(name)
-        if table is None:
-            raise ValueError(f"unknown table {name!r}")
-        out = _unpacked(table, runs)
-        _check_rows(table, out)
-        return out
-
-    return SessionOutcome(doc["session_path"], {name: rows(name, runs) for name, runs in tables.items()}, rows("errors", errors))
-
-
-def _packed(rows: list[dict]) -> list[list]:
-    """Rows as runs that share their keys, `[[keys, values, values, ...], ...]`: a column's name is
-    written once per run, not once per row (a small session has hundreds of rows of a dozen columns)."""
-    runs: list[list] = []
-    for row in rows:
-        keys = list(row)
-        if not runs or runs[-1][0] != keys:
-            runs.append([keys])
-        runs[-1].append(list(row.values()))
-    return runs
-
-
-def _unpacked(table, runs) -> list[dict]:
-    """The rows `_packed` wrote; ValueError when `runs` is not of that shape."""
-    if not isinstance(runs, list):
-        raise ValueError(f"{table.name}: rows are not a list")
-    rows = []
-    for run in runs:
-        if not (isinstance(run, list) and run and isinstance(run[0], list) and all(type(k) is str for k in run[0])):
-            raise ValueError(f"{table.name}: a run of rows has no keys")
-        keys = run[0]
-        for values in run[1:]:
-            if not (isinstance(values, list) and len(values) == len(keys)):
-                raise ValueError(f"{table.name}: a row does not match its keys")
-            rows.append(dict(zip(keys, values)))
-    return rows
-
-
-_TYPES = {"String": (str,), "Int64": (int,), "Float64": (float, int), "Boolean": (bool,)}
-
-
-def _check_rows(table, rows) -> None:
-    """Every row an object whose known columns hold a value of the column's type (or null)."""
-    if not isinstance(rows, list):
-        raise ValueError(f"{table.name}: rows are not a list")
-    types = {name: _TYPES.get(str(dtype), (object,)) for name, dtype in table.polars_schema.items()}
-    for row in rows:
-        if not isinstance(row, dict):
-            raise ValueError(f"{table.name}: a row is not an object")
-        for k, v in row.items():
-            allowed = types.get(k)
-            if allowed is None:
-                raise ValueError(f"{table.name}: unknown column {k!r}")
-            if v is not None and type(v) not in allowed:
-                raise ValueError(f"{table.name}.{k}: {type(v).__name__} where {allowed[0].__name__} belongs")
+    for name, table in (*tables.items(), ("errors", {k: [e.get(k) for e in errors] for e in errors for k in e})):
+        schema = TABLES[name].polars_schema if name in TABLES else None
+        if schema is None or not isinstance(table, dict) or len({len(v) if isinstance(v, list) else -1 for v in table.values()}) > 1:
+            raise ValueError(f"{name}: not a table of this version")
+        for column, values in table.items():
+            allowed = _TYPES.get(str(schema.get(column)))
+            if allowed is None or not isinstance(values, list) or any(v is not None and type(v) not in allowed for v in values):
+                raise ValueError(f"{name}.{column}: not a column of this table, or a value of the wrong type")
+    return SessionOutcome(doc["session_path"], tables, errors)

@@ -20,8 +20,10 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 
-from measure.runner.job import RunParams, SessionOutcome, measure_session
+from measure.runner.cache import store_entry
+from measure.runner.job import RunParams, SessionOutcome, internal_error, measure_session
 
 EXECUTORS = ("local", "dask")
 #: Batches aim at this share of the work per worker, so the last batches are small.
@@ -42,10 +44,14 @@ class Task:
     params: RunParams
     template: str
     size: int
+    entry: str | None = None  # the cache entry its outcome is stored in where it is measured (local workers)
 
 
 def measure_task(task: Task) -> SessionOutcome:
-    return measure_session(task.root, task.path, task.params, task.template)
+    outcome = measure_session(task.root, task.path, task.params, task.template)
+    if task.entry is not None and not internal_error(outcome.errors):  # a fixed measure should try again
+        store_entry(Path(task.entry), outcome)
+    return outcome
 
 
 def measure_batch(tasks: list[Task]) -> list[SessionOutcome]:

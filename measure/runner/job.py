@@ -7,6 +7,8 @@ import os
 import traceback
 from dataclasses import dataclass, field, replace
 
+import orjson
+
 from measure.akm.hashing import content_hash
 from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
@@ -81,15 +83,29 @@ class RunParams:
 
 @dataclass
 class SessionOutcome:
-    """Rows of every table for one session (or the reason it could not be measured)."""
+    """Every table's rows for one session, as columns (name -> values, rows in order), and its errors
+    rows (or the reason it could not be measured). Columns: what the cache writes and the merge
+    appends as they are, with no per-row work in the run's own process."""
 
     session_path: str
-    tables: dict[str, list[dict]] = field(default_factory=dict)
+    tables: dict[str, dict[str, list]] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
+
+
+def columns(rows: list[dict], shared: dict | None = None) -> dict[str, list]:
+    """`rows` as columns in the order their keys first appear, `shared` (the same for every row) first;
+    a row without a column holds None there."""
+    names = dict.fromkeys(k for row in rows for k in row)
+    return {**{k: [v] * len(rows) for k, v in (shared or {}).items()}, **{k: [row.get(k) for row in rows] for k in names}}
 
 
 def _error(path: str, session_path: str | None, kind: str, reason: str, count: int = 1) -> dict:
     return {"path": path, "session_path": session_path, "kind": kind, "count": count, "reason": reason}
+
+
+def internal_error(errors: list[dict]) -> bool:
+    """Whether measuring failed in measure's own code (an outcome never cached: a fixed measure tries again)."""
+    return any(e["kind"] == "internal_error" for e in errors)
 
 
 def measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
@@ -127,12 +143,17 @@ def _raised_at(exc: Exception) -> str:
 def clamp_counts(outcome: SessionOutcome) -> None:
     """Integers past MAX_EXACT (a token count of 2^64 in a transcript) clamped to it, and counted in an
     errors row: akm's own numbers (JS doubles) hold no more exactly, and the tables' Int64 and sums must."""
+    try:  # orjson checks every integer of the rows in C; only a session that fails it is walked
+        orjson.dumps(outcome.tables, option=orjson.OPT_STRICT_INTEGER)
+        return
+    except TypeError:  # an integer past 2^53 (or text orjson refuses): walk the rows
+        pass
     clamped: dict[str, int] = {}
-    for name, rows in outcome.tables.items():
-        for row in rows:
-            for k, v in row.items():
+    for name, table in outcome.tables.items():
+        for k, values in table.items():
+            for i, v in enumerate(values):
                 if type(v) is int and not -MAX_EXACT <= v <= MAX_EXACT:
-                    row[k] = MAX_EXACT if v > 0 else -MAX_EXACT
+                    values[i] = MAX_EXACT if v > 0 else -MAX_EXACT
                     clamped[f"{name}.{k}"] = clamped.get(f"{name}.{k}", 0) + 1
     if clamped:
         where = ", ".join(f"{c} ({n})" for c, n in sorted(clamped.items()))
@@ -168,29 +189,31 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             memo,
             timelines,
         )
-        if whole is not None:
-            by_budget[budget] = (ctx, {name: replace(r, budget=budget) for name, r in whole.items()})
+        if whole is not None:  # the sweep reads a budget from its key; the run's budget's rows from the results
+            raw, gated = whole
+            by_budget[budget] = (ctx, raw, {n: replace(r, budget=budget) for n, r in gated.items()} if budget == params.budget else gated)
             continue
-        results = {}
+        raw = {}
         for name in params.strategies:
             try:
-                results[name] = STRATEGIES[name](ctx)
+                raw[name] = STRATEGIES[name](ctx)
             except ValueError as exc:  # a timestamp JS's Date cannot render: akm's build throws
                 failed.setdefault(name, str(exc))
-        by_budget[budget] = (ctx, apply_min_content_gate(ctx, results))
+        by_budget[budget] = (ctx, raw, apply_min_content_gate(ctx, raw))
         # Every strategy, not each on its own: some start from another's kept set (fold's, link's).
-        if not failed and all(map(fits_whole, results.values())):
-            whole = by_budget[budget][1]
+        if not failed and all(map(fits_whole, raw.values())):
+            whole = by_budget[budget][1:]
     for name, reason in failed.items():
         out.errors.append(
             _error(session_path, session_path, "render_error", f"{name}: buildExtractPrompt would throw: {reason}")
         )
-    ctx, results = by_budget[params.budget]
+    ctx, raw, results = by_budget[params.budget]
     digest = content_hash(session.folded)
     keyed = {"session_id": session.ref.session_id, "session_path": session_path}
 
     def add(table: str, rows: list[dict]) -> None:
-        out.tables.setdefault(table, []).extend({**keyed, **r} for r in rows)
+        if rows:
+            out.tables[table] = columns(rows, keyed)
 
     subagents = ctx.subagents
     delegation = delegation_rows(ctx, results, timelines, subagents)
@@ -199,11 +222,11 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         add("eviction", eviction_rows(results))
     add("duplicates", duplicate_rows(ctx, results, subagents))
     add("llm_calls", llm_rows(results))
-    add("budget_sweep", sweep_rows({b: r for b, (_, r) in by_budget.items()}) if "link" in results else [])
+    add("budget_sweep", sweep_rows({b: r for b, (_, _, r) in by_budget.items()}) if "link" in results else [])
     add("subagents", subagent_rows(session, subagents))
     add("quirks", quirk_rows(session, results))
     add("background", background := background_rows(session, timelines))
-    add("replay", replay_rows(ctx, timelines, tuple(results), params.replay, background) if params.replay else [])
+    add("replay", replay_rows(ctx, raw, timelines, params.replay, background) if params.replay else [])
     for table, rows in cost_tables(session, lines, subagents).items():
         add(table, rows)
     add("delegation", delegation)

@@ -7,30 +7,52 @@ from pathlib import Path
 
 _POS = "__merge_position"
 _SEQ = "__merge_arrival"
+_RANK = "__session_rank"
+
+SESSION_COLUMNS = ("session_id", "session_path")
+"""The columns every row of a session shares (schema's leading pair): kept once per session."""
 
 
 class TableBuilder:
     """One table's rows, as sessions deliver them, and where each session stands in the merge.
 
-    `add(position, rows)` takes one session's rows and its place in the run's merge order;
+    `add(position, table)` takes one session's rows (as columns) and its place in the run's merge order;
     `frame()` gives exactly what `tables.frame(table, rows)` gives for every session's rows
-    concatenated in that order. Rows wait as Python dicts; `spill()` writes those waiting as an
+    concatenated in that order. Rows wait as Python lists; `spill()` writes those waiting as an
     Arrow IPC chunk under `spill_dir`. Polars is loaded only by `spill` and `frame`, so a run
     whose rows never spill loads it once its workers are done.
+
+    A session's id and path are kept once, not once per row: the sort by session_path is a sort
+    by the path's rank among the sessions (integers, not 1,080,000 strings of budget_sweep at
+    20,000 sessions), and the sorted table's two columns point into one copy of each value.
     """
 
     def __init__(self, name: str, spill_dir: str | os.PathLike | None = None):
         self.name = name
         self.spill_dir = Path(spill_dir) if spill_dir is not None else None
-        self.rows: list[dict] = []
-        self.positions: list[int] = []
+        self.columns: dict[str, list] = {}  # the waiting rows, a list per column but the session's
+        self.positions: list[int] = []  # the merge position of each waiting row
         self.chunks: list[Path] = []
         self.arrived = 0  # rows so far: with the position, a sort key no two rows share
+        self.sessions: dict[int, tuple[str, str]] = {}  # merge position -> its rows' (session_id, session_path)
 
-    def add(self, position: int, rows: list[dict]) -> None:
-        """Take one session's rows."""
-        self.rows.extend(rows)
-        self.positions.extend([position] * len(rows))
+    def add(self, position: int, table: dict[str, list]) -> None:
+        """Take one session's rows, as columns (they share one session_id and session_path)."""
+        n = len(table["session_path"])
+        shared = self.sessions[position] = tuple(table[c][0] for c in SESSION_COLUMNS)
+        if any(table[c].count(v) != n for c, v in zip(SESSION_COLUMNS, shared)):
+            raise ValueError(f"{self.name}: one session's rows name two sessions")
+        waiting = len(self.positions)
+        for name, values in table.items():
+            if name not in SESSION_COLUMNS:
+                column = self.columns.get(name)
+                if column is None:
+                    column = self.columns[name] = [None] * waiting
+                column.extend(values)
+        self.positions.extend([position] * n)
+        for column in self.columns.values():  # a column this session's rows lack
+            if len(column) < waiting + n:
+                column.extend([None] * (waiting + n - len(column)))
 
     @property
     def table(self):
@@ -41,15 +63,16 @@ class TableBuilder:
     def _waiting(self):
         from measure.runner.tables import unsorted_frame  # noqa: PLC0415
 
-        n = len(self.rows)
-        chunk = unsorted_frame(self.table, self.rows, {_POS: self.positions, _SEQ: list(range(self.arrived, self.arrived + n))})
+        n = len(self.positions)
+        extra = {_POS: self.positions, _SEQ: list(range(self.arrived, self.arrived + n))}
+        chunk = unsorted_frame(self.table, self.columns, n, extra, without=SESSION_COLUMNS)
         self.arrived += n
-        self.rows, self.positions = [], []
+        self.columns, self.positions = {}, []
         return chunk
 
     def spill(self) -> None:
         """Write the waiting rows as one chunk under spill_dir."""
-        if not self.rows:
+        if not self.positions:
             return
         path = self.spill_dir / f"{self.name}-{len(self.chunks):05d}.arrow"
         self._waiting().write_ipc(path, compression="uncompressed")
@@ -59,23 +82,30 @@ class TableBuilder:
         """The table, sorted as `frame` sorts it; ties keep the merge order (then each session's own)."""
         import polars as pl  # noqa: PLC0415
 
-        # (sort key, merge position, arrival) is unique: the order is `frame`'s stable one
-        # whichever algorithm sorts, and no tie needs maintain_order.
-        keys = [*self.table.sort, _POS, _SEQ]
-        if not self.chunks:  # nothing spilled: one frame in memory, sorted at once
-            df = self._waiting()
-            return df.sort(keys, nulls_last=True).drop(_POS, _SEQ)
-        self.spill()
+        if self.chunks:
+            self.spill()
         spilled, self.chunks = self.chunks, []
+        rows = pl.scan_ipc(spilled) if spilled else self._waiting().lazy()
 
-        def column(names: list[str]):  # the spilled chunks read a column set at a time (Arrow IPC reads only those)
-            return pl.scan_ipc(spilled).select(names).collect()
+        def column(names: list[str]):  # a column set at a time (Arrow IPC reads only those)
+            return rows.select(names).collect()
 
-        order = column(keys).select(pl.arg_sort_by(keys, nulls_last=True)).to_series()
+        from measure.runner.tables import text_cell  # noqa: PLC0415
+
+        sessions = pl.DataFrame([(pos, *map(text_cell, shared)) for pos, shared in self.sessions.items()], orient="row",
+                                schema={_POS: pl.Int64, **{c: pl.String for c in SESSION_COLUMNS}})
+        sessions = sessions.with_columns(pl.col("session_path").rank("dense").cast(pl.Int64).alias(_RANK))
+        # (session rank, the rest of the sort key, merge position, arrival) is unique: the order is
+        # `frame`'s stable one whichever algorithm sorts, and no tie needs maintain_order.
+        assert self.table.sort[0] == "session_path"
+        keys = [*self.table.sort[1:], _POS, _SEQ]
+        order = (column(keys).join(sessions.select(_POS, _RANK), on=_POS, how="left", maintain_order="left")
+                 .select(pl.arg_sort_by([_RANK, *keys], nulls_last=True)).to_series())
+        lead = column([_POS]).select(pl.col(_POS).gather(order)).join(sessions, on=_POS, how="left", maintain_order="left")
         # Then the table column by column, each gathered into that order: what is held is the
-        # sorted table and one unsorted column, not the table twice (720,000 rows of
-        # budget_sweep at 20,000 sessions).
-        columns = [column([name]).to_series().gather(order) for name in self.table.names]
+        # sorted table and one unsorted column, not the table twice.
+        columns = [lead[name] if name in SESSION_COLUMNS else column([name]).to_series().gather(order)
+                   for name in self.table.names]
         for path in spilled:
             path.unlink()
         return pl.DataFrame(columns)
@@ -84,10 +114,10 @@ class TableBuilder:
 class Merged:
     """Every table's builder, plus the errors, for a run; rows spill when too many wait.
 
-    Up to HOLD_ROWS rows (all tables together) wait as dicts; past that every table spills
+    Up to HOLD_ROWS rows (all tables together) wait as Python lists; past that every table spills
     its waiting rows into `spill` (without one, every row waits). A root of a few hundred sessions
     never spills (and never loads polars while it measures); 20,000 sessions hold at most
-    HOLD_ROWS rows' dicts at a time.
+    HOLD_ROWS rows at a time.
     """
 
     HOLD_ROWS = 20_000
@@ -98,15 +128,17 @@ class Merged:
         self.errors: dict[int, list[dict]] = {}
         self.waiting = 0
 
-    def add(self, position: int, tables: dict[str, list[dict]], errors: list[dict]) -> None:
-        for name, rows in tables.items():
-            if not rows:
+    def add(self, position: int, tables: dict[str, dict[str, list]], errors: list[dict]) -> None:
+        """Take one session's tables (as columns) and errors rows."""
+        for name, table in tables.items():
+            n = len(table.get("session_path", ()))
+            if not n:
                 continue
             b = self.builders.get(name)
             if b is None:
                 b = self.builders[name] = TableBuilder(name, self.spill)
-            b.add(position, rows)
-            self.waiting += len(rows)
+            b.add(position, table)
+            self.waiting += n
         if errors:
             self.errors[position] = errors
         if self.waiting > self.HOLD_ROWS and self.spill is not None:

@@ -56,16 +56,21 @@ def redact_reason(reason: str | None) -> str | None:
     return reason
 
 
+def _redacted(key: str, value):
+    """`value` of column `key` as --redact writes it (unchanged when the column names nothing)."""
+    if key in PATH_COLUMNS:
+        return redact_path(value)
+    if key in TEXT_COLUMNS:
+        return redact(value)  # "" too: every value of a redacted column is a hash
+    if key == "agent_id" and value is not None:
+        return redact_name(value)  # an `agent-<id>` file stem: hashed as its file name is
+    return value
+
+
 def redact_row(row: dict) -> None:
     """--redact one row of any table, in place."""
-    for key in PATH_COLUMNS:
-        if row.get(key):
-            row[key] = redact_path(row[key])
-    for key in TEXT_COLUMNS:
-        if row.get(key) is not None:  # "" too: every value of a redacted column is a hash
-            row[key] = redact(row[key])
-    if row.get("agent_id") is not None:
-        row["agent_id"] = redact_name(row["agent_id"])  # an `agent-<id>` file stem: hashed as its file name is
+    for key, value in row.items():
+        row[key] = _redacted(key, value)
     if "reason" in row and "kind" in row:
         row["reason"] = redact_reason(row["reason"])
     if row.get("dimension") == "project" and row.get("value"):  # the breakdown table's project folder
@@ -94,19 +99,19 @@ def protect_outcome(outcome, redact_names: bool, show_excerpts: bool) -> None:
     """
     outside = {e["path"] for e in outcome.errors if e.get("kind") == "outside_link"}
     parent_outside = outcome.session_path in outside
-    for rows in outcome.tables.values():
-        for row in rows:
-            if not show_excerpts:
-                for key in EXCERPT_COLUMNS:
-                    if key in row:
-                        row[key] = None
-            sub = row.get("subagent_path")
-            if parent_outside or (sub and (sub in outside or sub[: -len(".jsonl")] + ".meta.json" in outside)):
-                for key in OUTSIDE_TEXT_COLUMNS:
-                    if key in row:
-                        row[key] = None
+    for table in outcome.tables.values():
+        keys = table.keys() & {*OUTSIDE_TEXT_COLUMNS, *EXCERPT_COLUMNS}
+        if not keys:
+            continue
+        subs = table.get("subagent_path") or [None] * len(table[min(keys)])
+        drop = [parent_outside or bool(sub and (sub in outside or sub[: -len(".jsonl")] + ".meta.json" in outside)) for sub in subs]
+        for key in keys:
+            hide = key in EXCERPT_COLUMNS and not show_excerpts
+            table[key] = [None if hide or dropped else v for v, dropped in zip(table[key], drop)]
     if redact_names:
-        for rows in (*outcome.tables.values(), outcome.errors):
-            for row in rows:
-                redact_row(row)
+        for table in outcome.tables.values():
+            for key, values in table.items():
+                table[key] = [_redacted(key, v) for v in values]
+        for row in outcome.errors:
+            redact_row(row)
         outcome.session_path = redact_path(outcome.session_path)

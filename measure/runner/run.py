@@ -23,10 +23,10 @@ from measure.measurements.priorities import choice
 from measure.measurements.verdict import summarise, verdict_rows
 from measure.paths import portable
 from measure.runner import inputs
-from measure.runner.cache import Cache, check_cache_dir, run_key, session_key
+from measure.runner.cache import Cache, check_cache_dir, measuring_key, run_key, session_key, store_entry
 from measure.runner.executor import Task, run_tasks
 from measure.runner.inputs import FileState, StatIndex, session_files
-from measure.runner.job import RunParams, SessionOutcome, _error
+from measure.runner.job import RunParams, SessionOutcome, _error, internal_error
 from measure.runner.merge import Merged
 from measure.runner.outputs import StagedDir
 from measure.runner.progress import Progress, current
@@ -130,13 +130,14 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
         cache.clean_tmp()
     states: dict[str, list[FileState]] = {}
     keys: list[str | None] = []
+    measuring = measuring_key(params, template)
     for s in order:
         files, found = session_files(s.path, root, params.walk_order), []
         for p in files:
             with contextlib.suppress(OSError):  # unreadable now: measured all the same, the reader says why
                 found.append(index.state(p))
         states[s.path] = found
-        keys.append(session_key(root, s.path, found, params, template) if cache and len(found) == len(files) else None)
+        keys.append(session_key(root, s.path, found, measuring) if cache and len(found) == len(files) else None)
     whole = None
     if cache is not None and all(keys):
         # Every session and the listing unchanged: the tables are the stored ones, copied
@@ -167,14 +168,19 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
             todo.append(i)
         else:
             _merge(merged, i, o, rank)
-    tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path])) for i in todo]
+    # Local workers store their own entries (in parallel, not in this process); a Dask worker's disk is
+    # not this cache's, so the cluster's outcomes are stored here.
+    entries = {i: cache.entry(keys[i]) for i in todo if per_session and keys[i]}
+    local = executor == "local"
+    tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path]),
+                  os.fspath(entries[i]) if local and i in entries else None) for i in todo]
     bar.start(len(order), sum(t.size for t in tasks))  # bytes: what is measured now, not what the cache holds
     for _ in range(len(order) - len(todo)):
         bar.advance()
     for t, o in run_tasks(tasks, jobs, executor, scheduler):
         i = todo[t]
-        if per_session and keys[i] and not _internal_error(o.errors):  # a fixed measure should try again
-            cache.store(keys[i], o)
+        if not local and i in entries and not internal_error(o.errors):  # as measure_task does
+            store_entry(entries[i], o)
         _merge(merged, i, o, rank)
         bar.advance(tasks[t].size)
     bar.stop()
@@ -190,8 +196,10 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
         heights[name] = df.height
         write_tables({name: df}, out)
 
-    # One table at a time, built, written and let go: first the tables the whole-run tables
-    # read (kept until those are built), then those, then every other one.
+    # One table at a time, built, written and let go: first budget_sweep, the largest (a row per
+    # strategy and budget), while nothing else is held; then the tables the whole-run tables read
+    # (kept until those are built), then those, then every other one.
+    emit("budget_sweep", merged.frame("budget_sweep"))
     frames = {}
     for name in (n for n in TABLES if n in _READ_BY_DERIVED):
         emit(name, frames.setdefault(name, merged.frame(name)))
@@ -213,7 +221,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
             emit(name, merged.frame(name))
     shutil.rmtree(spill, ignore_errors=True)
     _write_run_json(out, root, params, listings, heights, inputs.fingerprint(root, states))
-    if whole is not None and not _internal_error(errors):
+    if whole is not None and not internal_error(errors):
         files = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))  # the staging marker aside
         cache.store_run(whole, out, files, {"measured": measured, "errors": len(errors)})
     return RunSummary(len(listings), measured, len(errors), os.fspath(out), len(order) - len(todo), index.hashed, index.reused)
@@ -233,13 +241,10 @@ _READ_BY_DERIVED = ("llm_calls", "sessions", "eviction", "session_info", "subage
 """The tables the whole-run tables (run_cost, verdict, choice, robustness, breakdown) are built from."""
 
 
-def _internal_error(errors: list[dict]) -> bool:
-    return any(e["kind"] == "internal_error" for e in errors)
-
-
 def _merge(merged: Merged, position: int, o: SessionOutcome, rank: dict[str, int]) -> None:
-    for row in o.tables.get("llm_calls", ()):
-        row["run_order"] = rank.get(row["session_path"])
+    calls = o.tables.get("llm_calls")
+    if calls:  # akm's processing order is the listing's: known here, not to the session's job
+        calls["run_order"] = [rank.get(p) for p in calls["session_path"]]
     merged.add(position, o.tables, o.errors)
 
 

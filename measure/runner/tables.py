@@ -28,22 +28,21 @@ def text_cell(value: str) -> str:
 
 def frame(table: Table, rows: list[dict]) -> pl.DataFrame:
     """A DataFrame with exactly the table's columns, types and row order."""
-    return unsorted_frame(table, rows).sort(list(table.sort), nulls_last=True, maintain_order=True)
-
-
-def unsorted_frame(table: Table, rows: list[dict], extra: dict[str, list] | None = None) -> pl.DataFrame:
-    text = [name for name, dtype in table.polars_schema.items() if dtype == pl.String]
-    for row in rows:
-        for key in text:
-            v = row.get(key)
-            if v is not None and not v.isascii():
-                row[key] = text_cell(v)
-    # Built column by column: one list per column is far cheaper than polars' per-row dict reading.
     columns = {name: [r.get(name) for r in rows] for name in table.names}
-    schema = dict(table.polars_schema)
+    return unsorted_frame(table, columns, len(rows)).sort(list(table.sort), nulls_last=True, maintain_order=True)
+
+
+def unsorted_frame(table: Table, columns: dict[str, list], n: int, extra: dict[str, list] | None = None, without=()) -> pl.DataFrame:
+    """The table's `n` rows given as `columns` (a column absent: nulls), but the columns `without`, then
+    `extra` (Int64), in their order; text cells made valid UTF-8 (text_cell)."""
+    schema = {name: dtype for name, dtype in table.polars_schema.items() if name not in without}
+    data = {name: columns.get(name) or [None] * n for name in schema}
+    for name, dtype in schema.items():
+        if dtype == pl.String:
+            data[name] = [v if v is None or v.isascii() else text_cell(v) for v in data[name]]
     for name, values in (extra or {}).items():
-        columns[name], schema[name] = values, pl.Int64
-    return pl.DataFrame(columns, schema=schema)
+        data[name], schema[name] = values, pl.Int64
+    return pl.DataFrame(data, schema=schema)
 
 
 class Rows:

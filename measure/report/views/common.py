@@ -133,23 +133,20 @@ def _report(tables: Mapping[str, pl.DataFrame], run: dict, sessions_root, show_e
 
 
 class LazyTables(Mapping):
-    """Every table of a run directory, each read from its Parquet file when first used.
+    """Every table of a run directory, read from its Parquet file each time it is asked for.
 
-    A notebook holds only the tables it reads (a report of 20,000 sessions has a 720,000-row
-    budget_sweep that most pages never look at); `scan(name)` reads columns without loading.
+    Nothing is held between two views: a notebook of a 20,000-session report has a
+    1,080,000-row budget_sweep, and a kernel that kept every table it had read would hold it
+    through every later cell. `scan(name)` reads only the columns a query selects.
     """
 
     def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
-        self._frames: dict[str, pl.DataFrame] = {}
 
     def __getitem__(self, name: str) -> pl.DataFrame:
         if name not in TABLES:
             raise KeyError(name)
-        df = self._frames.get(name)
-        if df is None:
-            df = self._frames[name] = read_table(self.directory, name)
-        return df
+        return read_table(self.directory, name)
 
     def __iter__(self):
         return iter(TABLES)
@@ -159,9 +156,8 @@ class LazyTables(Mapping):
 
     def scan(self, name: str) -> pl.LazyFrame:
         """Table `name` as a LazyFrame: only the columns a query selects are read."""
-        if name in self._frames or not (self.directory / f"{name}.parquet").is_file():
-            return self[name].lazy()
-        return pl.scan_parquet(self.directory / f"{name}.parquet")
+        path = self.directory / f"{name}.parquet"
+        return pl.scan_parquet(path) if path.is_file() else self[name].lazy()
 
 
 def scan(r: Report, name: str) -> pl.LazyFrame | None:

@@ -6,7 +6,7 @@ import polars as pl
 
 from measure.report.shaping import SWEEP_EXCLUDED, fold_zero_budget, sweep_curve, zero_budgets
 from measure.report.style import ordered_strategies
-from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, per_session, session_order, wide
+from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, per_session, scan, session_order, wide
 
 
 def parent_kept(r: Report) -> pl.DataFrame:
@@ -37,8 +37,9 @@ def zero_eviction_budgets(r: Report) -> pl.DataFrame:
 
     Null means the strategy still evicts parent content at the largest swept budget.
     """
-    sweep = r.tables["budget_sweep"]
-    strategies = [s for s in ordered_strategies(sweep["strategy"].unique().to_list()) if s not in SWEEP_EXCLUDED]
+    sweep = scan(r, "budget_sweep")  # the columns the query reads, not the table
+    swept = sweep.select(pl.col("strategy").unique()).collect()["strategy"].to_list()
+    strategies = [s for s in ordered_strategies(swept) if s not in SWEEP_EXCLUDED]
     return per_session(wide(zero_budgets(sweep), "zero_from", strategies, r), r)
 
 
@@ -61,7 +62,8 @@ def eviction_summary(r: Report):
     """Markdown: who evicts parent content at the run's budget (budget eviction only), what stubs
     shorten on purpose, and which budget lets fold evict nothing."""
     ev = r.tables["eviction"]
-    sweep = r.tables["budget_sweep"]
+    sweep = scan(r, "budget_sweep")
+    swept, largest = sweep.select(pl.len(), pl.col("budget").max()).collect().row(0)
     n = ev["session_id"].n_unique()
     parts, stubs, identities = [], [], []
     for s in ordered_strategies(ev["strategy"].unique().to_list()):
@@ -93,9 +95,8 @@ def eviction_summary(r: Report):
         )
     if stubs:
         text += " Stubs are dedupe by design and not counted as eviction: " + "; ".join(stubs) + "."
-    if sweep.height:
+    if swept:
         zero = fold_zero_budget(sweep)
-        largest = sweep["budget"].max()
         if zero is None:
             text += f" Within the sweep, fold still evicts parent content at the largest budget ({fmt_int(largest)})."
         elif no_subagents:
@@ -119,7 +120,7 @@ SWEEP_LABELS: dict[str, str] = {
 
 def sweep_table(r: Report):
     """The pooled budget sweep (sweep_curve) with human headers; a note when nothing was swept."""
-    curve = sweep_curve(r.tables["budget_sweep"])
+    curve = sweep_curve(scan(r, "budget_sweep"))
     if curve.height == 0:
         return markdown("_No budget sweep rows: no session was measured under a fold strategy or hybrid._")
     return curve.rename(SWEEP_LABELS)
