@@ -85,10 +85,11 @@ def test_entries_are_json_behind_a_version_header(root, tmp_path):
         lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"sessions": {"nope": [1]}}, "errors": []}',
         lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"sessions": {"llm_calls": [1, 2], "strategy": ["a"]}}, "errors": []}',
         lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {}, "errors": [{"count": "one"}]}',
+        lambda b: ENTRY_HEADER + b'{"session_path": "x", "tables": {"sessions": {"session_path": ["a", "b"]}}, "errors": []}',
         lambda b: ENTRY_HEADER + b"[1, 2]",
     ],
     ids=["bad_byte", "truncated", "empty", "pickle", "wrong_type_path", "wrong_type_cell", "unknown_table", "unknown_column",
-         "ragged_columns", "wrong_type_error", "not_object"],
+         "ragged_columns", "wrong_type_error", "two_sessions", "not_object"],
 )
 def test_a_damaged_entry_is_a_logged_miss_and_is_replaced(root, tmp_path, caplog, damage):
     cache = tmp_path / "cache"
@@ -271,7 +272,7 @@ def test_a_copied_root_with_kept_mtimes_is_measured_again(tmp_path):
 def test_columns_come_back_as_they_went(tmp_path):
     """Entries store a session's tables as columns: names once per table, in their order."""
     c = Cache(tmp_path)
-    table = {"session_path": ["p/s.jsonl", "p/s.jsonl", None], "strategy": ["fold", "link", "hybrid"], "llm_calls": [None, 2, 1]}
+    table = {"session_path": ["p/s.jsonl"] * 3, "strategy": ["fold", "link", "hybrid"], "llm_calls": [None, 2, 1]}
     o = SessionOutcome("p/s.jsonl", {"sessions": table}, [])
     assert store_entry(c.entry("ab" * 32), o)
     loaded = c.load("ab" * 32)

@@ -56,11 +56,6 @@ def test_arrival_order_and_spilling_do_not_change_the_table(tmp_path, spill, mon
     assert list((tmp_path / "spill").iterdir()) == [] if spill else not (tmp_path / "spill").exists()
 
 
-def test_a_session_whose_rows_name_two_sessions_is_refused():
-    with pytest.raises(ValueError, match="two sessions"):
-        TableBuilder("sessions").add(0, {"session_id": ["a", "a"], "session_path": ["a", "b"]})
-
-
 def test_an_empty_table_has_its_columns():
     got = Merged(None).frame("eviction")
     assert got.height == 0 and got.columns == TABLES["eviction"].names

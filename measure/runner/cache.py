@@ -26,6 +26,7 @@ import psutil
 from measure.akm.read import rel
 from measure.runner.inputs import INDEX_NAME, FileState, dump_json, load_json, write_atomically
 from measure.runner.job import RunParams, SessionOutcome
+from measure.runner.merge import SESSION_COLUMNS
 from measure.runner.outputs import OutputError, listing, real_path, within
 
 log = logging.getLogger(__name__)
@@ -259,4 +260,6 @@ def decode(data: bytes) -> SessionOutcome:
             allowed = _TYPES.get(str(schema.get(column)))
             if allowed is None or not isinstance(values, list) or any(v is not None and type(v) not in allowed for v in values):
                 raise ValueError(f"{name}.{column}: not a column of this table, or a value of the wrong type")
+            if name != "errors" and column in SESSION_COLUMNS and len(set(values)) > 1:
+                raise ValueError(f"{name}.{column}: one session's rows name two sessions")
     return SessionOutcome(doc["session_path"], tables, errors)

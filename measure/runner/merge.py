@@ -37,11 +37,10 @@ class TableBuilder:
         self.sessions: dict[int, tuple[str, str]] = {}  # merge position -> its rows' (session_id, session_path)
 
     def add(self, position: int, table: dict[str, list]) -> None:
-        """Take one session's rows, as columns (they share one session_id and session_path)."""
+        """Take one session's rows, as columns (they share one session_id and session_path: the job
+        builds both from one value, and the cache refuses an entry where they differ)."""
         n = len(table["session_path"])
-        shared = self.sessions[position] = tuple(table[c][0] for c in SESSION_COLUMNS)
-        if any(table[c].count(v) != n for c, v in zip(SESSION_COLUMNS, shared)):
-            raise ValueError(f"{self.name}: one session's rows name two sessions")
+        self.sessions[position] = tuple(table[c][0] for c in SESSION_COLUMNS)
         waiting = len(self.positions)
         for name, values in table.items():
             if name not in SESSION_COLUMNS:
