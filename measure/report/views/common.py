@@ -194,18 +194,20 @@ TOP_N = 20
 
 def relevance_rank(r: Report) -> dict[str, int]:
     """Session id -> place in RELEVANCE_ORDER: sessions whose delegated work matters come first."""
-    order = session_order(r)
-    key: dict[str, list] = {sid: [0, 0, 0] for sid in order}
-    for slot, (table, value) in enumerate((("eviction", "budget_evicted_chars"), ("sessions", "subagent_files"),
-                                           ("llm_calls", "llm_calls"))):
-        df = r.tables.get(table)
-        if df is None or df.height == 0:
-            continue
-        for sid, v in df.group_by("session_id").agg(pl.col(value).max()).iter_rows():
-            if sid in key and v is not None:
-                key[sid][slot] = max(key[sid][slot], v)
-    ranked = sorted(order, key=lambda sid: (-key[sid][0], -key[sid][1], -key[sid][2]))  # stable: ties keep session order
-    return {sid: i for i, sid in enumerate(ranked)}
+    if "relevance_rank" not in r.memo:
+        order = session_order(r)
+        key: dict[str, list] = {sid: [0, 0, 0] for sid in order}
+        for slot, (table, value) in enumerate((("eviction", "budget_evicted_chars"), ("sessions", "subagent_files"),
+                                               ("llm_calls", "llm_calls"))):
+            lf = scan(r, table)  # two columns read, not the table
+            if lf is None:
+                continue
+            for sid, v in lf.group_by("session_id").agg(pl.col(value).max()).collect().iter_rows():
+                if sid in key and v is not None:
+                    key[sid][slot] = max(key[sid][slot], v)
+        ranked = sorted(order, key=lambda sid: (-key[sid][0], -key[sid][1], -key[sid][2]))  # stable: ties keep session order
+        r.memo["relevance_rank"] = {sid: i for i, sid in enumerate(ranked)}
+    return r.memo["relevance_rank"]
 
 
 def per_session(df: pl.DataFrame, r: Report, relevance: bool = True) -> pl.DataFrame:
@@ -236,8 +238,9 @@ def session_column(r: Report) -> pl.Expr:
 def wide(df: pl.DataFrame, value: str, strategies: list[str], r: Report, rename=None) -> pl.DataFrame:
     """One row per session, one column per strategy holding `value` (null when absent)."""
     base = pl.DataFrame({"session_id": session_order(r)}, schema={"session_id": pl.String})
-    for s in strategies:
-        part = df.filter(pl.col("strategy") == s).select("session_id", pl.col(value).alias((rename or {}).get(s, s)))
+    for s in strategies:  # the two columns, then the strategy's rows: a filter copies only what it keeps
+        part = df.select("session_id", "strategy", value).filter(pl.col("strategy") == s).select(
+            "session_id", pl.col(value).alias((rename or {}).get(s, s)))
         base = base.join(part.unique("session_id", keep="first", maintain_order=True), on="session_id", how="left",
                          maintain_order="left")
     return base
@@ -367,18 +370,19 @@ def markdown(text: str):
 
 def run_summary(r: Report):
     """Markdown: what was measured (root, sessions, budgets, template, tool versions)."""
-    s = r.tables["sessions"]
+    # the columns a line needs, not the tables (budget_sweep alone is 1,080,000 rows at 20,000 sessions)
+    s = scan(r, "sessions").select("session_id", "budget", "strategy", "legacy_agent").collect()
     n = s["session_id"].n_unique()
-    # one column, not the 720,000-row table of 20,000 sessions
     budgets = sorted(set(scan(r, "budget_sweep").select("budget").collect()["budget"].unique().to_list()))
     budget = sorted(set(s["budget"].unique().to_list()))
     strategies = ordered_strategies(s["strategy"].unique().to_list())
     legacy = s.filter(pl.col("legacy_agent"))["session_id"].n_unique()
+    subagents, errors = (scan(r, name).select(pl.len()).collect().item() for name in ("subagents", "errors"))
     lines = [
         f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured"
         + (f", {legacy} of them legacy sibling `agent-*.jsonl` transcripts akm lists as sessions" if legacy else "")
         + ", "
-        f"{r.tables['subagents'].height} subagent transcripts, {r.tables['errors'].height} error rows)",
+        f"{subagents} subagent transcripts, {errors} error rows)",
         f"- **Budget (`maxTotalChars`):** {', '.join(fmt_int(b) for b in budget) or 'n/a'}; "
         f"**budget sweep:** {', '.join(fmt_int(b) for b in budgets) or 'none'}",
         f"- **Strategies:** {', '.join(f'`{x}`' for x in strategies) or 'none'}",
