@@ -23,6 +23,7 @@ from tests.test_background import (
     say,
     sub_lines,
 )
+from tests.test_plots import png
 from tests.test_replay import replayed
 
 
@@ -89,7 +90,7 @@ def test_figures(report, name, tmp_path):
     table, fn = plots.FIGURES[name]
     fig = fn(report[table])
     assert isinstance(fig, Figure) and fig.axes[0].get_title()
-    a, b = plots.save(fig, tmp_path / "a.png").read_bytes(), plots.save(fn(report[table]), tmp_path / "b.png").read_bytes()
+    a, b = png(fig, tmp_path / "a.png").read_bytes(), png(fn(report[table]), tmp_path / "b.png").read_bytes()
     assert a == b
 
 

@@ -10,6 +10,17 @@ from measure.report import plots, shaping, style
 from measure.runner.tables import frame
 from measure.schema import TABLES
 
+def png(fig, path):
+    """`fig` as a kernel shows it (nbsetup.PNG_KWARGS under the report's style), written to `path`: the report's figure file."""
+    import matplotlib as mpl
+    from IPython.core.pylabtools import print_figure
+
+    from measure.report import nbsetup, style
+
+    with mpl.style.context(style.STYLE, after_reset=True):
+        path.write_bytes(print_figure(fig, "png", **nbsetup.PNG_KWARGS))
+    return path
+
 S1 = ("11111111-aaaa-4000-8000-000000000001", "-home-dev-a/11111111-aaaa-4000-8000-000000000001.jsonl")
 S2 = ("22222222-bbbb-4000-8000-000000000002", "-home-dev-b/22222222-bbbb-4000-8000-000000000002.jsonl")
 STRATEGIES = ["link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid", "chunked"]
@@ -196,10 +207,10 @@ def test_empty_tables_still_give_a_figure(name):
 @pytest.mark.parametrize("name", sorted(plots.FIGURES))
 def test_png_bytes_are_identical_across_saves(name, tables, tmp_path):
     table, fn = plots.FIGURES[name]
-    a = plots.save(fn(tables[table]), tmp_path / "a.png").read_bytes()
+    a = png(fn(tables[table]), tmp_path / "a.png").read_bytes()
     fig = fn(tables[table])
-    b = plots.save(fig, tmp_path / "b.png").read_bytes()
-    c = plots.save(fig, tmp_path / "c.png").read_bytes()
+    b = png(fig, tmp_path / "b.png").read_bytes()
+    c = png(fig, tmp_path / "c.png").read_bytes()
     assert a == b == c
     assert a.startswith(b"\x89PNG")
     assert b"Software" not in a and b"matplotlib" not in a.lower()
@@ -208,9 +219,9 @@ def test_png_bytes_are_identical_across_saves(name, tables, tmp_path):
 def test_figures_ignore_outside_rcparams(tables, tmp_path):
     import matplotlib as mpl
 
-    base = plots.save(plots.eviction_bars(tables["eviction"]), tmp_path / "a.png").read_bytes()
+    base = png(plots.eviction_bars(tables["eviction"]), tmp_path / "a.png").read_bytes()
     with mpl.rc_context({"font.size": 20, "figure.dpi": 50, "axes.prop_cycle": mpl.cycler(color=["k"])}):
-        other = plots.save(plots.eviction_bars(tables["eviction"]), tmp_path / "b.png").read_bytes()
+        other = png(plots.eviction_bars(tables["eviction"]), tmp_path / "b.png").read_bytes()
     assert base == other
 
 

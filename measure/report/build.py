@@ -20,8 +20,11 @@ give byte-identical files.
 
 from __future__ import annotations
 
+import base64
+import json
 import multiprocessing
 import os
+import re
 import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -38,6 +41,8 @@ from measure.report.notebooks import (
     NotebookFailure,
     ReportError,
     notebook_sources,
+    page_titles,
+    render_index,
     run_notebooks,
 )
 from measure.runner import progress
@@ -198,19 +203,40 @@ def _write_report(out_path: Path, run: Measurement, notebook_params: dict, extra
     shutil.rmtree(run.run_dir, ignore_errors=True)  # measure's own scratch under build/
     log(f"measure run --root {paths.portable(run.root)} --out {paths.portable(run.run_dir)}")
     # In a child process: what the run held is given back when it ends, before the kernels start.
-    counted = in_child(_measure_and_draw, run, out_path)
+    counted = in_child(_measure, run, out_path)
     vars(progress.current()).update(counted)  # the summary line counts what the child measured
     if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
         if not (paths.resolve(extraction_dir) / "extract.json").is_file():
             raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
         shutil.copytree(paths.resolve(extraction_dir), run.run_dir / "extraction")
-    run_notebooks(notebook_sources(), notebook_params, out_path, build_dir=build, html=True,
-                  params_dir=out_path / "params", timeout=timeout, log=log)
+    sources = notebook_sources()
+    written = run_notebooks(sources, notebook_params, out_path, build_dir=build, html=True,
+                            params_dir=out_path / "params", timeout=timeout, log=log)
+    save_figures([p for p in written if p.suffix == ".ipynb"], out_path / "figures")
+    render_index(out_path, page_titles(sources))
 
 
-def _measure_and_draw(run: Measurement, out_path: Path) -> dict:
-    """`measure run` into `run.run_dir`, then its tables, run.json and every figure into the report;
-    returns what the progress counted (the summary line is printed by the parent)."""
+def save_figures(executed: list[Path], folder: Path) -> None:
+    """Every figure of plots.FIGURES as the notebooks drew it: the PNG output of the first cell that
+    calls its function (`plots.<function>(...)`), written to `folder/<name>.png`."""
+    from measure.report.plots import FIGURES  # noqa: PLC0415 - matplotlib: with the figures
+
+    names = {fn.__name__: name for name, (_, fn) in FIGURES.items()}
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in executed:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            called = re.match(r"plots\.(\w+)\(", "".join(cell["source"]).strip().splitlines()[-1]) if cell["source"] else None
+            name = names.pop(called[1], None) if called else None
+            png = next((o["data"]["image/png"] for o in cell.get("outputs", ()) if "image/png" in o.get("data", {})), None)
+            if name and png:
+                (folder / f"{name}.png").write_bytes(base64.b64decode(png))
+    if names:
+        raise RuntimeError(f"no notebook drew {', '.join(sorted(names.values()))} (plots.FIGURES)")
+
+
+def _measure(run: Measurement, out_path: Path) -> dict:
+    """`measure run` into `run.run_dir`, then its tables and run.json into the report; returns what
+    the progress counted (the summary line is printed by the parent)."""
     from measure.runner.run import run_measurement  # noqa: PLC0415
 
     try:
@@ -225,12 +251,6 @@ def _measure_and_draw(run: Measurement, out_path: Path) -> dict:
             os.link(src, dst)
         except OSError:  # another filesystem, or links not allowed
             shutil.copyfile(src, dst)
-
-    from measure.report import plots  # noqa: PLC0415 - matplotlib: after the run's workers are forked
-    from measure.runner.tables import read_table  # noqa: PLC0415
-
-    for fig_name, (table, fn) in plots.FIGURES.items():  # one table in memory at a time
-        plots.save(fn(read_table(run.run_dir, table)), out_path / "figures" / f"{fig_name}.png")
     bar = progress.current()
     return {k: getattr(bar, k) for k in ("total", "total_bytes", "done", "done_bytes", "_seconds")}
 

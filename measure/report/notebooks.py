@@ -329,7 +329,7 @@ def run_notebooks(
 ) -> list[Path]:
     """Execute each source with `params` (one kernel each, one after the other) into `out_dir`.
 
-    Writes `<stem>.ipynb` (normalized) and, with `html`, `<stem>.html`; with `params_dir`, the
+    Writes `<stem>.ipynb` (normalized) and, with `html`, `<stem>.html` (render_index adds the index); with `params_dir`, the
     parameters as `<params_dir>/<stem>.yaml` first (and papermill gets the dict read back from it).
     Every notebook is tried; raises ReportError listing every failure at the end.
     """
@@ -337,7 +337,7 @@ def run_notebooks(
 
     failures: list[NotebookFailure] = []
     written: list[Path] = []
-    pages = [(source.stem, _source_title(source)) for source in sources]
+    pages = page_titles(sources)
     for k, source in enumerate(sources, 1):
         nb_params = dict(params)
         if params_dir is not None:
@@ -361,19 +361,18 @@ def run_notebooks(
         if html:
             written.append(render_html(nbformat.read(target, as_version=4), target.with_suffix(".html"), pages))
         log(f"[{k}/{len(sources)}] {source.name}: ok ({time.perf_counter() - started:.1f} s)")
-    if html:
-        written.append(render_index(out_dir, pages))
     if failures:
         raise ReportError(failures)
     return written
 
 
-def _source_title(source: Path) -> str:
-    """The first `# ` heading of a jupytext percent source (its page title), else its stem."""
-    for line in source.read_text(encoding="utf-8").splitlines():
-        if line.startswith("# # "):
-            return line[4:].strip()
-    return source.stem
+def page_titles(sources: list[Path]) -> list[tuple[str, str]]:
+    """(stem, title) of each source: its first `# ` heading (jupytext percent), else its stem."""
+    def title(source: Path) -> str:
+        heads = (line[4:].strip() for line in source.read_text(encoding="utf-8").splitlines() if line.startswith("# # "))
+        return next(heads, source.stem)
+
+    return [(source.stem, title(source)) for source in sources]
 
 
 def _write_params(params: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 No function here reads files, calls pyplot or reads a view: figures are built on
 `matplotlib.figure.Figure` directly (no global figure registry, any backend), under the project
 style (`style.STYLE`), with fixed sizes, sorted categories and one color per strategy
-(`style.COLORS`); what a page shows too comes from `shaping`. `save(fig, path)` writes PNG bytes
-that depend only on the data.
+(`style.COLORS`); what a page shows too comes from `shaping`. A notebook shows each as PNG bytes that
+depend only on the data (`nbsetup.PNG_KWARGS`); the report saves those (`build.save_figures`).
 
 Long: one short function per figure of every page (the FIGURES registry), around the helpers
 they share; split per page, each part would need those helpers from a third module.
@@ -13,8 +13,6 @@ they share; split per page, each part would need those helpers from a third modu
 from __future__ import annotations
 
 import functools
-import os
-from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.style
@@ -642,13 +640,4 @@ FIGURES: dict[str, tuple[str, object]] = {
     "wakeup_cost": ("cost_sessions", wakeup_cost_bars),
     "repeat_reads": ("cost_sessions", repeat_reads_bars),
 }
-"""Figure name -> (the schema table it is drawn from, the function); the report saves each as PNG."""
-
-
-def save(fig: Figure, path: str | os.PathLike) -> Path:
-    """Write `fig` as PNG at `path` with no Software/date metadata, so the bytes depend only on the figure."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with mpl.style.context(style.STYLE, after_reset=True):
-        fig.savefig(out, format="png", metadata={"Software": None})
-    return out
+"""Figure name -> (the schema table it is drawn from, the function); the report saves each as the notebooks show it."""

@@ -95,8 +95,13 @@ class SessionOutcome:
 def columns(rows: list[dict], shared: dict | None = None) -> dict[str, list]:
     """`rows` as columns in the order their keys first appear, `shared` (the same for every row) first;
     a row without a column holds None there."""
-    names = dict.fromkeys(k for row in rows for k in row)
-    return {**{k: [v] * len(rows) for k, v in (shared or {}).items()}, **{k: [row.get(k) for row in rows] for k in names}}
+    names, uneven = dict.fromkeys(rows[0]) if rows else {}, False
+    for row in rows:
+        if row.keys() != names.keys():
+            names.update(dict.fromkeys(row))
+            uneven = True
+    own = {k: [row.get(k) for row in rows] for k in names} if uneven else {k: [row[k] for row in rows] for k in names}
+    return {**{k: [v] * len(rows) for k, v in (shared or {}).items()}, **own}
 
 
 def _error(path: str, session_path: str | None, kind: str, reason: str, count: int = 1) -> dict:
