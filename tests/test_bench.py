@@ -123,7 +123,7 @@ def test_shift_moves_only_timestamps_that_parse():
 
 def _run(wall, cpu=None, rss=200 * MIB, tree=250 * MIB, load=0.01):
     return {"wall_s": wall, "cpu_s": cpu if cpu is not None else wall, "other_load": load, "runs": [wall, wall + 1],
-            "maxrss_bytes": rss, "tree_rss_bytes": tree, "tree_pss_bytes": tree - MIB, "procs": 3}
+            "peak_process_bytes": rss, "tree_rss_bytes": tree, "tree_pss_bytes": tree - MIB, "procs": 3}
 
 
 def _corpus(mb, largest_mb=10, how="measure synth --seed 5 --size-mb 300", size_mb=None):
@@ -149,7 +149,7 @@ def _fake_result(mb: float = 300, largest_mb: float = 95, sessions: int = 20_000
         "linear_replay": linear | {"replay": "turn_end", "ratios": [2.1], "ratio": 2.1, "call_ratios": [2.4], "call_ratio": 2.4},
         "replay": {"default": {"plain": _run(1.0), "replay": _run(1.25)}, "s840": {"plain": _run(2.0), "replay": _run(6.5)}},
         "scale": {"sessions": sessions, "files": 28_000, "bytes": 26e6, "wall_s": 61.0, "cpu_s": 70.0, "tree_rss_bytes": 450 * MIB,
-                  "tree_pss_bytes": 300 * MIB, "maxrss_bytes": 400 * MIB, "procs": 4, "other_load": 0.1},
+                  "tree_pss_bytes": 300 * MIB, "peak_process_bytes": 400 * MIB, "procs": 4, "other_load": 0.1},
     }
 
 
@@ -189,7 +189,7 @@ def test_targets_untested_when_the_inputs_are_too_small():
 
 def test_a_peak_is_the_largest_process_when_the_samples_missed_it():
     res = _fake_result()
-    res["scale"]["maxrss_bytes"] = 536 * MIB  # one process, exactly, above the sampled sum of the tree (450 MiB)
+    res["scale"]["peak_process_bytes"] = 536 * MIB  # one process's own peak, above the sampled sum of the tree (450 MiB)
     peak = next(r for r in results.build_rows(res) if r.name == "report_20k_peak")
     assert (peak.value, peak.status) == (536, "FAIL")
 
@@ -230,12 +230,22 @@ def test_timed_run_sees_the_grandchildren_and_sums_the_tree():
     # A pool worker (a grandchild of the bench) holds 64 MiB while its parent holds 32 MiB.
     r = timing.timed_run([sys.executable, "-c", _ALLOCATE, "0.5"], interval=0.02)
     assert r.returncode == 0 and r.stderr == ""
-    assert r.maxrss_bytes >= 64 * MIB  # wait4: the largest single process, reaped grandchild included
+    assert r.peak_process_bytes >= 64 * MIB  # the worker's own peak (VmHWM)
     assert r.tree_rss_bytes >= 96 * MIB  # sampled: both at once
     assert r.tree_pss_bytes >= 90 * MIB  # their private pages count whole
     assert r.procs >= 2 and r.cpu_s > 0
     unsampled = timing.timed_run([sys.executable, "-c", _ALLOCATE, "0"], interval=None)
-    assert unsampled.maxrss_bytes >= 64 * MIB and unsampled.tree_rss_bytes == unsampled.procs == 0
+    assert unsampled.peak_process_bytes == unsampled.tree_rss_bytes == unsampled.procs == 0
+
+
+def test_the_bench_own_peak_is_not_a_timed_commands():
+    """wait4's ru_maxrss of a child starts at its parent's peak on Linux: a bench that once held
+    256 MiB would report it for every command it times. VmHWM is each process's own."""
+    held = bytearray(256 * MIB)
+    held[::4096] = b"x" * len(held[::4096])
+    del held
+    r = timing.timed_run([sys.executable, "-c", "import time; time.sleep(0.3)"], interval=0.02)
+    assert 0 < r.peak_process_bytes < 64 * MIB
 
 
 _NEST = "import subprocess, sys; n = int(sys.argv[1]); subprocess.run([sys.executable, '-c', sys.argv[2], str(n - 1), sys.argv[2]]) if n else __import__('time').sleep(5)"

@@ -10,16 +10,14 @@ from measure.report import plots, shaping, style
 from measure.runner.tables import frame
 from measure.schema import TABLES
 
+
 def png(fig, path):
-    """`fig` as a kernel shows it (nbsetup.PNG_KWARGS under the report's style), written to `path`: the report's figure file."""
-    import matplotlib as mpl
-    from IPython.core.pylabtools import print_figure
+    """`fig` as the report writes it (nbsetup.png: as a kernel shows it), at `path`."""
+    from measure.report import nbsetup
 
-    from measure.report import nbsetup, style
-
-    with mpl.style.context(style.STYLE, after_reset=True):
-        path.write_bytes(print_figure(fig, "png", **nbsetup.PNG_KWARGS))
+    path.write_bytes(nbsetup.png(fig))
     return path
+
 
 S1 = ("11111111-aaaa-4000-8000-000000000001", "-home-dev-a/11111111-aaaa-4000-8000-000000000001.jsonl")
 S2 = ("22222222-bbbb-4000-8000-000000000002", "-home-dev-b/22222222-bbbb-4000-8000-000000000002.jsonl")

@@ -122,6 +122,26 @@ def test_report_tables_are_the_run_tables(tmp_path):
         assert r[name].equals(df), name
 
 
+@pytest.mark.slow
+def test_figures_are_the_notebooks_and_one_no_notebook_shows_is_drawn_alike(tmp_path):
+    """build.save_figures: the report's figures are the PNGs the golden notebooks show; leave notebooks
+    out and the figures they showed are drawn from the run's tables, byte for byte the same."""
+    from measure.measurements.budget_sweep import DEFAULT_BUDGETS
+    from measure.report import plots
+    from measure.report.build import save_figures
+    from measure.runner.job import RunParams
+    from measure.runner.run import run_measurement
+
+    params = RunParams.from_options(budgets=DEFAULT_BUDGETS, replay="turn_end", file_time_ms=paths.FIXTURE_FILE_TIME_MS)
+    run_measurement(paths.root() / "fixtures" / "default", tmp_path / "run", params, jobs=1)
+    goldens = sorted((paths.root() / "tests" / "golden").glob("*.ipynb"))
+    save_figures(goldens, tmp_path / "shown", tmp_path / "run")
+    save_figures(goldens[2:], tmp_path / "drawn", tmp_path / "run")  # 00-overview and 01-eviction left out
+    shown = {p.name: p.read_bytes() for p in (tmp_path / "shown").iterdir()}
+    assert sorted(shown) == sorted(f"{name}.png" for name in plots.FIGURES)
+    assert shown == {p.name: p.read_bytes() for p in (tmp_path / "drawn").iterdir()}
+
+
 # ------------------------------------------------------------------------------------------------
 # Failures name the notebook and the cell
 # ------------------------------------------------------------------------------------------------

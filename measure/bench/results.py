@@ -101,8 +101,8 @@ def write_csv(rows: list[Row], path: Path) -> None:
 
 
 def tree_peak(t: dict) -> float:
-    """MiB: the larger of two lower bounds of a tree's peak RSS, the sampled sum and its largest process (exact)."""
-    return max(t["tree_rss_bytes"], t["maxrss_bytes"]) / MIB  # a sample can miss a process's short peak
+    """MiB: the larger of two lower bounds of a tree's peak RSS, the sampled sum and its largest process's own peak."""
+    return max(t["tree_rss_bytes"], t["peak_process_bytes"]) / MIB  # a sample can miss a process's short peak
 
 
 def build_rows(res: dict) -> list[Row]:
@@ -119,7 +119,8 @@ def build_rows(res: dict) -> list[Row]:
         add(section, f"{key}_other_load", r["other_load"], "cores", note=LOAD_NOTE)
 
     def memory_rows(section, key, t):
-        add(section, f"{key}_peak_rss_process", t["maxrss_bytes"] / MIB, "MiB", note="largest single process (wait4, exact)")
+        add(section, f"{key}_peak_rss_process", t["peak_process_bytes"] / MIB, "MiB",
+            note="the largest single process's own peak RSS (VmHWM, kept by the kernel)")
         add(section, f"{key}_peak_rss_tree", t["tree_rss_bytes"] / MIB, "MiB",
             note=f"summed over the live process tree, sampled every {res['interval']:g} s in a run of its own")
         add(section, f"{key}_peak_pss_tree", t["tree_pss_bytes"] / MIB, "MiB", note="the same, shared pages split between sharers")

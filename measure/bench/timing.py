@@ -94,16 +94,20 @@ def tree_pids(pid: int) -> list[int]:
         return []
 
 
-def tree_memory(pid: int) -> tuple[int, int, int]:
-    """(summed RSS, summed PSS, processes) of `pid` and its live descendants, in bytes."""
-    rss = pss = procs = 0
+def tree_memory(pid: int) -> tuple[int, int, int, int]:
+    """(summed RSS, summed PSS, processes, the largest process's own peak RSS) of `pid` and its live
+    descendants, in bytes. The peak is the kernel's VmHWM of each: it misses no spike of a process
+    sampled after it, as a sampled sum can."""
+    rss = pss = procs = peak = 0
     for p in tree_pids(pid):
         try:
             mem = psutil.Process(p).memory_full_info()
-        except psutil.Error:  # gone, a zombie, or not ours to read
+            with open(f"/proc/{p}/status", encoding="ascii") as f:
+                hwm = next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:")), 0)
+        except (psutil.Error, OSError):  # gone, a zombie, or not ours to read
             continue
-        rss, pss, procs = rss + mem.rss, pss + mem.pss, procs + 1
-    return rss, pss, procs
+        rss, pss, procs, peak = rss + mem.rss, pss + mem.pss, procs + 1, max(peak, hwm)
+    return rss, pss, procs, peak
 
 
 @dataclass(frozen=True)
@@ -113,21 +117,22 @@ class Timed:
     returncode: int
     wall_s: float
     cpu_s: float  # user + system of the command and every descendant it reaped (wait4)
-    maxrss_bytes: int  # exact: the largest single process of the tree (wait4's ru_maxrss)
     tree_rss_bytes: int  # sampled: peak of the summed RSS of the live tree (0 when not sampled)
     tree_pss_bytes: int  # sampled: the same with shared pages split between their sharers
     procs: int  # sampled: the most processes the tree had at once
+    peak_process_bytes: int  # sampled: the largest single process's own peak RSS (VmHWM)
     stderr: str
 
 
 def timed_run(cmd: list[str], interval: float | None = 0.05, cwd: str | None = None) -> Timed:
-    """Run `cmd`, reaped with wait4 so its rusage is its own, grandchildren included.
+    """Run `cmd`, reaped with wait4 so its CPU time is its own, grandchildren included.
 
-    Linux folds a reaped process's ru_maxrss into its parent's, so wait4's figure covers the
-    pool workers too, as the largest single process. With an `interval` the tree's summed
-    memory is sampled that often (and the wall time known to that interval): sampling costs CPU.
+    With an `interval` the tree's memory is sampled that often (and the wall time known to that
+    interval): sampling costs CPU. wait4's ru_maxrss is not used: on Linux a child's starts at its
+    parent's own peak (the mm it execs from), so a bench that held 500 MiB once would see it in
+    every command it times.
     """
-    peak = [0, 0, 0]
+    peak = [0, 0, 0, 0]
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=cwd)
@@ -139,7 +144,7 @@ def timed_run(cmd: list[str], interval: float | None = 0.05, cwd: str | None = N
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode("utf-8", "replace")
-    return Timed(proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, *peak, text)
+    return Timed(proc.returncode, wall, usage.ru_utime + usage.ru_stime, *peak, text)
 
 
 def checked_run(cmd: list[str], interval: float | None = None, cwd: str | None = None) -> dict:

@@ -212,26 +212,29 @@ def _write_report(out_path: Path, run: Measurement, notebook_params: dict, extra
     sources = notebook_sources()
     written = run_notebooks(sources, notebook_params, out_path, build_dir=build, html=True,
                             params_dir=out_path / "params", timeout=timeout, log=log)
-    save_figures([p for p in written if p.suffix == ".ipynb"], out_path / "figures")
+    save_figures([p for p in written if p.suffix == ".ipynb"], out_path / "figures", run.run_dir)
     render_index(out_path, page_titles(sources))
 
 
-def save_figures(executed: list[Path], folder: Path) -> None:
-    """Every figure of plots.FIGURES as the notebooks drew it: the PNG output of the first cell that
-    calls its function (`plots.<function>(...)`), written to `folder/<name>.png`."""
-    from measure.report.plots import FIGURES  # noqa: PLC0415 - matplotlib: with the figures
+def save_figures(executed: list[Path], folder: Path, run_dir: Path) -> None:
+    """Every figure of plots.FIGURES, as a notebook showed it: the PNG output of the first cell that
+    calls its function (`plots.<function>(...)`); one no notebook showed is drawn from the run's table
+    the same way (nbsetup.png). Written to `folder/<name>.png`."""
+    from measure.report import nbsetup  # noqa: PLC0415 - matplotlib: with the figures
+    from measure.report.plots import FIGURES  # noqa: PLC0415
+    from measure.runner.tables import read_table  # noqa: PLC0415
 
     names = {fn.__name__: name for name, (_, fn) in FIGURES.items()}
     folder.mkdir(parents=True, exist_ok=True)
     for path in executed:
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             called = re.match(r"plots\.(\w+)\(", "".join(cell["source"]).strip().splitlines()[-1]) if cell["source"] else None
-            name = names.pop(called[1], None) if called else None
             png = next((o["data"]["image/png"] for o in cell.get("outputs", ()) if "image/png" in o.get("data", {})), None)
-            if name and png:
-                (folder / f"{name}.png").write_bytes(base64.b64decode(png))
-    if names:
-        raise RuntimeError(f"no notebook drew {', '.join(sorted(names.values()))} (plots.FIGURES)")
+            if called and png and called[1] in names:
+                (folder / f"{names.pop(called[1])}.png").write_bytes(base64.b64decode(png))
+    for name in names.values():
+        table, fn = FIGURES[name]
+        (folder / f"{name}.png").write_bytes(nbsetup.png(fn(read_table(run_dir, table))))
 
 
 def _measure(run: Measurement, out_path: Path) -> dict:

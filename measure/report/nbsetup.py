@@ -72,6 +72,14 @@ def configure() -> None:
         ip.events.register("pre_run_cell", before_cell)
 
 
+def png(fig) -> bytes:
+    """`fig` as a kernel shows it inline (PNG_KWARGS, under the project style): a figure file of the report."""
+    from IPython.core.pylabtools import print_figure  # noqa: PLC0415
+
+    with mpl.style.context(STYLE, after_reset=True):
+        return print_figure(fig, "png", **PNG_KWARGS)
+
+
 PANDAS_DISPLAY: dict[str, object] = {
     "display.max_rows": 60,
     "display.max_columns": 24,
