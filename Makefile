@@ -97,8 +97,8 @@ fuzz: $(STAMP) ## Fuzzing campaign (tests/fuzz): FUZZ_CASES inputs from FUZZ_SEE
 
 # The replay target runs on fixtures/s840 too; the corpora are generated once into bench-corpus/.
 .PHONY: bench
-bench: $(STAMP) $(S840) ## Benchmark the measurement (measure.bench) into BENCH_OUT (default build/bench/)
-	$(PY) -m measure.bench --out "$(BENCH_OUT)"
+bench: $(STAMP) $(S840) ## Benchmark the measurement (tests.bench) into BENCH_OUT (default build/bench/)
+	$(PY) -m tests.bench --out "$(BENCH_OUT)"
 
 .PHONY: clean
 clean: ## Remove generated files: reports/*/ (but the versioned reports/bench/), build/, bench-corpus/, caches (never fixtures/)

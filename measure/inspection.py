@@ -91,8 +91,7 @@ def render_text(report: dict) -> str:
     ]
     for p in report["problems"]:
         lines.append(f"problem   {p['kind']}: {p['path']}: {p['reason']}")
-    lines.append("")
-    lines.append(f"{'strategy':<20}{'calls':>6}{'prompt':>10}{'parent kept':>18}{'subagent kept':>18}  prompt sha256")
+    lines += ["", f"{'strategy':<20}{'calls':>6}{'prompt':>10}{'parent kept':>18}{'subagent kept':>18}  prompt sha256"]
     for name, s in report["strategies"].items():
         k = s["kept"]
         lines.append(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from measure.bench.timing import tree_pids
+from tests.bench.timing import tree_pids
 from measure.runner.executor import Task, batches, run_tasks
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement

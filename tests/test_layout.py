@@ -22,7 +22,6 @@ LAYERS = {
     "measure.inspection": 4,
     "measure.extract": 4,
     "measure.synth": 5,
-    "measure.bench": 5,
     "measure.cli": 6,
     "measure.__main__": 6,
     "measure": 0,  # the package's own __init__ (version only)

@@ -67,13 +67,8 @@ def coverage(words: set[str], source: frozenset[str]) -> float:
 
 
 def classify(text: str, ev: Evidence, threshold: float = RESTATES_THRESHOLD) -> str:
-    """The seed's criterion for a candidate found in one arm only, first rule that holds:
-
-    `inline_ref`: it restates one inline ref (`akm remember`/`feedback`) — share of its words in
-    that ref >= threshold; `notification`: it restates one task notification's text in the parent;
-    `subagent_only`: its words are covered by subagent-origin events and not by the parent
-    (notifications included); `parent`: covered by parent-origin events; `none`: by nothing.
-    """
+    """The seed's criterion for a candidate found in one arm only: the first of SOURCES that covers
+    `threshold` of its words (one inline ref, one notification; subagent_only: not the parent's too)."""
     words = word_set(text)
     if any(coverage(words, r) >= threshold for r in ev.inline_refs):
         return "inline_ref"
@@ -83,6 +78,4 @@ def classify(text: str, ev: Evidence, threshold: float = RESTATES_THRESHOLD) -> 
     in_parent = coverage(words, parent_all) >= threshold
     if coverage(words, ev.subagent) >= threshold and not in_parent:
         return "subagent_only"
-    if in_parent:
-        return "parent"
-    return "none"
+    return "parent" if in_parent else "none"

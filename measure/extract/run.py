@@ -238,8 +238,7 @@ def execute(
 
 def _unmatched_pct(a: list[dict], b: list[dict]) -> float:
     m = compare.match([candidate_text(x) for x in a], [candidate_text(x) for x in b])
-    total = len(a) + len(b)
-    return percent(len(m.unique_a) + len(m.unique_b), total)
+    return percent(len(m.unique_a) + len(m.unique_b), len(a) + len(b))
 
 
 def _noise(samples: list[list[dict] | None]) -> float | None:
@@ -257,11 +256,10 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
     for path in planned.sessions:
         ev = planned.evidence[path]
         for sa, sb in itertools.combinations(p.strategies, 2):
-            a = cands.get((path, sa, 0))
-            b = cands.get((path, sb, 0))
-            row = {"session_id": ids.get(path), "session_path": path, "strategy_a": sa, "strategy_b": sb, "samples": p.samples}
+            a, b = cands.get((path, sa, 0)), cands.get((path, sb, 0))
             complete = a is not None and b is not None
-            row["complete"] = complete
+            row = {"session_id": ids.get(path), "session_path": path, "strategy_a": sa, "strategy_b": sb,
+                   "samples": p.samples, "complete": complete}
             if complete:
                 m = compare.match([candidate_text(x) for x in a], [candidate_text(x) for x in b])
                 row.update(candidates_a=len(a), candidates_b=len(b), matched=len(m.pairs), unique_a=len(m.unique_a), unique_b=len(m.unique_b))
@@ -345,9 +343,8 @@ def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None 
     """
     src = Path(out_dir)
     meta = json.loads((src / "extract.json").read_text(encoding="utf-8"))
-    kw = dict(meta["params"])
-    kw["strategies"] = tuple(kw["strategies"])
-    kw["sessions"] = tuple(kw["sessions"])
+    given = meta["params"]
+    kw = {**given, "strategies": tuple(given["strategies"]), "sessions": tuple(given["sessions"])}
     if kw.get("template_path"):
         kw["template_path"] = os.fspath(paths.resolve(kw["template_path"]))
     kw["model"] = meta.get("model") or kw.get("model")

@@ -51,9 +51,7 @@ def session_version(per_file: dict[str, dict[str, int]]) -> tuple[str | None, in
     `per_file` is the `version` collector's result per file label, parent first.
     """
     files = list(per_file.values())
-    everything: Counter[str] = Counter()
-    for counts in files:
-        everything.update(counts)
+    everything = sum(map(Counter, files), Counter())
     source = files[0] if files and files[0] else everything
     if not source:
         return None, 0
@@ -94,9 +92,7 @@ def breakdown_rows(info: list[dict], sessions: list[dict], eviction: list[dict],
     for row in subagents:
         sub_chars[row["session_path"]] += row["chars"] or 0
         sub_files[row["session_path"]] += 1
-    evicted: dict[tuple[str, str], tuple[int, int]] = {
-        (r["session_path"], r["strategy"]): (r["evicted_chars"], r["alone_parent_kept_chars"]) for r in eviction
-    }
+    evicted = {(r["session_path"], r["strategy"]): (r["evicted_chars"], r["alone_parent_kept_chars"]) for r in eviction}
 
     groups: dict[tuple[str, str], list[str]] = {}
     for row in info:

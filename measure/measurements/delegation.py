@@ -62,13 +62,7 @@ def notified_ids(timeline: Timeline | None) -> set[str]:
 
 
 def delivery(sub: Subagent, notified: bool) -> str:
-    """How a subagent's result reached the parent.
-
-    rejected (the user rejected or interrupted its launch: its result never reaches the parent),
-    tool_result (a foreground Task result), notification (a notification the parent consumed as a
-    turn; `remove` is not delivery, §9.1), launch_ack_only (a background launch was acknowledged and
-    nothing came back), none (the parent never acknowledges the agent).
-    """
+    """How a subagent's result reached the parent (the values: schema.DELEGATION's `delivery`)."""
     if sub.launch in ("rejected", "interrupted"):
         return "rejected"
     if sub.launch == "sync" and sub.acknowledged:

@@ -7,11 +7,7 @@ from measure.measurements.subagents import Subagent
 
 
 def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult], subagents: dict[str, Subagent]) -> list[dict]:
-    """One row per pair whose parent side copies the subagent's result (`SessionContext.pairs`).
-
-    `stub_would_save_chars` is what a stub would save on the pair: a counterfactual, not what any
-    strategy stubbed (`sessions.stubbed`, `eviction.stub_saved_chars`).
-    """
+    """One row per pair whose parent side copies the subagent's result (`SessionContext.pairs`)."""
     fold = results.get("fold")
     kept = {(e.ts, e.file) for e in fold.calls[0].kept.events} if fold and fold.calls else set()  # gated: no prompt
     rows = []

@@ -92,11 +92,9 @@ class Replayer:
         self.refs = [_ref_counts(tf) for tf in self.files]
         # The folded stream is the stable ts-sort of the files' events (prefixed for subagents),
         # concatenated in walk order: the same sort over the written-at values aligns them.
-        order = []
-        for k, (tf, wa) in enumerate(zip(self.files, self.written)):
-            order.extend((e.ts, k, w) for e, w in zip(tf.events, wa))
-        order.sort(key=lambda x: x[0])
-        self.folded_written = [w for _, _, w in order]
+        order = sorted(((e.ts, w) for tf, wa in zip(self.files, self.written) for e, w in zip(tf.events, wa)),
+                       key=lambda x: x[0])
+        self.folded_written = [w for _, w in order]
         self.final = max((wa[-1] for wa in self.written if wa), default=None)
 
     def cut(self, t: float) -> Session | None:
@@ -107,9 +105,9 @@ class Replayer:
             return None
         if all(cuts[1:]) and all(k == len(tf.events) for tf, k in zip(self.files, cuts)):
             return s  # nothing written after t: the session as read
-        files = []
-        for tf, k, refs in zip(self.files, cuts, self.refs):
-            files.append(replace(tf, events=tf.events[:k], refs=tf.refs[: refs[k]], fallback=tuple(i for i in tf.fallback if i < k)))
+        files = [replace(tf, events=tf.events[:k], refs=tf.refs[: refs[k]],
+                         fallback=tuple(i for i in tf.fallback if i < k))
+                 for tf, k, refs in zip(self.files, cuts, self.refs)]
         parent, subs = files[0], tuple(f for f, k in zip(files[1:], cuts[1:]) if k)
         folded = tuple(e for e, w in zip(s.folded, self.folded_written) if w <= t)
         refs = parent.refs + tuple(r for f in subs for r in f.refs)
@@ -260,24 +258,21 @@ def replay_rows(
                 tl.wasted_calls += len(result.calls)
             tl.prompts.add(key)
             tl.last_events, tl.last_prompt = events, key
-    rows = []
-    for name in strategies:
-        tl = tallies[name]
-        rows.append(
-            {
-                "strategy": name,
-                "schedule": schedule.name,
-                "extraction_points": tl.points,
-                "moments_dropped": dropped,
-                "extractions": tl.extractions,
-                "re_extractions": max(0, tl.extractions - 1),
-                "distinct_prompts": len(tl.prompts),
-                "wasted_extractions": tl.wasted,
-                "late_extractions": tl.late,
-                "late_results": late_results,
-                "llm_calls": tl.calls,
-                "wasted_llm_calls": tl.wasted_calls,
-            }
-        )
-    return rows
+    return [
+        {
+            "strategy": name,
+            "schedule": schedule.name,
+            "extraction_points": tl.points,
+            "moments_dropped": dropped,
+            "extractions": tl.extractions,
+            "re_extractions": max(0, tl.extractions - 1),
+            "distinct_prompts": len(tl.prompts),
+            "wasted_extractions": tl.wasted,
+            "late_extractions": tl.late,
+            "late_results": late_results,
+            "llm_calls": tl.calls,
+            "wasted_llm_calls": tl.wasted_calls,
+        }
+        for name, tl in tallies.items()
+    ]
 

@@ -62,36 +62,21 @@ GOLDEN_SETS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     ".": (FIXTURE_ROOT, None),
     "s840": (S840_ROOT, ("00-overview",)),
 }
-"""Golden notebooks: sub-folder of GOLDEN_DIR -> (sessions root, notebook stems or None for all).
-
-Every notebook runs on the bundled default fixtures; 00-overview also runs on the #840-shaped
-fixture, so nbval checks the side-by-side with the published #840 figures too.
-"""
+"""Golden notebooks: sub-folder of GOLDEN_DIR -> (sessions root, notebook stems or None for all); 00-overview
+also runs on the #840-shaped fixture, so nbval checks the side-by-side with the published #840 figures too."""
 
 
 def golden_parameters(sessions_root: str = FIXTURE_ROOT) -> dict[str, Any]:
-    """Parameters of the golden notebooks: a bundled fixture root, measured inside each notebook.
-
-    `out_dir` is None so every execution (make golden, nbval under make test) recomputes the
-    numbers with the current code: a changed number in measure fails nbval.
-    """
+    """Parameters of the golden notebooks: a bundled fixture root, measured inside each notebook (`out_dir`
+    None, so every execution recomputes the numbers with the current code: a changed number fails nbval)."""
     return report_parameters(sessions_root, None, budgets=list(DEFAULT_BUDGETS))
 
 
-def report_parameters(
-    sessions_root: str | os.PathLike,
-    run_dir: str | os.PathLike | None,
-    *,
-    max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
-    budgets: list[int] | None = None,
-    template_path: str | os.PathLike | None = None,
-    sessions: list[str] | None = None,
-    show_excerpts: bool = False,
-    priorities: str | None = None,
-) -> dict[str, Any]:
-    """Plain-JSON parameters of a report's notebooks; paths repo-relative (or `~/...`) when possible.
-
-    `run_dir` None: the notebooks measure `sessions_root` themselves."""
+def report_parameters(sessions_root: str | os.PathLike, run_dir: str | os.PathLike | None, *,
+                      max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS, budgets: list[int] | None = None,
+                      template_path: str | os.PathLike | None = None, sessions: list[str] | None = None,
+                      show_excerpts: bool = False, priorities: str | None = None) -> dict[str, Any]:
+    """Plain-JSON parameters of a report's notebooks; paths portable; `run_dir` None: the notebooks measure."""
     return {
         "sessions_root": paths.portable(sessions_root),
         "out_dir": paths.portable(run_dir) if run_dir else None,
@@ -117,48 +102,22 @@ class Measurement:
     scheduler: str | None = None
 
 
-def report(
-    sessions_root: str | os.PathLike = FIXTURE_ROOT,
-    out: str | os.PathLike | None = None,
-    *,
-    max_total_chars: int | None = None,
-    budgets: list[int] | None = None,
-    template_path: str | os.PathLike | None = None,
-    sessions: list[str] | None = None,
-    jobs: int | None = None,
-    redact: bool = False,
-    cache: bool = True,
-    file_time_ms: int | None = None,
-    walk_order: str = "name",
-    show_excerpts: bool = False,
-    replay_at: str = "turn_end",
-    extraction_dir: str | os.PathLike | None = None,
-    build_dir: str | os.PathLike | None = None,
-    timeout: int = EXECUTION_TIMEOUT,
-    log=print,
-    run_options: dict[str, Any] | None = None,
-) -> Path:
-    """Measure `sessions_root` once, run every notebook on the result, and write the report.
+def report(sessions_root: str | os.PathLike = FIXTURE_ROOT, out: str | os.PathLike | None = None, *,
+           max_total_chars: int | None = None, budgets: list[int] | None = None,
+           template_path: str | os.PathLike | None = None, sessions: list[str] | None = None, jobs: int | None = None,
+           redact: bool = False, cache: bool = True, file_time_ms: int | None = None, walk_order: str = "name",
+           show_excerpts: bool = False, replay_at: str = "turn_end", extraction_dir: str | os.PathLike | None = None,
+           build_dir: str | os.PathLike | None = None, timeout: int = EXECUTION_TIMEOUT, log=print,
+           run_options: dict[str, Any] | None = None) -> Path:
+    """Measure `sessions_root` once, run every notebook on the result, and write the report; return its directory.
 
-    Parameters
-    ----------
-    sessions_root : a sessions root (`~/.claude/projects`-shaped); repo-relative, `~/...` or absolute.
-    out : report directory; default `reports/<last component of sessions_root>`.
-    max_total_chars, budgets, template_path, sessions, jobs, redact : passed to `measure run`
-        (budgets default to DEFAULT_BUDGETS).
-    cache : False passes `--no-cache` to `measure run`.
-    file_time_ms : `--pin-file-times` for `measure run`; default: pinned for roots under fixtures/
-        (paths.FIXTURE_FILE_TIME_MS), real file times otherwise.
-    walk_order : `--walk-order` for `measure run` ("name" or "fs").
-    show_excerpts : let notebooks show transcript-derived text (subagent descriptions).
-    replay_at : the replay schedule of `measure run --replay` (a report always replays).
-    extraction_dir : a `measure extract --out` directory for 06-extraction (None: a recorded store, if any).
-    build_dir : scratch space (default `build/`).
-    timeout : seconds per cell.
-    run_options : `measure run`'s since_ms, session_cap, max_event_chars, priorities, cache_dir, executor, scheduler.
+    `out` defaults to `reports/<last component of sessions_root>`; most options are `measure run`'s (budgets
+    default to DEFAULT_BUDGETS, `file_time_ms` to pinned times for roots under fixtures/, and a report always
+    replays, at `replay_at`); `run_options` carries since_ms, session_cap, max_event_chars, priorities,
+    cache_dir, executor and scheduler. `extraction_dir` is a `measure extract --out` directory for
+    06-extraction (None: a recorded store, if any); `timeout` is seconds per cell.
 
-    Returns the report directory. Raises ReportError naming each failed notebook and cell, and
-    RuntimeError when the measurement fails (no such root).
+    Raises ReportError naming each failed notebook and cell, and RuntimeError when the measurement fails.
     """
     from measure.runner.cache import default_cache_dir  # noqa: PLC0415
 
@@ -217,9 +176,8 @@ def _write_report(out_path: Path, run: Measurement, notebook_params: dict, extra
 
 
 def save_figures(executed: list[Path], folder: Path, run_dir: Path) -> None:
-    """Every figure of plots.FIGURES, as a notebook showed it: the PNG output of the first cell that
-    calls its function (`plots.<function>(...)`); one no notebook showed is drawn from the run's table
-    the same way (nbsetup.png). Written to `folder/<name>.png`."""
+    """Every figure of plots.FIGURES as `folder/<name>.png`: the PNG of the first cell that calls its function
+    (`plots.<function>(...)`), else drawn from the run's table the way a notebook shows it (nbsetup.png)."""
     from measure.report import nbsetup  # noqa: PLC0415 - matplotlib: with the figures
     from measure.report.plots import FIGURES  # noqa: PLC0415
     from measure.runner.tables import read_table  # noqa: PLC0415
@@ -282,10 +240,8 @@ def golden_plan() -> list[tuple[Path, str, list[Path]]]:
 
 
 def golden(*, build_dir: str | os.PathLike | None = None, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
-    """Execute the notebooks of GOLDEN_SETS with `golden_parameters(root)` into tests/golden (normalized).
-
-    Goldens whose source no longer exists are removed. Review the diff, then commit.
-    """
+    """Execute the notebooks of GOLDEN_SETS with `golden_parameters(root)` into tests/golden (normalized),
+    removing goldens whose source no longer exists. Review the diff, then commit."""
     build = paths.resolve(build_dir) if build_dir else paths.root() / BUILD_DIR / "golden"
     written: list[Path] = []
     failures: list[NotebookFailure] = []

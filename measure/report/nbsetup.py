@@ -30,15 +30,11 @@ PNG_KWARGS: dict[str, object] = {"bbox_inches": "tight", "metadata": {"Software"
 
 
 def configure() -> None:
-    """Set polars display options, the matplotlib style and the inline figure format.
+    """Set polars display options (none inherited from `POLARS_FMT_*`), the matplotlib style and, in a kernel,
+    PNG as the only inline figure format and `frame_html` for DataFrames.
 
-    - Clears any `POLARS_FMT_*` settings inherited from the environment, then applies
-      `POLARS_DISPLAY` (rows, columns, string lengths, float precision, separators).
-    - Applies `measure/report.mplstyle` (DejaVu Sans, fixed dpi, `svg.hashsalt`).
-    - In a kernel: registers PNG as the only inline figure format, without the `Software`
-      metadata, and shows DataFrames through `frame_html`.
-    - Sets PANDAS_DISPLAY once something has loaded pandas: now if it is, else before the first
-      cell run after it is (no report notebook uses pandas: importing it costs a kernel 50 MiB).
+    PANDAS_DISPLAY is set once something has loaded pandas: now if it is, else before the first cell run
+    after it is (no report notebook uses pandas: importing it costs a kernel 50 MiB).
     """
     from IPython import get_ipython  # noqa: PLC0415
     from matplotlib_inline.backend_inline import set_matplotlib_formats  # noqa: PLC0415
@@ -62,12 +58,10 @@ def configure() -> None:
     set_matplotlib_formats("png", **PNG_KWARGS)
     ip.display_formatter.formatters["text/html"].for_type(pl.DataFrame, frame_html)
     if not _set_pandas_options():
-        done = False
 
         def before_cell(*_) -> None:
-            nonlocal done
-            if not done:
-                done = _set_pandas_options()
+            if _set_pandas_options():
+                ip.events.unregister("pre_run_cell", before_cell)
 
         ip.events.register("pre_run_cell", before_cell)
 

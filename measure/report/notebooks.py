@@ -52,19 +52,14 @@ KERNEL_ENV: dict[str, str] = {
 
 @dataclass(frozen=True)
 class NotebookFailure:
-    """One notebook that did not run to the end.
+    """One notebook that did not run to the end."""
 
-    notebook: source path (repo-relative); cell: index of the failing cell in the source
-    notebook (0-based, markdown cells included) or None; line: its `# %%` line in the source;
-    kind: error, timeout or dead_kernel; message: what happened; output: the saved notebook.
-    """
-
-    notebook: str
-    cell: int | None
-    line: int | None
-    kind: str
+    notebook: str  # source path (repo-relative)
+    cell: int | None  # index of the failing cell in the source notebook (0-based, markdown cells included)
+    line: int | None  # its `# %%` line in the source
+    kind: str  # error, timeout or dead_kernel
     message: str
-    output: str | None = None
+    output: str | None = None  # the saved notebook
 
     def __str__(self) -> str:
         where = self.notebook + (f":{self.line}" if self.line else "")
@@ -143,19 +138,10 @@ def lean_import(name: str):
                 del sys.modules[m]
 
 
-def execute_notebook(
-    built: Path,
-    output: Path,
-    params: dict[str, Any],
-    *,
-    source: Path,
-    timeout: int = EXECUTION_TIMEOUT,
-):
-    """Execute `built` with papermill into `output`; return the executed notebook.
-
-    Raises ReportError naming the source notebook and the failing cell on a cell error
-    (PapermillExecutionError), a cell timeout (CellTimeoutError) or a dead kernel (DeadKernelError).
-    """
+def execute_notebook(built: Path, output: Path, params: dict[str, Any], *, source: Path,
+                     timeout: int = EXECUTION_TIMEOUT):
+    """Execute `built` with papermill into `output`; return the executed notebook. A cell error, a cell
+    timeout or a dead kernel raises ReportError naming the source notebook and the failing cell."""
     pm = lean_import("papermill")
     from nbclient.exceptions import CellTimeoutError, DeadKernelError  # noqa: PLC0415
     from papermill.exceptions import PapermillExecutionError  # noqa: PLC0415
@@ -220,11 +206,8 @@ def _cell_line(source: Path, cell: int | None) -> int | None:
 
 
 def normalize(nb):
-    """Strip what changes from run to run (metadata of papermill, widgets, jupytext, the language
-    version, cells' timings) and keep outputs and execution counts; cell ids become "0".."n-1".
-
-    Returns the same notebook, changed in place.
-    """
+    """Strip, in place, what changes from run to run (metadata of papermill, widgets, jupytext, the language
+    version, cells' timings), keeping outputs and execution counts; cell ids become "0".."n-1"."""
     for key in ("papermill", "widgets", "jupytext"):
         nb.metadata.pop(key, None)
     info = nb.metadata.get("language_info")
@@ -243,9 +226,7 @@ def write_notebook(nb, path: Path) -> Path:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     text = nbformat.writes(nb)
-    if not text.endswith("\n"):
-        text += "\n"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     return path
 
 
@@ -316,22 +297,11 @@ def render_index(out_dir: Path, pages: list[tuple[str, str]]) -> Path:
     return path
 
 
-def run_notebooks(
-    sources: list[Path],
-    params: dict[str, Any],
-    out_dir: Path,
-    *,
-    build_dir: Path,
-    html: bool = True,
-    params_dir: Path | None = None,
-    timeout: int = EXECUTION_TIMEOUT,
-    log=print,
-) -> list[Path]:
-    """Execute each source with `params` (one kernel each, one after the other) into `out_dir`.
-
-    Writes `<stem>.ipynb` (normalized) and, with `html`, `<stem>.html` (render_index adds the index); with `params_dir`, the
-    parameters as `<params_dir>/<stem>.yaml` first (and papermill gets the dict read back from it).
-    Every notebook is tried; raises ReportError listing every failure at the end.
+def run_notebooks(sources: list[Path], params: dict[str, Any], out_dir: Path, *, build_dir: Path, html: bool = True,
+                  params_dir: Path | None = None, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
+    """Execute each source with `params` (one kernel each, one after the other) into `out_dir/<stem>.ipynb`
+    (normalized) and, with `html`, `<stem>.html`; with `params_dir`, the parameters go to `<stem>.yaml` there
+    first (and papermill gets the dict read back from it). Raises ReportError listing every failure at the end.
     """
     nbformat = lean_import("nbformat")
 
@@ -339,9 +309,8 @@ def run_notebooks(
     written: list[Path] = []
     pages = page_titles(sources)
     for k, source in enumerate(sources, 1):
-        nb_params = dict(params)
-        if params_dir is not None:
-            nb_params = _write_params(params, params_dir / f"{source.stem}.yaml")
+        yaml = params_dir / f"{source.stem}.yaml" if params_dir is not None else None
+        nb_params = _write_params(params, yaml) if yaml else dict(params)
         built = build_notebook(source, build_dir / "nb")
         raw = build_dir / "executed" / f"{source.stem}.ipynb"
         target = out_dir / f"{source.stem}.ipynb"

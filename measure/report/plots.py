@@ -12,8 +12,6 @@ they share; split per page, each part would need those helpers from a third modu
 
 from __future__ import annotations
 
-import functools
-
 import matplotlib as mpl
 import matplotlib.style
 import polars as pl
@@ -27,15 +25,9 @@ from measure.report.style import color as _color
 from measure.report.style import label as _label
 
 
-def _styled(fn):
-    """Run a figure function under the project style, so rcParams never leak in from outside."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with mpl.style.context(style.STYLE, after_reset=True):
-            return fn(*args, **kwargs)
-
-    return wrapper
+# A decorator too (a contextmanager): each figure function runs under the project style, so rcParams
+# never leak in from outside.
+_styled = mpl.style.context(style.STYLE, after_reset=True)
 
 
 def _figure(title: str | None = None) -> tuple[Figure, object]:
@@ -51,8 +43,7 @@ def _sessions(df: pl.DataFrame) -> list[str]:
     """Session ids in table order (session_path, then id)."""
     if df.height == 0:
         return []
-    ordered = df.sort("session_path", "session_id")["session_id"].to_list()
-    return list(dict.fromkeys(ordered))
+    return df.sort("session_path", "session_id")["session_id"].unique(maintain_order=True).to_list()
 
 
 def _empty(ax, text: str) -> Figure:
@@ -84,18 +75,14 @@ def _top_sessions(df: pl.DataFrame, value: str, limit: int = MAX_SESSIONS) -> li
     sessions = _sessions(df)
     if len(sessions) <= limit:
         return sessions
-    peak = {sid: v for sid, v in df.group_by("session_id").agg(pl.col(value).max()).iter_rows()}
+    peak = dict(df.group_by("session_id").agg(pl.col(value).max()).iter_rows())
     # sorted() is stable: ties keep table order
     return sorted(sessions, key=lambda sid: -(peak.get(sid) or 0))[:limit]
 
 
 def _grouped_bars(ax, df: pl.DataFrame, value: str, label_fmt, what: str, ncols: int) -> None:
-    """Bars per session (x) and strategy (hue) of column `value`, `what` naming it on the session axis,
-    and their legend in at most `ncols` columns.
-
-    Value labels are drawn when there is room; with more than MAX_SESSIONS sessions only those
-    with the largest values are drawn.
-    """
+    """Bars per session (x) and strategy (hue) of column `value` (labelled when there is room), `what` naming
+    it on the session axis (see _top_sessions), and their legend in at most `ncols` columns."""
     strategies = style.ordered_strategies(df["strategy"].unique().to_list())
     sessions = _top_sessions(df, value)
     width = 0.8 / max(1, len(strategies))
@@ -104,8 +91,7 @@ def _grouped_bars(ax, df: pl.DataFrame, value: str, label_fmt, what: str, ncols:
         part = df.filter(pl.col("strategy") == s)
         lookup = dict(zip(part["session_id"].to_list(), part[value].to_list(), strict=True))
         xs = [i + (j - (len(strategies) - 1) / 2) * width for i in range(len(sessions))]
-        ys = [lookup.get(sid) for sid in sessions]
-        ys = [0 if y is None else y for y in ys]
+        ys = [lookup.get(sid) or 0 for sid in sessions]
         bars = ax.bar(xs, ys, width=width, color=_color(s), label=_label(s), edgecolor="white", linewidth=0.5)
         if labelled:
             ax.bar_label(bars, labels=[label_fmt(y) for y in ys], fontsize=7, padding=1)
@@ -124,12 +110,10 @@ def _millions(y: float, _pos=None) -> str:
 def _session_axis(ax, df: pl.DataFrame, sessions: list[str], what: str) -> None:
     """The x axis of `sessions` drawn out of those of `df`: short ids, and a label saying how many
     are drawn when not all are (those with the most `what`)."""
-    short, total = style.short_ids(_sessions(df)), len(_sessions(df))
-    rotate = len(sessions) > 8
-    ax.set_xticks(range(len(sessions)), [short[sid] for sid in sessions], rotation=45 if rotate else 0,
-                  ha="right" if rotate else "center")
-    ax.set_xlim(-0.6, len(sessions) - 0.4)
-    drawn = len(sessions)
+    drawn, total, short = len(sessions), len(_sessions(df)), style.short_ids(_sessions(df))
+    ax.set_xticks(range(drawn), [short[sid] for sid in sessions], rotation=45 if drawn > 8 else 0,
+                  ha="right" if drawn > 8 else "center")
+    ax.set_xlim(-0.6, drawn - 0.4)
     ax.set_xlabel(f"session ({drawn} of {total}: those with the most {what})" if drawn < total else "session")
 
 
@@ -150,11 +134,8 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
 
 @_styled
 def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
-    """Evicted parent chars (% over all sessions) vs budget per strategy; marks where fold evicts nothing.
-
-    link (the parent-alone reference, 0 by definition) and chunked (many calls) are left out,
-    as in `shaping.sweep_curve`.
-    """
+    """Evicted parent chars (% over all sessions, `shaping.sweep_curve`) vs budget per strategy; marks where
+    fold evicts nothing."""
     fig, ax = _figure("Budget sweep: parent-origin content evicted, all sessions pooled")
     curve = shaping.sweep_curve(budget_sweep)
     if curve.height == 0:
@@ -170,12 +151,10 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
         part = curve.filter(pl.col("strategy") == s).sort("budget")
         ax.plot(part["budget"].to_list(), part["evicted_pct"].to_list(), marker=markers[k % len(markers)],
                 linestyle=styles[k % len(styles)], color=_color(s), label=_label(s))
-    ax.set_xscale("log")
-    ax.set_xticks(budgets)
+    ax.set(xscale="log", xticks=budgets)
     ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("maxTotalChars (budget)")
-    ax.set_ylabel("parent chars evicted (% of parent alone)")
+    ax.set(xlabel="maxTotalChars (budget)", ylabel="parent chars evicted (% of parent alone)")
     zero = shaping.fold_zero_budget(budget_sweep)
     if zero is not None:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
@@ -207,10 +186,8 @@ def _overlap_counts(pairs: pl.DataFrame) -> list[int]:
 
 @_styled
 def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
-    """Overlap (word-set Jaccard) of notification/subagent pairs, one panel per pairing method.
-
-    Pairs whose both copies reach the fold prompt are stacked on top in a highlight color.
-    """
+    """Overlap (word-set Jaccard) of notification/subagent pairs, one panel per pairing method; pairs whose
+    both copies reach the fold prompt are stacked on top in a highlight color."""
     pairings = sorted(set(duplicates["pairing"].unique().to_list()))
     fig = Figure(figsize=style.FIGSIZE)
     axes = fig.subplots(1, max(1, len(pairings)), squeeze=False, sharey=True)[0]
@@ -344,10 +321,7 @@ def stub_vs_run(background: pl.DataFrame) -> Figure:
     ax.plot([x_lo, x_hi], [x_lo, x_hi], color="black", linestyle="--", linewidth=1, label="run = stub")
     if timed["completed_after_parent_end"].fill_null(False).any():
         ax.scatter([], [], s=46, facecolor="none", edgecolor="black", marker="D", label="completed after the parent's last turn")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_ylim(y_lo, y_hi)
+    ax.set(xscale="log", yscale="log", xlim=(x_lo, x_hi), ylim=(y_lo, y_hi))
     fmt = FuncFormatter(lambda v, _p: f"{v:,.0f} s" if v >= 1 else f"{v:g} s")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     for axis in (ax.xaxis, ax.yaxis):
@@ -448,11 +422,8 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
 
 
 def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str, **bar_style) -> None:
-    """Per session of `df` (one row each; those with the largest `value`), `layers` stacked bottom up.
-
-    Each layer is (row -> height, color, legend label); `labels(row)`, when given, labels the stack
-    when there is room; `what` names the value on the session axis.
-    """
+    """Per session of `df` (one row each; those with the largest `value`), `layers` of (row -> height, color,
+    legend label) stacked bottom up; `labels(row)`, when given, labels the stack when there is room."""
     sessions = _top_sessions(df, value)
     rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
     bottom = [0] * len(sessions)

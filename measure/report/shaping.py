@@ -58,11 +58,8 @@ def fold_zero_budget(sweep: pl.DataFrame | pl.LazyFrame, strategy: str = "fold")
 
 
 def sweep_curve(sweep: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """Pooled budget eviction per strategy and budget, as % of the parent-alone chars of all sessions.
-
-    `evicted_chars` here is budget eviction (parent content that lost its place to subagent
-    text); `stub_saved_chars` is what stubs shortened on purpose. SWEEP_EXCLUDED is left out.
-    """
+    """Pooled budget eviction (`evicted_chars`; `stub_saved_chars` is what stubs shortened on purpose) per
+    strategy and budget, as % of the parent-alone chars of all sessions; SWEEP_EXCLUDED is left out."""
     sweep = sweep.lazy().filter(~pl.col("strategy").is_in(list(SWEEP_EXCLUDED)))
     out = sweep.group_by("strategy", "budget").agg(
         pl.col("budget_evicted_chars").sum().alias("evicted_chars"),

@@ -81,11 +81,8 @@ def content_digest(path: str, size: int) -> str:
 
 
 class StatIndex:
-    """path -> (size, mtime_ns, ctime_ns, inode, digest) of the previous run, kept in the cache dir.
-
-    `state(path)` stats the file and re-reads it only when the stat differs from the index
-    entry. A missing or unreadable index is simply empty (every file is hashed).
-    """
+    """path -> (size, mtime_ns, ctime_ns, inode, digest, racy) of the previous run, kept in the cache dir;
+    a missing or unreadable index is empty (every file is hashed)."""
 
     def __init__(self, cache_dir: str | os.PathLike | None = None, root: str | None = None):
         self.path = Path(cache_dir) / INDEX_NAME if cache_dir else None

@@ -28,14 +28,7 @@ from measure.measurements.priorities import canonical
 from measure.measurements.quirks import quirk_rows
 from measure.measurements.replay import replay_rows
 from measure.measurements.sessions import session_rows
-from measure.measurements.strategies import (
-    STRATEGIES,
-    Memo,
-    Params,
-    SessionContext,
-    apply_min_content_gate,
-    fits_whole,
-)
+from measure.measurements.strategies import STRATEGIES, Memo, Params, SessionContext, apply_min_content_gate, fits_whole
 from measure.measurements.subagents import subagent_rows
 from measure.runner.redact import protect_outcome
 
@@ -188,12 +181,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     failed: dict[str, str] = {}
     whole = None  # results at a smaller budget that no larger one can change (see fits_whole)
     for budget in sorted({params.budget, *params.budgets}):
-        ctx = SessionContext(
-            session,
-            Params(template=template, budget=budget, max_event_text_length=params.max_event_text_length, keep_prompts=False),
-            memo,
-            timelines,
-        )
+        ctx = SessionContext(session, Params(template=template, budget=budget, keep_prompts=False,
+                                             max_event_text_length=params.max_event_text_length), memo, timelines)
         if whole is not None:  # the sweep reads a budget from its key; the run's budget's rows from the results
             raw, gated = whole
             by_budget[budget] = (ctx, raw, {n: replace(r, budget=budget) for n, r in gated.items()} if budget == params.budget else gated)
@@ -209,9 +198,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         if not failed and all(map(fits_whole, raw.values())):
             whole = by_budget[budget][1:]
     for name, reason in failed.items():
-        out.errors.append(
-            _error(session_path, session_path, "render_error", f"{name}: buildExtractPrompt would throw: {reason}")
-        )
+        reason = f"{name}: buildExtractPrompt would throw: {reason}"
+        out.errors.append(_error(session_path, session_path, "render_error", reason))
     ctx, raw, results = by_budget[params.budget]
     digest = content_hash(session.folded)
     keyed = {"session_id": session.ref.session_id, "session_path": session_path}

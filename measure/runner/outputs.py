@@ -56,11 +56,8 @@ def within(inner: Path, outer: Path) -> bool:
 
 
 def check_out_dir(out: str | os.PathLike, root: str | os.PathLike, *, option: str = "--out") -> Path:
-    """Refuse an output folder that is inside, equal to, or contains the sessions root.
-
-    Symlinks are resolved on both sides. Returns the resolved output folder; raises
-    OutputError with one line naming the option and the reason.
-    """
+    """The resolved output folder; OutputError when it is inside, equal to, or contains the sessions
+    root (symlinks resolved on both sides)."""
     o, r = real_path(out), real_path(root)
     if o == r:
         raise OutputError(f"{option} {out} is the sessions root itself; choose a folder outside it")

@@ -1,7 +1,7 @@
 """Deterministic generator of realistic Claude Code sessions roots (`~/.claude/projects`), and stats."""
 
 # Reading order (each module imports only those before it): vocab, text, lines, plans, actor,
-# tasks, agents, session, shapes, build, stats, cli.
+# tasks, session, shapes, build, stats, cli.
 
 from measure.synth.build import DEFAULT_REAL_SUBSET, SynthSummary, copy_real, generate
 from measure.synth.cli import main

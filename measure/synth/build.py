@@ -37,8 +37,7 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
     ctx = ShapeContext(seed, sessions, size_mb, tally, out_dir, random.Random(f"{seed}:{shape}:plan"))
     for k, (recipe, project) in enumerate(SHAPES[shape](ctx)):
         # Each session draws from its own stream, so one session's content does not shift the next.
-        rng = random.Random(f"{seed}:{shape}:session:{k}")
-        sim = SessionSim(out_dir, recipe, project, rng, tally)
+        sim = SessionSim(out_dir, recipe, project, random.Random(f"{seed}:{shape}:session:{k}"), tally)
         if recipe.empty_subagent:
             write_file(sim.session_dir / "subagents" / f"agent-{sim.ids.agent(sim.era.agent_id)}.jsonl", b"", tally,
                        recipe.start_ms + 60_000)

@@ -48,8 +48,7 @@ ERAS: dict[str, Era] = {
 def iso(ms: int) -> str:
     """ISO-8601 UTC with milliseconds, as Claude Code writes `timestamp`."""
     s, frac = divmod(ms, 1000)
-    t = time.gmtime(s)
-    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (t[0], t[1], t[2], t[3], t[4], t[5], frac)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + ".%03dZ" % frac
 
 
 class Ids:
@@ -141,19 +140,15 @@ class Envelope:
              tur=None, source: str | None = None, human: bool = False, compact: bool = False,
              origin: str | None = None, source_tool_use: str | None = None) -> dict:
         d = self._head(parent, prompt=True)
-        d["type"] = "user"
-        d["message"] = {"role": "user", "content": content}
+        d.update(type="user", message={"role": "user", "content": content})
         if meta:
             d["isMeta"] = True
         if compact:
-            d["isVisibleInTranscriptOnly"] = True
-            d["isCompactSummary"] = True
-        d["uuid"] = uuid
-        d["timestamp"] = iso(ts)
+            d.update(isVisibleInTranscriptOnly=True, isCompactSummary=True)
+        d.update(uuid=uuid, timestamp=iso(ts))
         if self.era.modern:
             if tur is not None:
-                d["toolUseResult"] = tur
-                d["sourceToolAssistantUUID"] = source
+                d.update(toolUseResult=tur, sourceToolAssistantUUID=source)
             if origin is not None:
                 d.update(origin={"kind": origin}, promptSource="system")
             elif human:
@@ -173,8 +168,7 @@ class Envelope:
 
     def assistant(self, uuid: str, parent: str | None, ts: int, message: dict, request_id: str) -> dict:
         d = self._head(parent)
-        d["message"] = message
-        d["requestId"] = request_id
+        d.update(message=message, requestId=request_id)
         if self.agent_type is not None:
             d["attributionAgent"] = self.agent_type
         d.update(type="assistant", uuid=uuid, timestamp=iso(ts))
@@ -197,16 +191,14 @@ class Envelope:
         d = self._head(parent)
         if logical_parent is not None:
             d = {"parentUuid": parent, "logicalParentUuid": logical_parent} | {k: v for k, v in d.items() if k != "parentUuid"}
-        d["type"] = "system"
-        d["subtype"] = subtype
+        d.update(type="system", subtype=subtype)
         if subtype == "compact_boundary" and not self.era.modern:
             d.update(content="Conversation compacted", isMeta=False, timestamp=iso(ts), uuid=uuid, level="info")
             return d | fields
         d.update(fields)
         if level:
             d["level"] = level
-        d["timestamp"] = iso(ts)
-        d["uuid"] = uuid
+        d.update(timestamp=iso(ts), uuid=uuid)
         if self.era.modern:
             return self._tail(d, main_session_id=False)
         if subtype in ("turn_duration", "local_command"):

@@ -1,21 +1,35 @@
-"""SessionSim: simulates one main session in time order and writes it, its subagents and sidecars."""
+"""SessionSim: simulates one main session in time order and writes it, its subagents and sidecars.
+
+Long: one simulator; its subagents share the session's clock, random stream and files.
+"""
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 from pathlib import Path
 
 import orjson
 
-from measure.synth.actor import PARENT_TOOLS, Actor, SessionContext, shell_result
-from measure.synth.agents import Subagents
+from measure.synth.actor import (EXPLORE_TOOLS, IMPLEMENT_TOOLS, PARENT_TOOLS, REVIEW_TOOLS, Actor, SessionContext,
+                                 shell_result)
 from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_file
 from measure.synth.plans import AgentPlan, SessionRecipe
 from measure.synth.tasks import (STOPPED, Running, agent_launched, bash_launched, notification, skill_forked, task_output,
                                  task_result, tmp_root)
 from measure.synth.text import Project, TextForge
-from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, LOWER_ALNUM, USERS
+from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, LOWER_ALNUM, NOUNS, USERS, VERBS
+
+
+def as_sidechain(line: dict, agent_id: str) -> dict:
+    """A parent line as a replay in a subagent file writes it: `isSidechain: true`, then the agent's id."""
+    out = {}
+    for k, v in line.items():
+        out[k] = True if k == "isSidechain" else v
+        if k == "isSidechain":
+            out["agentId"] = agent_id
+    return out
 
 
 class SessionSim:
@@ -33,8 +47,7 @@ class SessionSim:
         self.sid = recipe.session_id or self.ids.uuid()
         self.proj_dir = root / project.slug
         self.session_dir = self.proj_dir / self.sid
-        version = rng.choice(era.versions)
-        self.env = Envelope(era, self.sid, project.cwd, version, rng.choice(project.branches))
+        self.env = Envelope(era, self.sid, project.cwd, rng.choice(era.versions), rng.choice(project.branches))
         replays = any(a.kind in ("aside", "fork") for a in recipe.agents)  # they repeat the parent's opening lines
         self.tr = Transcript(self.proj_dir / f"{self.sid}.jsonl", tally, track_text=True, torn_lines=recipe.malformed,
                              torn_rng=random.Random(rng.random()) if recipe.malformed else None, keep_head=40 if replays else 0)
@@ -46,7 +59,7 @@ class SessionSim:
         self.awaiting_output: list[Running] = []  # 'agent' era: results fetched with TaskOutput
         self.resumable: list[Running] = []
         self.outliving: list[Running] = []  # fate late/lost: they report after the parent's last turn, if ever
-        self.seq = 0
+        self.seq = itertools.count()  # breaks ties between tasks ending at the same ms, in launch order
         self.plans = sorted(recipe.agents, key=lambda a: a.at)  # still to launch
         akm = ["remember"] * recipe.remember + ["feedback"] * recipe.feedback + \
               [rng.choice(("search", "show")) for _ in range(recipe.readonly)]
@@ -60,15 +73,12 @@ class SessionSim:
         self.invalid_done = not recipe.invalid_utf8
         self.slug_name = "-".join(rng.choice(ADJS) if i < 2 else rng.choice(USERS) for i in range(3))
         self.tmp = tmp_root(era, project, self.sid)
-        self.agents = Subagents(self.ctx, self.parent, tally, self.session_dir, self.slug_name)
 
     # -- time & progress ---------------------------------------------------------------------
     def progress(self) -> float:
         r = self.recipe
-        if r.windows:
-            if self.tr.windows == 0:
-                return 0.0
-            return (self.tr.windows - 1 + self.tr.window_fill / WINDOW_CHARS) / r.windows
+        if r.windows:  # 0 until the first window opens
+            return max(0.0, (self.tr.windows - 1 + self.tr.window_fill / WINDOW_CHARS) / r.windows)
         if r.target_bytes:
             return self.tr.fh.tell() / r.target_bytes
         return self.tr.text_chars / max(1, r.target_chars)
@@ -96,8 +106,7 @@ class SessionSim:
         if run.plan.fate in ("late", "lost"):  # it outlives the parent's last turn, which never waits for it
             self.outliving.append(run)
             return
-        self.seq += 1
-        heapq.heappush(self.heap, (run.t_end, self.seq, run))
+        heapq.heappush(self.heap, (run.t_end, next(self.seq), run))
 
     def queue_line(self, op: str, ts: int, content: str | None = None) -> None:
         d = {"type": "queue-operation", "operation": op, "timestamp": iso(ts), "sessionId": self.sid}
@@ -143,8 +152,7 @@ class SessionSim:
             tid = self.ids.uuid()
             for cmd in ("~/.claude/hooks/notify.sh clear", "bd prime")[: self.recipe.hooks]:
                 a.now += r.randint(5, 60)
-                data = {"type": "hook_progress", "hookEvent": "SessionStart", "hookName": "SessionStart:startup", "command": cmd}
-                a.emit(self.env.progress(self.ids.uuid(), a.last_uuid, a.now, data, tid, tid), a.now)
+                a.hook("SessionStart", "startup", tid, cmd, corruptible=False)
 
     def turn(self) -> None:
         r = self.rng
@@ -273,7 +281,7 @@ class SessionSim:
         a = self.parent
         batch = [self.plans.pop(0)]
         if batch[0].kind == "aside":  # a side question launches nothing the parent records
-            self.agents.aside(self.tr.head, batch[0].report_chars)
+            self.aside(self.tr.head, batch[0].report_chars)
             return
         while batch[0].group and self.plans and self.plans[0].group == batch[0].group:
             batch.append(self.plans.pop(0))
@@ -302,7 +310,7 @@ class SessionSim:
             return a.tool_use("Workflow", {"scriptPath": f"{self.project.cwd}/.claude/workflows/{name}.workflow.js",
                                            "args": {"target": self.rng.choice(self.project.files).split("/")[0] + "/",
                                                     "batches": plan.workflow_agents}})
-        prompt = self.agents.prompt(desc)
+        prompt = self.prompt(desc)
         if era.modern:
             inp = {"description": desc, "subagent_type": plan.agent_type}
             if plan.agent_type == "Explore":
@@ -329,13 +337,13 @@ class SessionSim:
         if plan.kind == "workflow":
             self.launch_workflow(plan, block, desc, source_uuid)
             return
-        prompt = block["input"].get("prompt") or self.agents.prompt(desc)
+        prompt = block["input"].get("prompt") or self.prompt(desc)
         start = a.now + r.randint(30, 400)
         duration = plan.duration_s * 1000 if plan.duration_s > 0 else 0
         if plan.duration_s < 0:  # a "late" agent runs alongside the parent's final stretch
             duration = self._remaining_ms(-plan.duration_s)
-        run = self.agents.run(plan, tool_use_id=block["id"], description=desc, prompt=prompt, start=start,
-                              duration_ms=duration, replay=self.tr.head if plan.kind == "fork" else ())
+        run = self.run_agent(plan, tool_use_id=block["id"], description=desc, prompt=prompt, start=start,
+                             duration_ms=duration, replay=self.tr.head if plan.kind == "fork" else ())
         if plan.kind == "sync":
             if run.actor.echo:
                 for ms, entry in run.actor.echo:
@@ -363,8 +371,9 @@ class SessionSim:
         self.push(run)
 
     def launch_workflow(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:
-        """A dynamic workflow started in the background; its agents and files are written at once."""
+        """A dynamic workflow started in the background; its agents, journal and run snapshot are written at once."""
         a = self.parent
+        r = self.rng
         run_id = "wf_" + self.ids.chars(LOWER_ALNUM, 10)
         task_id = "w" + self.ids.chars(LOWER_ALNUM, 8)
         script = block["input"]["scriptPath"]
@@ -374,7 +383,41 @@ class SessionSim:
                "scriptPath": script}
         a.tool_result(block, text, tur, source_uuid, wait_ms=150)
         duration = self._remaining_ms(-plan.duration_s) if plan.duration_s < 0 else 0
-        self.push(self.agents.workflow(plan, block, desc, run_id, task_id, a.now, duration))
+        t0 = a.now
+        wf_dir = self.session_dir / "subagents" / "workflows" / run_id
+        journal, runs, results = [], [], []
+        for k in range(plan.workflow_agents):
+            label = f"{r.choice(VERBS)}:{chr(97 + k % 26)}"
+            start = t0 + r.randint(200, 5000) + (k * r.randint(500, 20_000) if duration == 0 else int(duration * 0.3 * k / max(1, plan.workflow_agents)))
+            sub_plan = AgentPlan(at=0, kind="async", events=max(4, int(plan.events * r.uniform(0.6, 1.4))),
+                                 report_chars=r.randint(300, 1500), agent_type="workflow-subagent",
+                                 remember=plan.remember if k == 0 else 0, feedback=plan.feedback if k == 0 else 0,
+                                 step_scale=plan.step_scale)
+            prompt = f"{desc}: batch {label}\n\n" + self.forge.prose(r.choice((100, 250, 500)))
+            run = self.run_agent(sub_plan, tool_use_id="", description=f"{label} {desc.lower()}", prompt=prompt,
+                                 start=start, wf_dir=wf_dir, duration_ms=int(duration * 0.7) if duration else 0,
+                                 agent_type="workflow-subagent")
+            key = f"v2:h{self.ids.hexs(6)}"
+            journal += [(start, {"type": "started", "key": key, "agentId": run.agent_id}),
+                        (run.t_end, {"type": "result", "key": key, "agentId": run.agent_id, "result": run.final_text[:400]})]
+            runs.append(run)
+            results.append({"label": label, "agentId": run.agent_id, "result": run.final_text[:300]})
+        t_end = max((run.t_end for run in runs), default=t0) + r.randint(300, 4000)
+        total_tok = sum(run.total_tokens for run in runs)
+        total_tools = sum(run.tool_uses for run in runs)
+        data = b"".join(orjson.dumps(obj) + b"\n" for _, obj in sorted(journal, key=lambda x: x[0]))
+        write_file(wf_dir / "journal.jsonl", data, self.tally, t_end)
+        snapshot = {"runId": run_id, "taskId": task_id, "status": "completed",
+                    "workflowName": script.rsplit("/", 1)[-1].replace(".workflow.js", ""), "timestamp": iso(t0),
+                    "durationMs": t_end - t0, "agentCount": plan.workflow_agents, "totalTokens": total_tok,
+                    "totalToolCalls": total_tools, "defaultModel": self.era.model, "scriptPath": script,
+                    "args": block["input"]["args"], "summary": desc,
+                    "workflowProgress": [{"type": "workflow_agent", "index": i, "label": res["label"], "agentId": res["agentId"],
+                                          "state": "done", "resultPreview": res["result"][:80]} for i, res in enumerate(results)]}
+        write_file(self.session_dir / "workflows" / f"{run_id}.json", orjson.dumps(snapshot), self.tally, t_end)
+        output = orjson.dumps({"summary": desc, "results": results}).decode()
+        self.push(Running(plan, task_id, block["id"], desc, "", t_end=t_end, task_kind="workflow", output=output,
+                          total_tokens=total_tok, tool_uses=total_tools))
 
     def resume(self, run: Running) -> None:
         """SendMessage to a finished background agent: it continues in the same file and notifies again."""
@@ -386,7 +429,15 @@ class SessionSim:
         pin = {"id": run.agent_id, "name": run.agent_id, "ref": self.ids.hexs(6)}
         tur = {"success": True, "message": f"Resuming agent {run.agent_id[:7]}", "resumedAgentId": run.agent_id, "pin": pin}
         a.tool_result(block, [{"type": "text", "text": orjson.dumps(tur).decode()}], tur, uuids[-1])
-        self.agents.resume(run, msg)
+        actor = run.actor
+        actor.tr = Transcript(actor.tr.path, self.tally, append=True)
+        actor.now = a.now + self.rng.randint(50, 500)
+        actor.user_text(msg)
+        self._work(actor, run.plan, actor.msg_lines + run.plan.events - max(4, run.plan.events // 3), REVIEW_TOOLS, 1,
+                   run.agent_id, plan_akm=False)
+        run.final_text = actor.forge.report(run.plan.report_chars, run.description)
+        actor.api_call([{"type": "text", "text": run.final_text}])
+        self._close(run)
         self.push(run)
 
     def poll(self, run: Running, block: bool) -> None:
@@ -427,8 +478,24 @@ class SessionSim:
         summary_body = "\n".join(f"{i}. {h}:\n   {self.forge.prose(r.randint(150, 500))}" for i, h in
                                  enumerate(("Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections",
                                             "Errors and fixes", "Pending Tasks", "Current Work"), 1))
-        if era.layout == "nested":
-            self.agents.compaction(a.now, summary_analysis, summary_body)
+        if era.layout == "nested":  # agent-acompact-<id>.jsonl: the call that wrote the summary, ending now
+            cid = "acompact-" + self.ids.hexs(6)
+            env = self.env.sidechain_of(cid)
+            if not era.modern:
+                env.slug = self.slug_name
+            else:
+                env.prompt_id = self.ids.uuid()
+            tr = Transcript(self.session_dir / "subagents" / f"agent-{cid}.jsonl", self.tally)
+            c = Actor(self.ctx, tr, env, a.now - r.randint(15_000, 60_000), era.model)
+            for _ in range(r.choice((0, 1, 1, 2, 3, 5))):
+                c.user_text("<system-reminder>\nPostToolUse:Edit hook additional context: "
+                            f"{self.forge.shell(r.randint(100, 700))}\n</system-reminder>", meta=True)
+            c.user_text("Your task is to create a detailed summary of the conversation so far, paying close attention "
+                        "to the user's explicit requests and your previous actions.\n"
+                        + self.forge.prose(r.randint(800, 2500)))
+            c.api_call([{"type": "text", "text": f"\n\n<analysis>\n{summary_analysis}\n</analysis>\n\n<summary>\n"
+                                                 f"{summary_body}\n</summary>"}])
+            tr.close()
         if era.key == "inline":
             self.tr.write({"type": "summary", "summary": self.forge.description(), "leafUuid": a.last_uuid})
         else:
@@ -457,10 +524,8 @@ class SessionSim:
             self.turn_end(start)
 
     def outlive(self) -> None:
-        """Background tasks still running when the parent stops.
-
-        A `late` one's notification is enqueued after the parent's last line and never dequeued;
-        a `lost` one writes nothing."""
+        """Background tasks still running when the parent stops: a `late` one's notification is enqueued
+        after the parent's last line and never dequeued; a `lost` one writes nothing."""
         for run in self.outliving:
             if run.plan.fate == "late":
                 t = max(run.t_end, self.parent.now + self.rng.randint(30_000, 240_000))
@@ -491,3 +556,175 @@ class SessionSim:
             data = orjson.dumps(obj)
             torn = data[: r.randint(len(data) // 3, len(data) - 5)]
         self.tr.close(torn)
+
+    # -- subagents ------------------------------------------------------------------------------
+    def prompt(self, desc: str) -> str:
+        """The prompt a parent writes for a subagent."""
+        r = self.rng
+        branch = self.env.branch
+        where = "in the working tree" if branch == "main" else f"on branch `{branch}` compared to main"
+        lines = [f"{desc} {where}.", "",
+                 f"1. Run `git diff main...HEAD` and read `{r.choice(self.project.files)}`", "2. Focus on:"]
+        for _ in range(r.randint(2, 6)):
+            lines.append(f"   - {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} around `{r.choice(self.project.functions)}`")
+        lines += ["", self.forge.prose(r.choice((80, 200, 400, 800))), ""]
+        lines.append(r.choice(("Be specific about file:line for every finding.", "Do research only, don't write any code.",
+                               "Report back with a prioritized list.", "Keep the report under 800 words.")))
+        return "\n".join(lines)
+
+    def run_agent(self, plan: AgentPlan, *, tool_use_id: str, description: str, prompt: str, start: int,
+                  duration_ms: int = 0, depth: int = 1, parent_agent: str | None = None,
+                  wf_dir: Path | None = None, agent_type: str | None = None, replay: list[dict] = ()) -> Running:
+        """Write one subagent transcript (and its sidecar) from `start`, after the parent lines of
+        `replay` (a fork opens with the conversation it forks); return its outcome."""
+        era = self.era
+        agent_type = agent_type or plan.agent_type
+        agent_id = f"a{plan.name}-{self.ids.hexs(16)}" if plan.name else self.ids.agent(era.agent_id)
+        if era.layout == "inline":
+            env = self.env.sidechain_of(None)
+            tr = self.tr
+        else:
+            env = self.env.sidechain_of(agent_id, agent_type if era.modern else None)
+            if era.layout == "sibling":
+                path = self.session_dir.parent / f"agent-{agent_id}.jsonl"
+            else:
+                path = (wf_dir if wf_dir is not None else self.session_dir / "subagents") / f"agent-{agent_id}.jsonl"
+            if not era.modern and era.key != "sibling":
+                env.slug = self.slug_name
+            tr = Transcript(path, self.tally)
+            if era.sidecars:
+                self._sidecar(path, plan, description, tool_use_id, depth, parent_agent, wf_dir is not None)
+        model = era.fast_model if agent_type == "Explore" else era.model
+        actor = Actor(self.ctx, tr, env, start, model, scale=plan.step_scale)
+        if era.agent_progress and plan.kind == "sync" and depth == 1:
+            actor.echo = []
+        if era.notify == "agent" and plan.kind == "async":
+            actor.tool_log = []
+        if duration_ms > 0:  # stretch its waits to the planned wall time
+            actor.pace = max(0.2, duration_ms / (max(1, plan.events // 3) * 11_000))
+        if era.modern:
+            env.prompt_id = self.ids.uuid()
+        for line in replay:
+            tr.write(as_sidechain(line, agent_id))
+        actor.user_text(prompt)
+        if actor.echo is not None:
+            actor.echo.append((actor.now, {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
+                                           "uuid": actor.last_uuid, "timestamp": iso(actor.now)}))
+        run = Running(plan, agent_id, tool_use_id, description, prompt, actor=actor)
+        tools = (EXPLORE_TOOLS if agent_type == "Explore" else
+                 REVIEW_TOOLS if any(w in description for w in ("Review", "Audit", "review", "Explore", "Find", "Map", "Trace"))
+                 else IMPLEMENT_TOOLS)
+        resumed = plan.fate == "resumed"  # it stops early; the parent resumes it later
+        self._work(actor, plan, max(4, plan.events // 3) if resumed else plan.events, tools, depth, agent_id, plan_akm=True)
+        if plan.fate == "killed":
+            run.status = "killed"
+        else:
+            report = actor.forge.report(max(300, plan.report_chars // 4) if resumed else plan.report_chars,
+                                        f"Partial results: {description}" if resumed else description)
+            if resumed:
+                report = "I could not finish: " + actor.forge.sentence() + "\n\n" + report
+            actor.api_call([{"type": "text", "text": report}])
+            run.final_text = report
+        self._close(run)
+        return run
+
+    def aside(self, parent_lines: list[dict], report_chars: int) -> None:
+        """A `/btw` side question: agent-aside_question-<16 hex>.jsonl, no sidecar, the parent's lines
+        so far replayed, then the question and its answer."""
+        agent_id = "aside_question-" + self.ids.hexs(16)
+        env = self.env.sidechain_of(agent_id)
+        env.prompt_id = self.ids.uuid()
+        tr = Transcript(self.session_dir / "subagents" / f"agent-{agent_id}.jsonl", self.tally)
+        for line in parent_lines:
+            tr.write(as_sidechain(line, agent_id))
+        actor = Actor(self.ctx, tr, env, self.parent.now + self.rng.randint(200, 4000), self.era.model)
+        question = self.forge.sentence()
+        actor.user_text(f"btw, {question[:1].lower()}{question[1:]}")
+        actor.api_call([{"type": "text", "text": self.forge.prose(report_chars)}])
+        tr.close()
+
+    def _close(self, run: Running) -> None:
+        actor = run.actor
+        run.t_end = actor.now + self.rng.randint(50, 900)
+        run.tool_uses = actor.tool_uses
+        run.duration_ms = run.t_end - actor.first_ts
+        run.usage = actor.meter.final_usage(len(run.final_text))
+        run.total_tokens = sum(run.usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                             "cache_read_input_tokens", "output_tokens"))
+        if actor.tr is not self.tr:
+            actor.tr.close()
+
+    def _work(self, actor: Actor, plan: AgentPlan, target: int, tools: tuple, depth: int, agent_id: str,
+              plan_akm: bool) -> None:
+        """Tool calls until about `target` user/assistant lines; the plan's akm calls and nested agents at random steps."""
+        r = self.rng
+        special = []
+        if plan_akm:
+            special = (["remember"] * plan.remember + ["feedback"] * plan.feedback
+                       + [r.choice(("search", "show")) for _ in range(plan.readonly)]
+                       + ["nested"] * (plan.nested if depth == 1 else 0))
+            r.shuffle(special)
+        steps_est = max(1, (target - 2) // 3)
+        slots = sorted(r.randint(0, steps_est) for _ in special)
+        step = 0
+        while actor.msg_lines < target - 1 or special:
+            while special and slots and slots[0] <= step:
+                slots.pop(0)
+                kind = special.pop(0)
+                if kind == "nested":
+                    self._nested(actor, plan, agent_id)
+                else:
+                    actor.akm(kind)
+            if actor.msg_lines >= target - 1 and not special:
+                break
+            if special and step > steps_est:
+                slots = [step] * len(special)
+                continue
+            actor.work(tools)
+            step += 1
+
+    def _nested(self, actor: Actor, plan: AgentPlan, parent_agent: str) -> None:
+        """A subagent spawning its own subagent: the spawn lives in the parent agent's file."""
+        r = self.rng
+        era = self.era
+        desc = self.forge.description()
+        prompt = self.prompt(desc)
+        inp = {"description": desc, "subagent_type": "Explore", "prompt": prompt} if era.modern else \
+            {"description": desc, "prompt": prompt, "subagent_type": "Explore"}
+        block = actor.tool_use(era.task_tool, inp)
+        uuids = actor.api_call([block])
+        sub_plan = AgentPlan(at=0, kind="sync", events=r.randint(8, 24), report_chars=r.randint(800, 2500), agent_type="Explore")
+        run = self.run_agent(sub_plan, tool_use_id=block["id"], description=desc, prompt=prompt, start=actor.now + 100,
+                             depth=2, parent_agent=parent_agent)
+        actor.now = run.t_end + r.randint(20, 500)
+        actor.tool_result(block, *task_result(era, run), uuids[-1])
+
+    def _sidecar(self, path: Path, plan: AgentPlan, desc: str, tool_use_id: str, depth: int,
+                 parent_agent: str | None, workflow: bool) -> None:
+        """agent-<id>.meta.json, in every variant real roots hold (full, minimal, missing, null, cut short)."""
+        r = self.rng
+        meta_path = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
+        if workflow:
+            meta = {"agentType": "workflow-subagent"}
+            if r.random() < 0.5:
+                meta["spawnDepth"] = 1
+            if r.random() < 0.3:
+                meta["model"] = r.choice(("sonnet", "haiku"))
+            if r.random() < 0.3:
+                meta["workflowPhase"] = r.choice(("Sweep", "Review", "Verify"))
+        elif plan.sidecar == "missing":
+            return
+        elif plan.sidecar == "null":
+            meta = None
+        elif plan.sidecar == "minimal":  # most real sidecars: agentType and description only
+            meta = {"agentType": plan.agent_type, "description": desc}
+        elif plan.sidecar == "fork":
+            meta = {"agentType": "fork", "isFork": True, "name": plan.name, "description": desc, "spawnDepth": depth}
+        else:
+            meta = {"agentType": plan.agent_type, "description": desc, "toolUseId": tool_use_id, "spawnDepth": depth}
+            if plan.agent_type == "Explore":
+                meta["model"] = "haiku"
+            if parent_agent:
+                meta["parentAgentId"] = parent_agent
+        data = orjson.dumps(meta)
+        write_file(meta_path, data[: len(data) // 2] if plan.sidecar == "broken" else data, self.tally, self.parent.now)

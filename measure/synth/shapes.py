@@ -12,6 +12,8 @@ from measure.synth.plans import AgentPlan, SessionRecipe
 from measure.synth.text import Project, make_project
 from measure.synth.vocab import LANGS, PROJECT_NAMES
 
+A, R = AgentPlan, SessionRecipe  # short names keep the recipe tables below readable
+
 ERA_EPOCH_MS = {  # first day of each era's sessions (UTC)
     "inline": 1_754_006_400_000,  # 2025-08-01
     "sibling": 1_767_571_200_000,  # 2026-01-05
@@ -52,8 +54,6 @@ def _projects(rng: random.Random, n: int) -> list[Project]:
 
 def _mixed_fixed(rng: random.Random) -> list[SessionRecipe]:
     """Twelve sessions that together cover every layout, version shape and error path."""
-    A = AgentPlan
-    R = SessionRecipe
     u = rng.uniform
     return [
         # 0: modern; parent near the 80k budget, big background reviewers running to its end (eviction)
@@ -123,11 +123,7 @@ def _mixed_fixed(rng: random.Random) -> list[SessionRecipe]:
 
 
 def _mixed_outliving(rng: random.Random) -> list[SessionRecipe]:
-    """Sessions 12-13: background tasks that outlive the parent's last turn.
-
-    They draw from their own stream, so sessions 0-11 and the root extras do not depend on them."""
-    A = AgentPlan
-    R = SessionRecipe
+    """Sessions 12-13: background tasks that outlive the parent's last turn."""
     return [
         # 12: modern; reviewers still running when the parent stops: one notification enqueued and
         # never delivered, one never written, a late background Bash, and a killed agent
@@ -146,11 +142,7 @@ def _mixed_outliving(rng: random.Random) -> list[SessionRecipe]:
 
 
 def _mixed_delegation(rng: random.Random) -> list[SessionRecipe]:
-    """Sessions 14-15: delegation as real 2.1.3x-2.1.2xx sessions record it, from their own stream.
-
-    Sessions 0-13 and the root extras do not depend on them."""
-    A = AgentPlan
-    R = SessionRecipe
+    """Sessions 14-15: delegation as real 2.1.3x-2.1.2xx sessions record it."""
     return [
         # 14: modern; a named agent with a minimal sidecar and a plain sync agent, both of whose results the
         # budget keeps twice; a /btw side question replaying the parent; a forked Skill with its fork sidecar
@@ -215,14 +207,9 @@ def _spread(rng: random.Random, n: int, lo: float, hi: float) -> list[float]:
     return sorted(round(rng.uniform(lo, hi), 4) for _ in range(n))
 
 
-LATE_578 = 32
-LATE_393 = 40
-
-
 def _s840_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
     """The four sessions of akm's #840 study, plus #836's orphaned 4a0d9e9b subagents."""
     rng = ctx.rng
-    A = AgentPlan
     akm = make_project(rng, name="akm", language="typescript", user="dana", cwd="/Users/dana/src/akm")
     plugins = make_project(rng, name="akm-plugins", language="typescript", user="dana", cwd="/Users/dana/src/akm-plugins")
     t0 = ERA_EPOCH_MS["modern"] + 10 * 86_400_000
@@ -230,16 +217,14 @@ def _s840_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
     # 4f7f80f8: 28 top-level files (19 background + 5 sync + 1 killed + 1 nested + 2 compaction),
     # 22 workflow agents -> 50 chunks; 19 notification pairs; refs 2 parent / 160 subagent.
     # Every agent finishes before the parent's last quarter, so folding evicts nothing.
-    agents = []
-    for at in _spread(rng, 19, 0.04, 0.66):
-        agents.append(A(at, "async", events=rng.randint(220, 320), report_chars=int(rng.lognormvariate(9.1, 0.6)),
-                        remember=5, feedback=1, step_scale=0.45))
-    for i, at in enumerate(_spread(rng, 5, 0.05, 0.65)):
-        agents.append(A(at, "sync", events=rng.randint(180, 300), report_chars=rng.randint(2000, 6000), remember=6, feedback=2,
-                        nested=1 if i == 2 else 0, step_scale=0.45, agent_type="Explore" if i % 2 else "general-purpose"))
-    agents.append(A(0.5, "async", fate="killed", events=100, step_scale=0.45))
-    agents.append(A(0.3, "workflow", events=270, workflow_agents=11, remember=3, step_scale=0.4))
-    agents.append(A(0.6, "workflow", events=270, workflow_agents=11, remember=3, step_scale=0.4))
+    agents = [A(at, "async", events=rng.randint(220, 320), report_chars=int(rng.lognormvariate(9.1, 0.6)),
+                remember=5, feedback=1, step_scale=0.45) for at in _spread(rng, 19, 0.04, 0.66)]
+    agents += [A(at, "sync", events=rng.randint(180, 300), report_chars=rng.randint(2000, 6000), remember=6, feedback=2,
+                 nested=1 if i == 2 else 0, step_scale=0.45, agent_type="Explore" if i % 2 else "general-purpose")
+               for i, at in enumerate(_spread(rng, 5, 0.05, 0.65))]
+    agents += [A(0.5, "async", fate="killed", events=100, step_scale=0.45),
+               A(0.3, "workflow", events=270, workflow_agents=11, remember=3, step_scale=0.4),
+               A(0.6, "workflow", events=270, workflow_agents=11, remember=3, step_scale=0.4)]
     yield SessionRecipe("modern", 0, t0, windows=17, scale=1.38, agents=tuple(agents), compactions=2, wait_at=0.72,
                         remember=1, feedback=1, hooks=0, title="head",
                         session_id=S840_SESSIONS["4f7f80f8"]), akm
@@ -250,8 +235,8 @@ def _s840_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
               A(0.45, "async", events=250, report_chars=rng.randint(8000, 12000), remember=5, feedback=1, step_scale=0.45),
               A(0.3, "workflow", events=168, workflow_agents=14, remember=8, step_scale=0.4),
               A(0.62, "workflow", events=168, workflow_agents=14, remember=8, step_scale=0.4),
-              A(0.955, "async", events=LATE_578, report_chars=rng.randint(8000, 12000), remember=5, feedback=1, duration_s=-1.05,
-                step_scale=0.45)]
+              A(0.955, "async", events=32, report_chars=rng.randint(8000, 12000), remember=5, feedback=1,
+                duration_s=-1.05, step_scale=0.45)]
     yield SessionRecipe("modern", 0, t0 + 2 * 86_400_000, windows=15, scale=1.1, agents=tuple(agents), compactions=1,
                         remember=3, feedback=1, hooks=0, session_id=S840_SESSIONS["578b2d47"]), akm
 
@@ -263,21 +248,16 @@ def _s840_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
     # 393273fd: 74 top-level (55 background incl. 8 resumed + 6 sync + 2 killed + 1 nested + 10
     # compaction), 55 workflow agents -> 129 chunks; 55 pairs (resumed ones overlap little);
     # refs 8 / 0. A few reviewers and one workflow overlap the end (eviction).
-    agents = []
     fates = ["resumed"] * 8 + ["completed"] * 46
     rng.shuffle(fates)
-    for at, fate in zip(_spread(rng, 54, 0.03, 0.9), fates):
-        agents.append(A(at, "async", fate=fate, events=rng.randint(50, 110), report_chars=int(rng.lognormvariate(8.7, 0.5)),
-                        step_scale=0.4))
-    agents.append(A(0.988, "async", events=LATE_393, report_chars=rng.randint(4000, 9000), duration_s=-1.05, step_scale=0.4))
-    for i, at in enumerate(_spread(rng, 6, 0.05, 0.85)):
-        agents.append(A(at, "sync", events=rng.randint(40, 80), report_chars=rng.randint(1500, 4000), nested=1 if i == 0 else 0,
-                        step_scale=0.4))
-    agents.append(A(0.4, "async", fate="killed", events=30, step_scale=0.4))
-    agents.append(A(0.7, "async", fate="killed", events=30, step_scale=0.4))
-    for at in (0.15, 0.35, 0.55, 0.75):
-        agents.append(A(at, "workflow", events=40, workflow_agents=11, step_scale=0.35))
-    agents.append(A(0.9, "workflow", events=40, workflow_agents=11, step_scale=0.35))
+    agents = [A(at, "async", fate=fate, events=rng.randint(50, 110), report_chars=int(rng.lognormvariate(8.7, 0.5)),
+                step_scale=0.4) for at, fate in zip(_spread(rng, 54, 0.03, 0.9), fates)]
+    agents.append(A(0.988, "async", events=40, report_chars=rng.randint(4000, 9000), duration_s=-1.05, step_scale=0.4))
+    agents += [A(at, "sync", events=rng.randint(40, 80), report_chars=rng.randint(1500, 4000),
+                 nested=1 if i == 0 else 0, step_scale=0.4) for i, at in enumerate(_spread(rng, 6, 0.05, 0.85))]
+    agents += [A(at, "async", fate="killed", events=30, step_scale=0.4) for at in (0.4, 0.7)]
+    agents += [A(at, "workflow", events=40, workflow_agents=11, step_scale=0.35)
+               for at in (0.15, 0.35, 0.55, 0.75, 0.9)]
     yield SessionRecipe("modern", 0, t0 + 6 * 86_400_000, windows=100, scale=0.95, agents=tuple(agents), compactions=10,
                         remember=6, feedback=2, hooks=0, session_id=S840_SESSIONS["393273fd"]), akm
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from measure.synth.actor import Actor
+from measure.synth.actor import Actor, shell_result
 from measure.synth.lines import Era, xml_escape
 from measure.synth.plans import AgentPlan
 from measure.synth.text import Project
@@ -84,8 +84,7 @@ def bash_launched(era: Era, tmp: str, task_id: str) -> tuple[str, dict]:
     """The tool result of a Bash call sent to the background: (text, toolUseResult)."""
     text = (f"Command running in background with ID: {task_id}. Output is being written to: {output_file(tmp, task_id)}"
             + (". You will be notified when it completes. To check interim output, use Read on that file path." if era.modern else ""))
-    return text, {"stdout": "", "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False,
-                  "backgroundTaskId": task_id}
+    return text, shell_result("") | {"backgroundTaskId": task_id}
 
 
 def agent_launched(era: Era, tmp: str, run: Running) -> tuple[str, dict]:

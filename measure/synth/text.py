@@ -62,11 +62,6 @@ class Project:
     module: str
 
 
-def slug_of(cwd: str) -> str:
-    """Claude Code's project directory name: every non-alphanumeric character becomes '-'."""
-    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
-
-
 def make_project(rng: random.Random, name: str | None = None, language: str | None = None,
                  user: str | None = None, cwd: str | None = None) -> Project:
     name = name or rng.choice(PROJECT_NAMES)
@@ -84,30 +79,23 @@ def make_project(rng: random.Random, name: str | None = None, language: str | No
     variables = tuple(sorted({rng.choice(NOUNS).split("_")[0] + rng.choice(("", "s", "_id", "_map", "_ref", "_count"))
                               for _ in range(120)}))
     files = set()
-    ext = EXT[language]
     while len(files) < 90:
         d = rng.choice(DIRS[language]).format(p=pkg, n=rng.choice(NOUNS).split("_")[0], m=rng.choice(NOUNS).split("_")[0])
         stem = _snake(rng, rng.choice((1, 2))) if language != "typescript" else _snake(rng, 2).replace("_", "-")
         if "test" in d:
             stem = {"go": stem + "_test", "python": "test_" + stem, "typescript": stem + ".test",
                     "elixir": stem + "_test", "rust": stem}[language]
-            e = ".exs" if language == "elixir" else ext
-        else:
-            e = ext
-        files.add(f"{d}/{stem}{e}")
+        files.add(f"{d}/{stem}" + (".exs" if "test" in d and language == "elixir" else EXT[language]))
     files.update({"README.md", "Makefile", ".github/workflows/ci.yml", "CLAUDE.md",
                   {"go": "go.mod", "python": "pyproject.toml", "typescript": "package.json",
                    "elixir": "mix.exs", "rust": "Cargo.toml"}[language]})
     tests = tuple(sorted({"Test" + _camel(rng, 2) if language == "go" else "test_" + _snake(rng, 2)
                           for _ in range(40)}))
     branches = ("main",) + tuple(sorted({f"{rng.choice(USERS)}/{_snake(rng, 2).replace('_', '-')}" for _ in range(6)}))
-    return Project(name=name, language=language, user=user, cwd=cwd, slug=slug_of(cwd),
+    # The slug is Claude Code's project directory name: every non-alphanumeric character becomes '-'.
+    return Project(name=name, language=language, user=user, cwd=cwd, slug=re.sub(r"[^A-Za-z0-9]", "-", cwd),
                    branches=branches, files=tuple(sorted(files)), functions=functions,
                    types=types, variables=variables, tests=tests, module=pkg)
-
-
-NON_ASCII_RATE = 0.02
-"""Share of sentences that carry a non-ASCII word or symbol."""
 
 
 def _until(target: int, make, sep: int = 1) -> list[str]:
@@ -127,13 +115,11 @@ class TextForge:
         self.rng = rng
         self.body_scale = body_scale
         self.p = project
-        self.code = CODE_TEMPLATES[project.language]
-        self.type_names = TYPE_NAMES[project.language]
         # The slots of sentence and code templates that are one word of a pool.
         self.words = {"V": VERBS, "D": PAST, "A": ADJS, "P": project.files, "F": project.functions, "O": OPENERS,
                       "B": project.branches}
-        self.code_words = {"f": project.functions, "F": project.functions, "T": project.types, "t": self.type_names,
-                           "v": project.variables, "V": project.variables}
+        self.code_words = {"f": project.functions, "F": project.functions, "T": project.types,
+                           "t": TYPE_NAMES[project.language], "v": project.variables, "V": project.variables}
         # File bodies are generated once per path: re-reading a file returns the same text,
         # as in a real session (and Edit results quote the original file).
         self.file_cache: dict[str, list[str]] = {}
@@ -152,7 +138,7 @@ class TextForge:
 
     def sentence(self) -> str:
         s = fill_template(self.rng.choice(SENTENCES), self._slot)
-        if self.rng.random() < NON_ASCII_RATE:
+        if self.rng.random() < 0.02:  # a non-ASCII word or symbol
             s = s[:-1] + " " + self.rng.choice(NON_ASCII) + s[-1]
         return s
 
@@ -209,16 +195,13 @@ class TextForge:
                 block.append("| File | Issue | Severity |\n|---|---|---|")
                 for _ in range(r.randint(2, 6)):
                     block.append(f"| `{r.choice(self.p.files)}` | {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} | {r.choice(SEVERITY)} |")
-            text = "\n".join(block)
-            out.append(text)
-            size += len(text)
+            out.append("\n".join(block))
+            size += len(out[-1])
         return "\n".join(out)
 
     def _code_slot(self, key: str) -> str:
-        """A code template slot filled in.
-
-        f/F function, T type, t builtin type, v/V variable, w word, n number, c comment sentence,
-        r receiver, P2 module."""
+        """A code template slot filled in: f/F function, T type, t builtin type, v/V variable, w word,
+        n number, c comment sentence, r receiver, P2 module."""
         r = self.rng
         if key in self.code_words:
             return r.choice(self.code_words[key])
@@ -233,7 +216,7 @@ class TextForge:
     def code_lines(self, n: int) -> list[str]:
         """About `n` lines of code in the project's language, as whole blocks."""
         r = self.rng
-        code = self.code
+        code = CODE_TEMPLATES[self.p.language]
         lines: list[str] = []
         while len(lines) < n:
             lines.extend(fill_template(r.choice(code["open"]), self._code_slot).split("\n"))
@@ -241,7 +224,7 @@ class TextForge:
                 lines.extend(fill_template(r.choice(code["body"]), self._code_slot).split("\n"))
             lines.extend(fill_template(r.choice(code["close"]), self._code_slot).split("\n"))
             lines.append("")
-        return lines[:n] if n > 3 else lines[:max(1, n)]
+        return lines[:max(1, n)]
 
     def file_body(self, path: str) -> list[str]:
         body = self.file_cache.get(path)
@@ -251,10 +234,6 @@ class TextForge:
             if len(self.file_cache) < 400:  # bound memory on huge sessions
                 self.file_cache[path] = body
         return body
-
-    def numbered(self, lines: list[str], start: int = 1) -> str:
-        """Read-tool rendering: right-aligned line number, an arrow, the line."""
-        return "\n".join(f"{i:>6}→{line}" for i, line in enumerate(lines, start))
 
     def _test_line(self) -> str:
         """One line of the project's test runner output."""

@@ -27,18 +27,12 @@ from measure.schema import TABLES
 
 @dataclass(frozen=True)
 class Report:
-    """The tables of one measurement and how they were made.
-
-    tables: schema name -> DataFrame (sorted by the schema's key).
-    run: the run's `run.json` (empty when there is none).
-    sessions_root: the root as a portable string (repo-relative or `~/...`).
-    show_excerpts: whether transcript-derived text (descriptions) may be shown.
-    """
+    """The tables of one measurement (sorted by the schema's key) and how they were made."""
 
     tables: Mapping[str, pl.DataFrame]  # a LazyTables when read from a run directory
-    run: dict[str, Any] = field(default_factory=dict)
-    sessions_root: str = ""
-    show_excerpts: bool = False
+    run: dict[str, Any] = field(default_factory=dict)  # run.json
+    sessions_root: str = ""  # portable: repo-relative or `~/...`
+    show_excerpts: bool = False  # whether transcript-derived text (descriptions) may be shown
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # derived once per report
 
     def __getitem__(self, name: str) -> pl.DataFrame:
@@ -47,8 +41,7 @@ class Report:
     def pandas(self, name: str | None = None):
         """Table `name` as a pandas DataFrame (every table, as a dict by name, when `name` is None).
 
-        Through Arrow: columns are `pd.ArrowDtype` backed by the polars buffers, so numbers are
-        not copied; rows and columns are the schema's. Needs the `pandas` extra (`make lab` has it).
+        Columns are `pd.ArrowDtype` backed by the polars buffers, so numbers are not copied.
         """
         try:
             import pandas  # noqa: F401, PLC0415
@@ -64,35 +57,19 @@ class Report:
         return self.tables[name].to_pandas(use_pyarrow_extension_array=True)
 
 
-def load(
-    sessions_root: str | os.PathLike,
-    out_dir: str | os.PathLike | None = None,
-    *,
-    max_total_chars: int | None = None,
-    budgets: list[int] | None = None,
-    template_path: str | os.PathLike | None = None,
-    sessions: list[str] | None = None,
-    show_excerpts: bool = False,
-    replay: str | None = None,
-    priorities: str | None = None,
-) -> Report:
-    """Return the tables of a measurement of `sessions_root`.
+def load(sessions_root: str | os.PathLike, out_dir: str | os.PathLike | None = None, *,
+         max_total_chars: int | None = None, budgets: list[int] | None = None,
+         template_path: str | os.PathLike | None = None, sessions: list[str] | None = None,
+         show_excerpts: bool = False, replay: str | None = None, priorities: str | None = None) -> Report:
+    """Return the tables of a measurement of `sessions_root` (repo-relative or `~/...`).
 
-    Parameters
-    ----------
-    sessions_root : the sessions root that was (or is to be) measured; repo-relative or `~/...`.
-    out_dir : a `measure run` output directory whose tables are read (it must hold a run.json;
-        the root it names wins). None measures the root now, into a temporary directory, without
-        the cache (what golden notebooks do, so nbval always checks freshly computed numbers).
-    max_total_chars, budgets, template_path : the run's options when measuring now.
-    sessions : keep only these session ids (exact, prefix or path); empty or None keeps all. A run
-        made for other sessions is not filtered: the root is measured now for these, so its
-        run-level tables (run_cost, breakdown, verdict) are the runner's over exactly them.
-    show_excerpts : allow transcript-derived text (subagent descriptions) in views.
-    replay : the `--replay-at` schedule when measuring now (None: no replay table; only the
-        04-background page needs one, and replaying costs a pipeline run per moment).
-    priorities : the choice table's priorities (None: the run's, or the default when measuring
-        now); a run made with other priorities is not used: the root is measured now with these.
+    `out_dir` is a `measure run` directory whose tables are read (the root its run.json names wins);
+    None measures the root now, into a temporary directory, without the cache (what golden notebooks
+    do, so nbval always checks freshly computed numbers); the other options are the run's then.
+    A run made for other `sessions` (ids, prefixes or paths) or other `priorities` is not filtered
+    but measured again with these, so its run-level tables (run_cost, breakdown, verdict) are the
+    runner's over exactly them. `replay` None makes no replay table: only 04-background needs one,
+    and replaying costs a pipeline run per moment.
 
     Raises FileNotFoundError for an `out_dir` without run.json or a root that does not exist,
     and `measure.runner.select.UnknownSessions` when a `sessions` value names no session.
@@ -161,8 +138,7 @@ class LazyTables(Mapping):
 
 
 def scan(r: Report, name: str) -> pl.LazyFrame | None:
-    """Table `name` of a report as a LazyFrame (from a run directory only the columns a query
-    selects are read); None when the report has no such table."""
+    """Table `name` of a report as a LazyFrame (None when there is none): see LazyTables.scan."""
     if isinstance(r.tables, LazyTables):
         return r.tables.scan(name)
     df = r.tables.get(name)
@@ -248,8 +224,7 @@ def wide(df: pl.DataFrame, value: str, strategies: list[str], r: Report, rename=
 
 @dataclass(frozen=True)
 class Top:
-    """The first `n` rows of a per-session table, with a caption saying the total, the order and
-    where every row is. Notebooks display it; its text form is the same caption."""
+    """The first `n` rows of a per-session table, with a caption saying the total, the order and where every row is."""
 
     df: pl.DataFrame
     n: int
@@ -260,9 +235,8 @@ class Top:
     def caption(self) -> str:
         if self.df.height == 0:
             return f"No {self.what} here."
-        shown = min(self.n, self.df.height)
-        if self.df.height > shown:
-            head = f"{shown} of {self.df.height} {self.what}"
+        if self.df.height > self.n:
+            head = f"{self.n} of {self.df.height} {self.what}"
         elif self.df.height == 1:
             head = f"The one row of {self.what}"
         else:
@@ -281,8 +255,7 @@ class Top:
 
 
 def top(df, what: str = "sessions", table: str = "sessions", n: int = TOP_N, order: str = RELEVANCE_ORDER):
-    """Show the first `n` rows of `df` (already in `order`) with a caption (see Top); anything
-    but a DataFrame (a "no rows" note) is returned as it is."""
+    """`df` (already in `order`) as a Top; anything but a DataFrame (a "no rows" note) as it is."""
     return Top(df, n, what, table, order) if isinstance(df, pl.DataFrame) else df
 
 
@@ -293,30 +266,22 @@ HTML_FLOAT_DIGITS = 1
 """Decimals of floats in tables."""
 
 COLUMN_LABELS: dict[str, str] = {
-    "session_id": "session id",
-    "session_path": "session path",
     "subagent_path": "subagent transcript",
-    "agent_id": "agent id",
-    "agent_type": "agent type",
     "both_in_prompt": "both copies in prompt",
     "notification_chars": "notification (chars)",
     "final_chars": "final report (chars)",
     "stub_saved_chars": "stub saves (chars)",
-    "session_cap": "session cap",
     "llm_calls": "LLM calls",
     "calls_per_run_mean": "calls per run (mean)",
     "calls_per_run_max": "calls per run (max)",
     "cap_multiplier": "max calls per run / cap (×)",
     "x_single_call_run": "max calls per run / single-call strategy's (×)",
-    "chars": "chars",
-    "events": "events",
 }
-"""Human headers of raw schema columns that views show as they are (with units)."""
+"""Human headers (with units) of raw schema columns, where underscores as spaces are not enough."""
 
 
 def column_label(name: str) -> str:
-    """The header a page shows for column `name`: a human label with units. Strategy ids
-    (`fold_dedupe_scoped`) stay as they are: they are names, used so in every sentence too."""
+    """The header a page shows for column `name` (strategy ids stay as they are: they are names, in every sentence)."""
     if name in COLUMN_LABELS:
         return COLUMN_LABELS[name]
     if any(name == sid or name.startswith(sid + " ") for sid in STRATEGY_ORDER):
@@ -381,8 +346,7 @@ def run_summary(r: Report):
     lines = [
         f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured"
         + (f", {legacy} of them legacy sibling `agent-*.jsonl` transcripts akm lists as sessions" if legacy else "")
-        + ", "
-        f"{subagents} subagent transcripts, {errors} error rows)",
+        + f", {subagents} subagent transcripts, {errors} error rows)",
         f"- **Budget (`maxTotalChars`):** {', '.join(fmt_int(b) for b in budget) or 'n/a'}; "
         f"**budget sweep:** {', '.join(fmt_int(b) for b in budgets) or 'none'}",
         f"- **Strategies:** {', '.join(f'`{x}`' for x in strategies) or 'none'}",

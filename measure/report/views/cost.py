@@ -10,10 +10,6 @@ from measure.report.style import ORIGIN_LABELS
 from measure.report.views.common import Report, fmt_int, fmt_pct, fmt_x, headed, markdown, per_session
 
 
-def _ratio(a: float, b: float) -> float | None:
-    return a / b if b else None
-
-
 def _share(part: float, whole: float) -> str:
     """`part` as a percentage of `whole` ("n/a" of nothing)."""
     return fmt_pct(100 * (part / whole)) if whole else "n/a"
@@ -87,11 +83,10 @@ def overcount_summary(r: Report):
         )
     else:
         text = (
-            f"Summing `usage` over every assistant line, as per-line tools do, counts "
-            f"{fmt_int(lines)} calls instead of {fmt_int(calls)} "
-            f"({fmt_x(_ratio(lines, calls))}) and {fmt_int(naive)} tokens instead of "
-            f"{fmt_int(dedup)} ({fmt_x(_ratio(naive, dedup))}): {fmt_int(lines - calls)} lines repeat the usage of a "
-            "response already counted (one response is written as one line per content block)."
+            f"Summing `usage` over every assistant line, as per-line tools do, counts {fmt_int(lines)} calls "
+            f"instead of {fmt_int(calls)} ({fmt_x(lines / calls)}) and {fmt_int(naive)} tokens instead of "
+            f"{fmt_int(dedup)} ({fmt_x(naive / dedup if dedup else None)}): {fmt_int(lines - calls)} lines repeat "
+            "the usage of a response already counted (one response is written as one line per content block)."
         )
     if progress:
         text += (

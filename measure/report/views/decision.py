@@ -86,11 +86,8 @@ def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
 
 
 def verdict(r: Report, out_dir: str | os.PathLike | None = None):
-    """Markdown: the decision of the `verdict` table (a Pareto analysis), its trade-offs and criteria.
-
-    When extraction results exist for the root (`measure extract`, or the recorded store of a
-    fixture), a section on what a model actually extracted follows; `out_dir` is the run
-    directory the notebook reads, where `measure report --extraction` copies them.
+    """Markdown: the decision of the `verdict` table (a Pareto analysis), its trade-offs and criteria, then
+    what a model extracted when there are extraction results (see extraction.verdict_section for `out_dir`).
     """
     s = r.tables["sessions"]
     v = r["verdict"]
@@ -158,9 +155,7 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             + "; ".join(f"{x['strategy']} (by {x['dominated_by'].replace(',', ', ')})" for x in dominated.iter_rows(named=True))
             + "."
         )
-    lines.append("")
-    lines.append("The criteria, summed over the run (an *identity* holds by construction and is not a finding):")
-    lines.append("")
+    lines += ["", "The criteria, summed over the run (an *identity* holds by construction and is not a finding):", ""]
     for c, label in CRITERION_LABELS.items():
         rows = v.filter(pl.col("criterion") == c)
         if not rows.height:
@@ -261,8 +256,7 @@ def choice(r: Report):
     flips = [x for x in rows if x["kind"].startswith("flip_")]
     lines.append("")
     if flips:
-        lines.append("**What would change the choice** (each a single change; the smallest tolerance change first):")
-        lines.append("")
+        lines += ["**What would change the choice** (each a single change; the smallest tolerance change first):", ""]
         lines += [f"- {FLIP_WORDS[x['kind']][0](x)} chooses {label(x['winner']) if x['winner'] else 'nothing (none feasible)'}"
                   f" ({x['note']})." for x in flips]
     added = "just before the deciding one" if end["item"] and walk and not parse(end["item"])[0].op else "after the listed ones"
@@ -270,8 +264,7 @@ def choice(r: Report):
     if none:
         said = ", ".join(none[:-1]) + " and " + none[-1] if len(none) > 1 else none[0]
         lines.append(("- " if flips else "") + f"{said.capitalize()} changes the choice.")
-    lines.append("")
-    lines.append(_proposals(r))
+    lines += ["", _proposals(r)]
     caveats = _caveats(r, {parse(x["item"])[0].name for x in walk})
     if caveats:
         lines += ["", caveats]

@@ -33,10 +33,8 @@ def eviction_table(r: Report) -> pl.DataFrame:
 
 
 def zero_eviction_budgets(r: Report) -> pl.DataFrame:
-    """Per session: the smallest swept budget from which each strategy evicts no parent content.
-
-    Null means the strategy still evicts parent content at the largest swept budget.
-    """
+    """Per session: the smallest swept budget from which each strategy evicts no parent content (null: it
+    still evicts at the largest swept budget)."""
     sweep = scan(r, "budget_sweep")  # the columns the query reads, not the table
     swept = sweep.select(pl.col("strategy").unique()).collect()["strategy"].to_list()
     strategies = [s for s in ordered_strategies(swept) if s not in SWEEP_EXCLUDED]
@@ -107,7 +105,6 @@ def eviction_summary(r: Report):
 
 
 SWEEP_LABELS: dict[str, str] = {
-    "strategy": "strategy",
     "budget": "budget (chars)",
     "evicted_chars": "evicted (chars)",
     "stub_saved_chars": "stub-shortened (chars)",

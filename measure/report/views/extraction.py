@@ -42,11 +42,8 @@ class Extraction:
 
 def find_results(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathLike | None = None,
                  out_dir: str | os.PathLike | None = None) -> tuple[Path, bool] | None:
-    """(directory, recorded?) of the extraction results to show, or None.
-
-    Order: `extraction_dir`; an `extraction/` folder in the run directory `out_dir`; the recorded
-    store for the root's name under RECORDED_DIR (only for roots under fixtures/).
-    """
+    """(directory, recorded?) of the extraction results to show, or None: `extraction_dir`, else an
+    `extraction/` folder in the run directory `out_dir`, else the recorded store of a root under fixtures/."""
     for d in (extraction_dir, Path(out_dir) / "extraction" if out_dir else None):
         if d and (paths.resolve(d) / "extract.json").is_file():
             return paths.resolve(d), False
@@ -102,12 +99,9 @@ def summary(x: Extraction | None):
     return markdown("\n".join(lines))
 
 
-def _short(x: Extraction) -> dict[str, str]:
-    return short_ids(x.ab["session_id"].to_list())
-
-
 def _session(x: Extraction) -> pl.Expr:
-    return pl.col("session_id").replace_strict(_short(x), default=pl.col("session_id")).alias("session")
+    short = short_ids(x.ab["session_id"].to_list())
+    return pl.col("session_id").replace_strict(short, default=pl.col("session_id")).alias("session")
 
 
 def ab_table(x: Extraction) -> pl.DataFrame:
@@ -194,11 +188,8 @@ def verdict(x: Extraction | None):
 
 
 def verdict_section(r, out_dir: str | os.PathLike | None = None) -> str:
-    """Markdown for the overview's verdict when extraction results exist for the report, else ''.
-
-    `r` is the overview's `common.Report`; pass the notebook's `out_dir` too, so results that
-    `measure report --extraction` copied into the run directory are found (see find_results).
-    """
+    """Markdown for the overview's verdict when extraction results exist for the report `r`, else ''; pass the
+    notebook's `out_dir` too, so results `measure report --extraction` copied into the run directory are found."""
     x = load(r.sessions_root, out_dir=out_dir)
     body = verdict_text(x)
     if not body:
@@ -227,7 +218,7 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
 
     contract = Contract(**{k: tuple(v) if k == "fields" else v for k, v in x.meta.get("contract", {"list_key": "candidates", "fields": []}).items()})
     store = ReplyStore(x.store_dir)
-    short = _short(x)
+    short = short_ids(x.ab["session_id"].to_list())
     rows = []
     first = x.calls.filter((pl.col("sample") == 0) & (pl.col("status") == "ok"))
     for row in x.ab.filter(pl.col("complete")).iter_rows(named=True):

@@ -131,11 +131,8 @@ def _headline_like_840(r: Report) -> pl.DataFrame:
 
 
 def published_comparison(r: Report, which: str = "headline"):
-    """The recomputed table next to the published #840 one (rows: here / #840 / Δ per session).
-
-    `which` is "headline", "duplicates" or "chunking". When the root is not the #840-shaped
-    fixture, returns a one-line Markdown note instead.
-    """
+    """The recomputed table ("headline", "duplicates" or "chunking") next to the published #840 one (rows:
+    here / #840 / Δ per session); a one-line Markdown note when the root is not the #840-shaped fixture."""
     if not is_840_fixture(r):
         return markdown(
             "_This root is not the #840-shaped fixture (sessions 4f7f80f8…, 578b2d47…, f798f45f…, "

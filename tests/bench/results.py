@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 
-from measure.bench.corpus import MIB, REPO
+from tests.bench.corpus import MIB, REPO
 from measure.numbers import rounded
 
 DEFAULT_OUT = REPO / "build" / "bench"  # untracked; the committed copy under reports/bench/ is updated on purpose
@@ -184,7 +184,7 @@ def build_rows(res: dict) -> list[Row]:
     scale = res.get("scale")
     if scale:
         n, peak = scale["sessions"], tree_peak(scale)
-        add("report_20k", "sessions", n, "sessions", note=f"{scale['files']} files, {fmt(scale['bytes'] / 1e6)} MB (measure.bench.scale)")
+        add("report_20k", "sessions", n, "sessions", note=f"{scale['files']} files, {fmt(scale['bytes'] / 1e6)} MB (tests.bench.scale)")
         run_rows("report_20k", "report", scale | {"runs": [scale["wall_s"]]}, "measure report, cold, six budgets, every notebook")
         memory_rows("report_20k", "report", scale)
         note = None if n >= 20_000 else f"only {n} sessions: the target is stated for 20,000"

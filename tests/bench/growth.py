@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from measure.bench.corpus import folded_events, pick_linear_source, scale_session, session_bytes
+from tests.bench.corpus import folded_events, pick_linear_source, scale_session, session_bytes
 
 
 def clear_caches() -> None:

@@ -16,12 +16,12 @@ import pytest
 
 import measure
 from measure.akm.read import read_session, subagents_dir
-from measure.bench import corpus as bench_corpus
-from measure.bench import growth, results, scale, timing
-from measure.bench.corpus import MIB
+from tests.bench import corpus as bench_corpus
+from tests.bench import growth, results, scale, timing
+from tests.bench.corpus import MIB
 
-REPO = Path(__file__).parent.parent
-PARITY = Path(__file__).parent / "parity" / "inputs" / "projects"
+REPO = Path(__file__).resolve().parents[2]
+PARITY = REPO / "tests" / "parity" / "inputs" / "projects"
 FOLD_SMALL = "-home-dev-fold-small/e88b7591-31db-4e32-98dc-b35f94c662cd.jsonl"
 FOLD_LAYOUTS = "-home-dev-fold-layouts/8fe8003a-a254-4baf-9c31-6ab6d5ae55e1.jsonl"
 
@@ -363,7 +363,7 @@ def test_make_bench_writes_no_tracked_file():
     """`make bench` writes under build/, which git ignores; reports/bench/ changes only with BENCH_OUT=reports/bench."""
     assert results.DEFAULT_OUT == REPO / "build" / "bench"
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
-    assert "BENCH_OUT ?= build/bench" in makefile and '-m measure.bench --out "$(BENCH_OUT)"' in makefile
+    assert "BENCH_OUT ?= build/bench" in makefile and '-m tests.bench --out "$(BENCH_OUT)"' in makefile
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("not a git checkout")
     for name in ("bench.csv", "machine.json"):
@@ -389,7 +389,7 @@ def test_scale_root_is_small_sessions_all_measured_and_the_same_every_time(tmp_p
 
 @pytest.mark.slow
 def test_the_whole_bench_on_tiny_corpora(tmp_path, monkeypatch, capsys):
-    from measure.bench import __main__ as bench_main
+    from tests.bench import __main__ as bench_main
 
     monkeypatch.setattr(bench_main, "REPLAY_ROOTS", ("default",))
     argv = ["--corpus", str(tmp_path / "corpora"), "--size-mb", "1", "--rounds", "1", "--skip-scale", "--linear-events", "200",

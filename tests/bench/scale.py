@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure.bench.timing import checked_run
+from tests.bench.timing import checked_run
 
 SCALE_SESSIONS = 20_000  # the target's "20,000 small sessions"
 SCALE_PROJECTS = 200  # project folders they are spread over

@@ -11,11 +11,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure.bench.corpus import DEFAULT_CORPUS, REPO, ensure_corpus, jsonl_files, session_sizes
-from measure.bench.growth import clear_caches, linearity
-from measure.bench.results import DEFAULT_OUT, PEAK_SESSION_MB, build_rows, fmt, machine_info, summary, write_csv
-from measure.bench.scale import REPORT_BUDGETS, SCALE_SESSIONS, scale_report
-from measure.bench.timing import Stopwatch, best_of_rounds, checked_run, parse_floor
+from tests.bench.corpus import DEFAULT_CORPUS, REPO, ensure_corpus, jsonl_files, session_sizes
+from tests.bench.growth import clear_caches, linearity
+from tests.bench.results import DEFAULT_OUT, PEAK_SESSION_MB, build_rows, fmt, machine_info, summary, write_csv
+from tests.bench.scale import REPORT_BUDGETS, SCALE_SESSIONS, scale_report
+from tests.bench.timing import Stopwatch, best_of_rounds, checked_run, parse_floor
 
 REPLAY_ROOTS = ("default", "s840")  # fixtures/<name>: --replay over a plain run
 INTERVAL = 0.05  # seconds between two samples of a process tree's memory
@@ -114,7 +114,7 @@ def run_bench(args, log=print) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m measure.bench", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     p.add_argument("--corpus", default=os.fspath(DEFAULT_CORPUS), help="where the generated corpora live (default bench-corpus/)")
     p.add_argument("--size-mb", type=float, default=300, help="size of each generated corpus (default 300, the targets' corpora)")
     p.add_argument("--seed", type=int, default=5, help="seed of the generated corpora (default 5)")

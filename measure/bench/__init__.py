@@ -1,1 +1,0 @@
-"""`make bench`: the corpus, timing and memory, and the results table (`python -m measure.bench`)."""

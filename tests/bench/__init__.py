@@ -1,0 +1,1 @@
+"""`make bench`: the corpus, timing and memory, and the results table (`python -m tests.bench`)."""
