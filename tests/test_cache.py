@@ -38,6 +38,15 @@ def _forget_runs(cache_dir: Path) -> None:
     shutil.rmtree(cache_dir / "runs", ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def measured(parity_root, tmp_path_factory) -> tuple[Path, Path, Path]:
+    """A root measured once: the root, that run's tables and the cache it filled (copy it before changing it)."""
+    base = tmp_path_factory.mktemp("measured")
+    shutil.copytree(parity_root / "projects", base / "root")
+    run_measurement(base / "root", base / "out", PARAMS, jobs=1, cache_dir=base / "cache")
+    return base / "root", base / "out", base / "cache"
+
+
 @pytest.fixture
 def root(parity_root, tmp_path) -> Path:
     r = tmp_path / "root"
@@ -91,9 +100,10 @@ def test_entries_are_json_behind_a_version_header(root, tmp_path):
     ids=["bad_byte", "truncated", "empty", "pickle", "wrong_type_path", "wrong_type_cell", "unknown_table", "unknown_column",
          "ragged_columns", "wrong_type_error", "two_sessions", "not_object"],
 )
-def test_a_damaged_entry_is_a_logged_miss_and_is_replaced(root, tmp_path, caplog, damage):
+def test_a_damaged_entry_is_a_logged_miss_and_is_replaced(measured, tmp_path, caplog, damage):
+    root, first, filled = measured
     cache = tmp_path / "cache"
-    run_measurement(root, tmp_path / "a", PARAMS, jobs=1, cache_dir=cache)
+    shutil.copytree(filled, cache)
     entries = _entries(cache)
     good = {e: e.read_bytes() for e in entries}
     for e in entries:
@@ -102,13 +112,13 @@ def test_a_damaged_entry_is_a_logged_miss_and_is_replaced(root, tmp_path, caplog
     with caplog.at_level(logging.WARNING, logger="measure.runner.cache"):
         summary = run_measurement(root, tmp_path / "b", PARAMS, jobs=1, cache_dir=cache)
     assert summary.cached == 0
-    assert _csvs(tmp_path / "a") == _csvs(tmp_path / "b")
+    assert _csvs(first) == _csvs(tmp_path / "b")
     assert sum("cache entry" in r.getMessage() for r in caplog.records) == len(entries)
     for e in entries:  # replaced by a good entry
         assert e.read_bytes() == good[e]
     _forget_runs(cache)
     assert run_measurement(root, tmp_path / "c", PARAMS, jobs=1, cache_dir=cache).cached == summary.sessions
-    assert _csvs(tmp_path / "a") == _csvs(tmp_path / "c")
+    assert _csvs(first) == _csvs(tmp_path / "c")
 
 
 def test_an_unchanged_run_is_copied_whole_and_a_damaged_copy_is_a_miss(root, tmp_path, caplog):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
 from fuzz import drive
 from plant import ordinary_root
 
@@ -33,6 +35,7 @@ def test_a_cache_dir_inside_out_leaves_nothing_behind(tmp_path):
     assert later.returncode == 0, later.stderr[-1500:]
 
 
+@pytest.mark.slow  # a run killed mid-way, in a subprocess: seconds
 def test_a_kill_between_the_two_renames_of_the_commit_is_recovered(tmp_path):
     ordinary_root(tmp_path / "root")
     out, fresh = tmp_path / "out", tmp_path / "fresh"

@@ -23,6 +23,7 @@ from plant import big_root, ordinary_root, prompt, write
 TEMPLATE_GUARD_S = 8.0  # a run of the one-session root takes about a second
 
 
+@pytest.mark.slow  # a run killed mid-way, in a subprocess: seconds
 def test_sigint_prints_one_line_and_keeps_the_previous_output(tmp_path):
     ordinary_root(tmp_path / "small")
     out = tmp_path / "out"
@@ -102,6 +103,7 @@ def test_a_session_dated_before_1970_is_not_dropped_silently(tmp_path):
     assert shown in measured or shown in {e["path"] for e in run.errors}, f"{old} vanished without a row"
 
 
+@pytest.mark.slow  # a run killed mid-way, in a subprocess: seconds
 def test_no_worker_outlives_a_sigkilled_run(tmp_path):
     """Not in #26's list: SIGKILL the run the moment its first worker is forked, then read its
     output to the end as a shell's `$(...)` does (the killed process is reaped only after that).
