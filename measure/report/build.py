@@ -72,10 +72,17 @@ def golden_parameters(sessions_root: str = FIXTURE_ROOT) -> dict[str, Any]:
     return report_parameters(sessions_root, None, budgets=list(DEFAULT_BUDGETS))
 
 
-def report_parameters(sessions_root: str | os.PathLike, run_dir: str | os.PathLike | None, *,
-                      max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS, budgets: list[int] | None = None,
-                      template_path: str | os.PathLike | None = None, sessions: list[str] | None = None,
-                      show_excerpts: bool = False, priorities: str | None = None) -> dict[str, Any]:
+def report_parameters(
+    sessions_root: str | os.PathLike,
+    run_dir: str | os.PathLike | None,
+    *,
+    max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
+    budgets: list[int] | None = None,
+    template_path: str | os.PathLike | None = None,
+    sessions: list[str] | None = None,
+    show_excerpts: bool = False,
+    priorities: str | None = None,
+) -> dict[str, Any]:
     """Plain-JSON parameters of a report's notebooks; paths portable; `run_dir` None: the notebooks measure."""
     return {
         "sessions_root": paths.portable(sessions_root),
@@ -102,13 +109,27 @@ class Measurement:
     scheduler: str | None = None
 
 
-def report(sessions_root: str | os.PathLike = FIXTURE_ROOT, out: str | os.PathLike | None = None, *,
-           max_total_chars: int | None = None, budgets: list[int] | None = None,
-           template_path: str | os.PathLike | None = None, sessions: list[str] | None = None, jobs: int | None = None,
-           redact: bool = False, cache: bool = True, file_time_ms: int | None = None, walk_order: str = "name",
-           show_excerpts: bool = False, replay_at: str = "turn_end", extraction_dir: str | os.PathLike | None = None,
-           build_dir: str | os.PathLike | None = None, timeout: int = EXECUTION_TIMEOUT, log=print,
-           run_options: dict[str, Any] | None = None) -> Path:
+def report(
+    sessions_root: str | os.PathLike = FIXTURE_ROOT,
+    out: str | os.PathLike | None = None,
+    *,
+    max_total_chars: int | None = None,
+    budgets: list[int] | None = None,
+    template_path: str | os.PathLike | None = None,
+    sessions: list[str] | None = None,
+    jobs: int | None = None,
+    redact: bool = False,
+    cache: bool = True,
+    file_time_ms: int | None = None,
+    walk_order: str = "name",
+    show_excerpts: bool = False,
+    replay_at: str = "turn_end",
+    extraction_dir: str | os.PathLike | None = None,
+    build_dir: str | os.PathLike | None = None,
+    timeout: int = EXECUTION_TIMEOUT,
+    log=print,
+    run_options: dict[str, Any] | None = None,
+) -> Path:
     """Measure `sessions_root` once, run every notebook on the result, and write the report; return its directory.
 
     `out` defaults to `reports/<last component of sessions_root>`; most options are `measure run`'s (budgets

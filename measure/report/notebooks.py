@@ -138,8 +138,14 @@ def lean_import(name: str):
                 del sys.modules[m]
 
 
-def execute_notebook(built: Path, output: Path, params: dict[str, Any], *, source: Path,
-                     timeout: int = EXECUTION_TIMEOUT):
+def execute_notebook(
+    built: Path,
+    output: Path,
+    params: dict[str, Any],
+    *,
+    source: Path,
+    timeout: int = EXECUTION_TIMEOUT,
+):
     """Execute `built` with papermill into `output`; return the executed notebook. A cell error, a cell
     timeout or a dead kernel raises ReportError naming the source notebook and the failing cell."""
     pm = lean_import("papermill")
@@ -297,8 +303,17 @@ def render_index(out_dir: Path, pages: list[tuple[str, str]]) -> Path:
     return path
 
 
-def run_notebooks(sources: list[Path], params: dict[str, Any], out_dir: Path, *, build_dir: Path, html: bool = True,
-                  params_dir: Path | None = None, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
+def run_notebooks(
+    sources: list[Path],
+    params: dict[str, Any],
+    out_dir: Path,
+    *,
+    build_dir: Path,
+    html: bool = True,
+    params_dir: Path | None = None,
+    timeout: int = EXECUTION_TIMEOUT,
+    log=print,
+) -> list[Path]:
     """Execute each source with `params` (one kernel each, one after the other) into `out_dir/<stem>.ipynb`
     (normalized) and, with `html`, `<stem>.html`; with `params_dir`, the parameters go to `<stem>.yaml` there
     first (and papermill gets the dict read back from it). Raises ReportError listing every failure at the end.

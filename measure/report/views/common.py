@@ -57,10 +57,18 @@ class Report:
         return self.tables[name].to_pandas(use_pyarrow_extension_array=True)
 
 
-def load(sessions_root: str | os.PathLike, out_dir: str | os.PathLike | None = None, *,
-         max_total_chars: int | None = None, budgets: list[int] | None = None,
-         template_path: str | os.PathLike | None = None, sessions: list[str] | None = None,
-         show_excerpts: bool = False, replay: str | None = None, priorities: str | None = None) -> Report:
+def load(
+    sessions_root: str | os.PathLike,
+    out_dir: str | os.PathLike | None = None,
+    *,
+    max_total_chars: int | None = None,
+    budgets: list[int] | None = None,
+    template_path: str | os.PathLike | None = None,
+    sessions: list[str] | None = None,
+    show_excerpts: bool = False,
+    replay: str | None = None,
+    priorities: str | None = None,
+) -> Report:
     """Return the tables of a measurement of `sessions_root` (repo-relative or `~/...`).
 
     `out_dir` is a `measure run` directory whose tables are read (the root its run.json names wins);
