@@ -23,6 +23,9 @@ class Meter:
         self.pending_chars = 0  # text added since the last call: the next call's cache creation
         self.last: dict | None = None
 
+    def add(self, chars: int) -> None:
+        self.pending_chars += chars
+
     def call(self, out_chars: int) -> dict:
         r = self.r
         created = max(50, int(self.pending_chars / 3.7) + r.randint(0, 400))
@@ -184,8 +187,7 @@ class Actor:
             res = {"tool_use_id": block["id"], "type": "tool_result", "content": content}
             if block["name"] == "Bash" and self.r.random() < 0.5:
                 res["is_error"] = False
-        self.meter.pending_chars += (len(content) if isinstance(content, str)
-                                     else sum(len(c.get("text", "")) for c in content))
+        self.meter.add(len(content) if isinstance(content, str) else sum(len(c.get("text", "")) for c in content))
         uuid = self.ids.uuid()
         self.emit(self.env.user(uuid, self.last_uuid, self.now, [res], tur=tur, source=source_uuid), self.now,
                   corruptible=True)
@@ -227,7 +229,7 @@ class Actor:
         if self.era.modern and (human or origin):
             self.env.prompt_id = self.ids.uuid()
         obj = self.env.user(uuid, self.last_uuid, self.now, text, human=human, meta=meta, origin=origin, compact=compact)
-        self.meter.pending_chars += len(text)
+        self.meter.add(len(text))
         self.emit(obj, self.now)
 
     def hook(self, event: str, matcher: str, tool_use_id: str, command: str, corruptible: bool = True) -> None:
@@ -262,6 +264,9 @@ class Actor:
         self.last_uuid = uuid
 
     # -- tools -------------------------------------------------------------------------------
+    def abs_path(self, rel: str) -> str:
+        return f"{self.project.cwd}/{rel}"
+
     def make_tool(self, name: str) -> tuple[dict, object, object, bool, int]:
         """Build (tool_use block, result content, toolUseResult, is_error, duration ms)."""
         r = self.r
@@ -273,7 +278,7 @@ class Actor:
             body = f.file_body(rel)
             start = 1
             lines = body
-            inp = {"file_path": f"{p.cwd}/{rel}"}
+            inp = {"file_path": self.abs_path(rel)}
             if len(body) > 250 and r.random() < 0.4:
                 start = r.randint(1, len(body) - 100)
                 n = r.randint(40, 200)
@@ -293,7 +298,7 @@ class Actor:
             at = r.randint(0, max(0, len(body) - 8))
             old = body[at:at + r.randint(1, 6)] or ["pass"]
             new = f.code_lines(r.randint(1, 8))
-            path = f"{p.cwd}/{rel}"
+            path = self.abs_path(rel)
             inp = {"replace_all": False, "file_path": path, "old_string": "\n".join(old), "new_string": "\n".join(new)}
             if self.era.key in ("inline", "sibling", "2.1.17"):
                 inp = {"file_path": path, "old_string": inp["old_string"], "new_string": inp["new_string"]}
@@ -310,13 +315,13 @@ class Actor:
         if name == "Write":
             rel = r.choice(p.files)
             content = "\n".join(f.code_lines(int(r.randint(20, 160) * sc) + 5))
-            path = f"{p.cwd}/{rel}"
+            path = self.abs_path(rel)
             inp = {"file_path": path, "content": content}
             tur = {"type": "create", "filePath": path, "content": content, "structuredPatch": [], "originalFile": None}
             return self.tool_use("Write", inp), f"File created successfully at: {path}", tur, False, r.randint(20, 300)
         if name == "Grep":
             ident = r.choice(p.functions)
-            inp = {"pattern": ident, "path": f"{p.cwd}/{r.choice(p.files).rsplit('/', 1)[0]}", "output_mode": "content"}
+            inp = {"pattern": ident, "path": self.abs_path(r.choice(p.files).rsplit("/", 1)[0]), "output_mode": "content"}
             if r.random() < 0.4:
                 inp = {"pattern": ident, "output_mode": "files_with_matches"}
                 files = sorted({r.choice(p.files) for _ in range(r.randint(1, 12))})
@@ -329,7 +334,7 @@ class Actor:
         if name == "Glob":
             ext = EXT[p.language]
             inp = {"pattern": f"**/*{ext}"}
-            files = sorted({f"{p.cwd}/{r.choice(p.files)}" for _ in range(r.randint(2, 40))})
+            files = sorted({self.abs_path(r.choice(p.files)) for _ in range(r.randint(2, 40))})
             tur = {"filenames": files, "durationMs": r.randint(5, 400), "numFiles": len(files), "truncated": False}
             return self.tool_use("Glob", inp), "\n".join(files), tur, False, 30
         if name == "TodoWrite":
