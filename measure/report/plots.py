@@ -91,7 +91,7 @@ def _grouped_bars(ax, df: pl.DataFrame, value: str, label_fmt, what: str, ncols:
         part = df.filter(pl.col("strategy") == s)
         lookup = dict(zip(part["session_id"].to_list(), part[value].to_list(), strict=True))
         xs = [i + (j - (len(strategies) - 1) / 2) * width for i in range(len(sessions))]
-        ys = [lookup.get(sid) or 0 for sid in sessions]
+        ys = [0 if y is None else y for y in map(lookup.get, sessions)]  # a missing bar is 0; a 0.0 stays a float
         bars = ax.bar(xs, ys, width=width, color=_color(s), label=_label(s), edgecolor="white", linewidth=0.5)
         if labelled:
             ax.bar_label(bars, labels=[label_fmt(y) for y in ys], fontsize=7, padding=1)

@@ -41,7 +41,8 @@ class Report:
     def pandas(self, name: str | None = None):
         """Table `name` as a pandas DataFrame (every table, as a dict by name, when `name` is None).
 
-        Columns are `pd.ArrowDtype` backed by the polars buffers, so numbers are not copied.
+        Columns are `pd.ArrowDtype` backed by the polars buffers, so numbers are not copied. Needs the
+        `pandas` extra (`make lab` has it).
         """
         try:
             import pandas  # noqa: F401, PLC0415

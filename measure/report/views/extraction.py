@@ -99,9 +99,12 @@ def summary(x: Extraction | None):
     return markdown("\n".join(lines))
 
 
+def _short(x: Extraction) -> dict[str, str]:
+    return short_ids(x.ab["session_id"].to_list())
+
+
 def _session(x: Extraction) -> pl.Expr:
-    short = short_ids(x.ab["session_id"].to_list())
-    return pl.col("session_id").replace_strict(short, default=pl.col("session_id")).alias("session")
+    return pl.col("session_id").replace_strict(_short(x), default=pl.col("session_id")).alias("session")
 
 
 def ab_table(x: Extraction) -> pl.DataFrame:
@@ -218,7 +221,7 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
 
     contract = Contract(**{k: tuple(v) if k == "fields" else v for k, v in x.meta.get("contract", {"list_key": "candidates", "fields": []}).items()})
     store = ReplyStore(x.store_dir)
-    short = short_ids(x.ab["session_id"].to_list())
+    short = _short(x)
     rows = []
     first = x.calls.filter((pl.col("sample") == 0) & (pl.col("status") == "ok"))
     for row in x.ab.filter(pl.col("complete")).iter_rows(named=True):
