@@ -371,9 +371,8 @@ class SessionSim:
         self.push(run)
 
     def launch_workflow(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:
-        """A dynamic workflow started in the background; its agents, journal and run snapshot are written at once."""
+        """A dynamic workflow started in the background; its agents and files are written at once."""
         a = self.parent
-        r = self.rng
         run_id = "wf_" + self.ids.chars(LOWER_ALNUM, 10)
         task_id = "w" + self.ids.chars(LOWER_ALNUM, 8)
         script = block["input"]["scriptPath"]
@@ -383,7 +382,13 @@ class SessionSim:
                "scriptPath": script}
         a.tool_result(block, text, tur, source_uuid, wait_ms=150)
         duration = self._remaining_ms(-plan.duration_s) if plan.duration_s < 0 else 0
-        t0 = a.now
+        self.push(self._workflow(plan, block, desc, run_id, task_id, a.now, duration))
+
+    def _workflow(self, plan: AgentPlan, block: dict, desc: str, run_id: str, task_id: str, t0: int,
+                  duration: int) -> Running:
+        """A workflow's agents, journal and run snapshot, written at once; the Running that notifies the parent."""
+        r = self.rng
+        script = block["input"]["scriptPath"]
         wf_dir = self.session_dir / "subagents" / "workflows" / run_id
         journal, runs, results = [], [], []
         for k in range(plan.workflow_agents):
@@ -416,8 +421,8 @@ class SessionSim:
                                           "state": "done", "resultPreview": res["result"][:80]} for i, res in enumerate(results)]}
         write_file(self.session_dir / "workflows" / f"{run_id}.json", orjson.dumps(snapshot), self.tally, t_end)
         output = orjson.dumps({"summary": desc, "results": results}).decode()
-        self.push(Running(plan, task_id, block["id"], desc, "", t_end=t_end, task_kind="workflow", output=output,
-                          total_tokens=total_tok, tool_uses=total_tools))
+        return Running(plan, task_id, block["id"], desc, "", t_end=t_end, task_kind="workflow", output=output,
+                       total_tokens=total_tok, tool_uses=total_tools)
 
     def resume(self, run: Running) -> None:
         """SendMessage to a finished background agent: it continues in the same file and notifies again."""
@@ -429,16 +434,20 @@ class SessionSim:
         pin = {"id": run.agent_id, "name": run.agent_id, "ref": self.ids.hexs(6)}
         tur = {"success": True, "message": f"Resuming agent {run.agent_id[:7]}", "resumedAgentId": run.agent_id, "pin": pin}
         a.tool_result(block, [{"type": "text", "text": orjson.dumps(tur).decode()}], tur, uuids[-1])
+        self._continue(run, msg, a.now)
+        self.push(run)
+
+    def _continue(self, run: Running, msg: str, now: int) -> None:
+        """The resumed agent's turn, appended to its own transcript; a new final report."""
         actor = run.actor
         actor.tr = Transcript(actor.tr.path, self.tally, append=True)
-        actor.now = a.now + self.rng.randint(50, 500)
+        actor.now = now + self.rng.randint(50, 500)
         actor.user_text(msg)
         self._work(actor, run.plan, actor.msg_lines + run.plan.events - max(4, run.plan.events // 3), REVIEW_TOOLS, 1,
                    run.agent_id, plan_akm=False)
         run.final_text = actor.forge.report(run.plan.report_chars, run.description)
         actor.api_call([{"type": "text", "text": run.final_text}])
         self._close(run)
-        self.push(run)
 
     def poll(self, run: Running, block: bool) -> None:
         """2.0.x: the model polls a background agent with TaskOutput (no user-line delivery)."""
@@ -478,24 +487,8 @@ class SessionSim:
         summary_body = "\n".join(f"{i}. {h}:\n   {self.forge.prose(r.randint(150, 500))}" for i, h in
                                  enumerate(("Primary Request and Intent", "Key Technical Concepts", "Files and Code Sections",
                                             "Errors and fixes", "Pending Tasks", "Current Work"), 1))
-        if era.layout == "nested":  # agent-acompact-<id>.jsonl: the call that wrote the summary, ending now
-            cid = "acompact-" + self.ids.hexs(6)
-            env = self.env.sidechain_of(cid)
-            if not era.modern:
-                env.slug = self.slug_name
-            else:
-                env.prompt_id = self.ids.uuid()
-            tr = Transcript(self.session_dir / "subagents" / f"agent-{cid}.jsonl", self.tally)
-            c = Actor(self.ctx, tr, env, a.now - r.randint(15_000, 60_000), era.model)
-            for _ in range(r.choice((0, 1, 1, 2, 3, 5))):
-                c.user_text("<system-reminder>\nPostToolUse:Edit hook additional context: "
-                            f"{self.forge.shell(r.randint(100, 700))}\n</system-reminder>", meta=True)
-            c.user_text("Your task is to create a detailed summary of the conversation so far, paying close attention "
-                        "to the user's explicit requests and your previous actions.\n"
-                        + self.forge.prose(r.randint(800, 2500)))
-            c.api_call([{"type": "text", "text": f"\n\n<analysis>\n{summary_analysis}\n</analysis>\n\n<summary>\n"
-                                                 f"{summary_body}\n</summary>"}])
-            tr.close()
+        if era.layout == "nested":
+            self._compaction(a.now, summary_analysis, summary_body)
         if era.key == "inline":
             self.tr.write({"type": "summary", "summary": self.forge.description(), "leafUuid": a.last_uuid})
         else:
@@ -506,6 +499,27 @@ class SessionSim:
         a.now += r.randint(5, 50)
         a.user_text(COMPACT_PREFIX + "Analysis:\n" + summary_analysis + "\n\nSummary:\n" + summary_body, compact=True)
         a.meter.context = 16_000 + len(summary_analysis) // 4
+
+    def _compaction(self, now: int, summary_analysis: str, summary_body: str) -> None:
+        """agent-acompact-<id>.jsonl: the call that wrote the compaction summary, ending at `now`."""
+        r, era = self.rng, self.era
+        cid = "acompact-" + self.ids.hexs(6)
+        env = self.env.sidechain_of(cid)
+        if not era.modern:
+            env.slug = self.slug_name
+        else:
+            env.prompt_id = self.ids.uuid()
+        tr = Transcript(self.session_dir / "subagents" / f"agent-{cid}.jsonl", self.tally)
+        c = Actor(self.ctx, tr, env, now - r.randint(15_000, 60_000), era.model)
+        for _ in range(r.choice((0, 1, 1, 2, 3, 5))):
+            c.user_text("<system-reminder>\nPostToolUse:Edit hook additional context: "
+                        f"{self.forge.shell(r.randint(100, 700))}\n</system-reminder>", meta=True)
+        c.user_text("Your task is to create a detailed summary of the conversation so far, paying close attention "
+                    "to the user's explicit requests and your previous actions.\n"
+                    + self.forge.prose(r.randint(800, 2500)))
+        c.api_call([{"type": "text", "text": f"\n\n<analysis>\n{summary_analysis}\n</analysis>\n\n<summary>\n"
+                                             f"{summary_body}\n</summary>"}])
+        tr.close()
 
     def wait_all(self) -> None:
         """The parent idles until every background task has reported (and reacts to each)."""
