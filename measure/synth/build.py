@@ -72,10 +72,10 @@ DEFAULT_REAL_SUBSET = (
 REAL_MTIME_MS = 1_780_000_000_000  # the mtime shared/parity/assemble_real.py gives real files
 
 
-def copy_real(real_root: Path, out_dir: Path, subset: tuple[str, ...] = DEFAULT_REAL_SUBSET) -> int:
-    """Copy real transcripts byte for byte into a generated root; returns bytes copied."""
+def copy_real(real_root: Path, out_dir: Path) -> int:
+    """Copy DEFAULT_REAL_SUBSET byte for byte into a generated root; returns bytes copied."""
     total = 0
-    for rel in subset:
+    for rel in DEFAULT_REAL_SUBSET:
         src = Path(real_root) / rel
         dst = Path(out_dir) / rel
         dst.parent.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ import random
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import orjson
 
@@ -262,10 +263,7 @@ class Transcript:
         if ts is not None and ts > self.max_ts:
             self.max_ts = ts
 
-    def close(self, torn_tail: bytes | None = None) -> None:
-        if torn_tail:
-            self.fh.write(torn_tail)
-            self.tally.bytes += len(torn_tail)
+    def close(self) -> None:
         self.fh.close()
         self.tally.mtimes[str(self.path)] = max(self.max_ts, self.tally.mtimes.get(str(self.path), 0)) + 137
 
@@ -281,5 +279,4 @@ def write_file(path: Path, data: bytes, tally: Tally, ms: int) -> None:
 
 def xml_escape(text: str) -> str:
     """Escape as Claude Code does inside `<result>` (akm #842 decodes exactly these)."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&#39;"))
+    return escape(text, {'"': "&quot;", "'": "&#39;"})

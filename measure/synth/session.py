@@ -123,8 +123,6 @@ class SessionSim:
             if run.status == "killed" or self.era.notify == "agent":
                 # `remove` is not a delivery: killed agents and the 2.0.x era never get a user line.
                 self.queue_line("remove", min(ts, t_end + self.rng.randint(2, 900)), text if self.era.notify != "agent" else None)
-                if self.era.notify == "agent" and run.status != "killed":
-                    run.notified += 1
             else:
                 self.ready.append(run)
 
@@ -329,7 +327,7 @@ class SessionSim:
         if plan.kind == "bash":
             tid = "b" + (self.ids.chars(LOWER_ALNUM[10:], 8) if era.modern else self.ids.hexs(6))
             dur = plan.duration_s * 1000 if plan.duration_s > 0 else r.randint(20_000, 900_000)
-            run = Running(plan, tid, block["id"], desc, "", t_end=a.now + dur, task_kind="bash",
+            run = Running(plan, tid, block["id"], desc, "", t_end=a.now + dur,
                           status="completed" if r.random() < 0.8 else "failed")
             a.tool_result(block, *bash_launched(era, self.tmp, tid), source_uuid, wait_ms=200)
             self.push(run)
@@ -345,14 +343,12 @@ class SessionSim:
         run = self.run_agent(plan, tool_use_id=block["id"], description=desc, prompt=prompt, start=start,
                              duration_ms=duration, replay=self.tr.head if plan.kind == "fork" else ())
         if plan.kind == "sync":
-            if run.actor.echo:
-                for ms, entry in run.actor.echo:
-                    data = {"message": entry, "normalizedMessages": [], "type": "agent_progress", "prompt": prompt,
-                            "agentId": run.agent_id}
-                    t = a.now = max(a.now, ms)
-                    a.emit(a.env.progress(self.ids.uuid(), a.last_uuid, t, data,
-                                          "agent_msg_" + self.ids.msg()[4:], block["id"]), t, corruptible=True)
-                run.actor.echo = None
+            for ms, entry in run.actor.echo or ():
+                data = {"message": entry, "normalizedMessages": [], "type": "agent_progress", "prompt": prompt,
+                        "agentId": run.agent_id}
+                t = a.now = max(a.now, ms)
+                a.emit(a.env.progress(self.ids.uuid(), a.last_uuid, t, data,
+                                      "agent_msg_" + self.ids.msg()[4:], block["id"]), t, corruptible=True)
             a.now = max(a.now, run.t_end) + r.randint(20, 900)
             if plan.fate in STOPPED:  # the user stopped the launch: the parent never gets the result
                 a.tool_result(block, *STOPPED[plan.fate], source_uuid, is_error=True)
@@ -400,8 +396,7 @@ class SessionSim:
                                  step_scale=plan.step_scale)
             prompt = f"{desc}: batch {label}\n\n" + self.forge.prose(r.choice((100, 250, 500)))
             run = self.run_agent(sub_plan, tool_use_id="", description=f"{label} {desc.lower()}", prompt=prompt,
-                                 start=start, wf_dir=wf_dir, duration_ms=int(duration * 0.7) if duration else 0,
-                                 agent_type="workflow-subagent")
+                                 start=start, wf_dir=wf_dir, duration_ms=int(duration * 0.7) if duration else 0)
             key = f"v2:h{self.ids.hexs(6)}"
             journal += [(start, {"type": "started", "key": key, "agentId": run.agent_id}),
                         (run.t_end, {"type": "result", "key": key, "agentId": run.agent_id, "result": run.final_text[:400]})]
@@ -421,7 +416,7 @@ class SessionSim:
                                           "state": "done", "resultPreview": res["result"][:80]} for i, res in enumerate(results)]}
         write_file(self.session_dir / "workflows" / f"{run_id}.json", orjson.dumps(snapshot), self.tally, t_end)
         output = orjson.dumps({"summary": desc, "results": results}).decode()
-        return Running(plan, task_id, block["id"], desc, "", t_end=t_end, task_kind="workflow", output=output,
+        return Running(plan, task_id, block["id"], desc, "", t_end=t_end, output=output,
                        total_tokens=total_tok, tool_uses=total_tools)
 
     def resume(self, run: Running) -> None:
@@ -443,8 +438,7 @@ class SessionSim:
         actor.tr = Transcript(actor.tr.path, self.tally, append=True)
         actor.now = now + self.rng.randint(50, 500)
         actor.user_text(msg)
-        self._work(actor, run.plan, actor.msg_lines + run.plan.events - max(4, run.plan.events // 3), REVIEW_TOOLS, 1,
-                   run.agent_id, plan_akm=False)
+        self._work(actor, actor.msg_lines + run.plan.events - max(4, run.plan.events // 3), REVIEW_TOOLS, run.agent_id, [])
         run.final_text = actor.forge.report(run.plan.report_chars, run.description)
         actor.api_call([{"type": "text", "text": run.final_text}])
         self._close(run)
@@ -559,7 +553,6 @@ class SessionSim:
         self.outlive()
         if self.recipe.title and not self.title_written and self.era.modern:
             self.tr.write({"type": "custom-title", "customTitle": self.forge.description(), "sessionId": self.sid}, a.now)
-        torn = None
         if self.recipe.torn_tail:
             # The process died mid-write: the last line has no end and no newline.
             a.now += r.randint(1000, 30_000)
@@ -568,8 +561,8 @@ class SessionSim:
                                    "content": [{"type": "text", "text": self.forge.prose(400)}], "stop_reason": None,
                                    "stop_sequence": None, "usage": a.meter.call(400)}, self.ids.req())
             data = orjson.dumps(obj)
-            torn = data[: r.randint(len(data) // 3, len(data) - 5)]
-        self.tr.close(torn)
+            self.tr.write_raw(data[: r.randint(len(data) // 3, len(data) - 5)])
+        self.tr.close()
 
     # -- subagents ------------------------------------------------------------------------------
     def prompt(self, desc: str) -> str:
@@ -588,11 +581,11 @@ class SessionSim:
 
     def run_agent(self, plan: AgentPlan, *, tool_use_id: str, description: str, prompt: str, start: int,
                   duration_ms: int = 0, depth: int = 1, parent_agent: str | None = None,
-                  wf_dir: Path | None = None, agent_type: str | None = None, replay: list[dict] = ()) -> Running:
+                  wf_dir: Path | None = None, replay: list[dict] = ()) -> Running:
         """Write one subagent transcript (and its sidecar) from `start`, after the parent lines of
         `replay` (a fork opens with the conversation it forks); return its outcome."""
         era = self.era
-        agent_type = agent_type or plan.agent_type
+        agent_type = plan.agent_type
         agent_id = f"a{plan.name}-{self.ids.hexs(16)}" if plan.name else self.ids.agent(era.agent_id)
         if era.layout == "inline":
             env = self.env.sidechain_of(None)
@@ -629,7 +622,10 @@ class SessionSim:
                  REVIEW_TOOLS if any(w in description for w in ("Review", "Audit", "review", "Explore", "Find", "Map", "Trace"))
                  else IMPLEMENT_TOOLS)
         resumed = plan.fate == "resumed"  # it stops early; the parent resumes it later
-        self._work(actor, plan, max(4, plan.events // 3) if resumed else plan.events, tools, depth, agent_id, plan_akm=True)
+        special = (["remember"] * plan.remember + ["feedback"] * plan.feedback
+                   + [self.rng.choice(("search", "show")) for _ in range(plan.readonly)] + ["nested"] * plan.nested)
+        self.rng.shuffle(special)
+        self._work(actor, max(4, plan.events // 3) if resumed else plan.events, tools, agent_id, special)
         if plan.fate == "killed":
             run.status = "killed"
         else:
@@ -668,36 +664,26 @@ class SessionSim:
         if actor.tr is not self.tr:
             actor.tr.close()
 
-    def _work(self, actor: Actor, plan: AgentPlan, target: int, tools: tuple, depth: int, agent_id: str,
-              plan_akm: bool) -> None:
-        """Tool calls until about `target` user/assistant lines; the plan's akm calls and nested agents at random steps."""
-        r = self.rng
-        special = []
-        if plan_akm:
-            special = (["remember"] * plan.remember + ["feedback"] * plan.feedback
-                       + [r.choice(("search", "show")) for _ in range(plan.readonly)]
-                       + ["nested"] * (plan.nested if depth == 1 else 0))
-            r.shuffle(special)
+    def _work(self, actor: Actor, target: int, tools: tuple, agent_id: str, special: list[str]) -> None:
+        """Tool calls until about `target` user/assistant lines; the `special` calls (akm kinds and "nested"
+        agents) at random steps, all of them by the estimated last step."""
         steps_est = max(1, (target - 2) // 3)
-        slots = sorted(r.randint(0, steps_est) for _ in special)
+        slots = sorted(self.rng.randint(0, steps_est) for _ in special)
         step = 0
         while actor.msg_lines < target - 1 or special:
-            while special and slots and slots[0] <= step:
+            while slots and slots[0] <= step:
                 slots.pop(0)
                 kind = special.pop(0)
                 if kind == "nested":
-                    self._nested(actor, plan, agent_id)
+                    self._nested(actor, agent_id)
                 else:
                     actor.akm(kind)
             if actor.msg_lines >= target - 1 and not special:
                 break
-            if special and step > steps_est:
-                slots = [step] * len(special)
-                continue
             actor.work(tools)
             step += 1
 
-    def _nested(self, actor: Actor, plan: AgentPlan, parent_agent: str) -> None:
+    def _nested(self, actor: Actor, parent_agent: str) -> None:
         """A subagent spawning its own subagent: the spawn lives in the parent agent's file."""
         r = self.rng
         era = self.era

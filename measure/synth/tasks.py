@@ -28,7 +28,6 @@ class Running:
     status: str = "completed"
     actor: Actor | None = None
     notified: int = 0
-    task_kind: str = "agent"  # "agent" | "bash" | "workflow"
     usage: dict = field(default_factory=dict)  # the final call's usage, as the Task result reports it
     output: str = ""  # workflow JSON
 
@@ -124,16 +123,16 @@ def notification(era: Era, tmp: str, run: Running) -> str:
     """The `<task-notification>` (or 2.0.x `<agent-notification>`) Claude Code queues when a task ends."""
     out_file = output_file(tmp, run.agent_id)
     desc = run.description
-    if run.task_kind != "bash" and era.notify == "agent":
+    if run.plan.kind != "bash" and era.notify == "agent":
         return (f"<agent-notification>\n<agent-id>{run.agent_id}</agent-id>\n<output-file>{out_file}</output-file>\n"
                 f"<status>{run.status}</status>\n<summary>Agent \"{desc}\" {'completed' if run.status == 'completed' else 'was stopped by user'}.</summary>\n"
                 "Read the output file to retrieve the full result.\n</agent-notification>")
     trailer = ""
-    if run.task_kind == "bash":
+    if run.plan.kind == "bash":
         body = (f'<summary>Background command "{desc}" completed (exit code 0)</summary>\n' if run.status == "completed"
                 else f'<summary>Background command "{desc}" failed with exit code 1</summary>\n')
         trailer = f"\nRead the output file to retrieve the result: {out_file}"
-    elif run.task_kind == "workflow":
+    elif run.plan.kind == "workflow":
         body = f"<summary>Dynamic workflow \"{desc}\" completed</summary>\n<result>{xml_escape(run.output)}</result>\n"
     elif run.status == "killed":
         body = f"<summary>Agent \"{desc}\" was stopped by user</summary>\n"
@@ -147,7 +146,7 @@ def notification(era: Era, tmp: str, run: Running) -> str:
         body = f"<summary>Agent \"{desc}\" completed</summary>\n<result>{run.final_text}</result>\n{usage}"
         trailer = f"\nFull transcript available at: {out_file}"
     tool_use = f"<tool-use-id>{run.tool_use_id}</tool-use-id>\n" if era.modern else ""
-    out_line = f"<output-file>{out_file}</output-file>\n" if era.modern or run.task_kind == "bash" else ""
+    out_line = f"<output-file>{out_file}</output-file>\n" if era.modern or run.plan.kind == "bash" else ""
     return (f"<task-notification>\n<task-id>{run.agent_id}</task-id>\n{tool_use}{out_line}<status>{run.status}</status>\n"
             f"{body}</task-notification>{trailer}")
 

@@ -15,12 +15,10 @@ from measure.synth.vocab import (
     HEADINGS,
     HEX,
     HUMAN_PROMPTS,
-    LANGS,
     NON_ASCII,
     NOUNS,
     OPENERS,
     PAST,
-    PROJECT_NAMES,
     SENTENCES,
     SEVERITY,
     TYPE_NAMES,
@@ -62,10 +60,8 @@ class Project:
     module: str
 
 
-def make_project(rng: random.Random, name: str | None = None, language: str | None = None,
-                 user: str | None = None, cwd: str | None = None) -> Project:
-    name = name or rng.choice(PROJECT_NAMES)
-    language = language or rng.choice(LANGS)
+def make_project(rng: random.Random, name: str, language: str, user: str | None = None,
+                 cwd: str | None = None) -> Project:
     user = user or rng.choice(USERS)
     if cwd is None:
         cwd = rng.choice((f"/Users/{user}/src/{name}", f"/home/{user}/projects/{name}",
