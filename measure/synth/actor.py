@@ -301,7 +301,7 @@ class Actor:
             path = self.abs_path(rel)
             inp = {"replace_all": False, "file_path": path, "old_string": "\n".join(old), "new_string": "\n".join(new)}
             if self.era.key in ("inline", "sibling", "2.1.17"):
-                inp = {"file_path": path, "old_string": inp["old_string"], "new_string": inp["new_string"]}
+                del inp["replace_all"]
             text = f"The file {path} has been updated successfully."
             tur = {"filePath": path, "oldString": inp["old_string"], "newString": inp["new_string"],
                    "originalFile": "\n".join(body),

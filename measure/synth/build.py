@@ -46,7 +46,6 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
             tally.files -= 1
             tally.bytes -= sim.tr.path.stat().st_size
             sim.tr.path.unlink()
-            tally.mtimes.pop(str(sim.tr.path), None)
         else:
             tally.sessions += 1
     _set_mtimes(out_dir, tally, seed)

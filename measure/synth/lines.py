@@ -191,7 +191,7 @@ class Envelope:
         """A main-session system line (turn_duration, stop_hook_summary, local_command, compact_boundary)."""
         d = self._head(parent)
         if logical_parent is not None:
-            d = {"parentUuid": parent, "logicalParentUuid": logical_parent} | {k: v for k, v in d.items() if k != "parentUuid"}
+            d = {"parentUuid": parent, "logicalParentUuid": logical_parent} | d
         d.update(type="system", subtype=subtype)
         if subtype == "compact_boundary" and not self.era.modern:
             d.update(content="Conversation compacted", isMeta=False, timestamp=iso(ts), uuid=uuid, level="info")
@@ -221,7 +221,7 @@ class Transcript:
     """One JSONL file being written: its newest timestamp, its parent text so far and the lines it tears."""
 
     def __init__(self, path: Path, tally: Tally, *, append: bool = False, track_text: bool = False,
-                 torn_lines: int = 0, torn_rng: random.Random | None = None, keep_head: int = 0):
+                 torn_lines: int = 0, torn_rng: random.Random | None = None):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.tally = tally
@@ -235,8 +235,7 @@ class Transcript:
         self.window_fill = 0
         self.torn_lines = torn_lines  # lines still to tear (well under 1% of lines)
         self.torn_rng = torn_rng
-        self.keep_head = keep_head
-        self.head: list[dict] = []  # its first `keep_head` user/assistant lines, which a replay of it repeats
+        self.head: list[dict] = []  # its first 40 user/assistant lines (tracked text only), which a replay of it repeats
 
     def write(self, obj: dict, ts: int | None = None, *, corruptible: bool = False) -> None:
         data = orjson.dumps(obj) + b"\n"
@@ -245,7 +244,7 @@ class Transcript:
             data = data[: self.torn_rng.randint(20, max(21, len(data) - 2))] + b"\n"
             self.torn_lines -= 1
         elif self.track_text and obj.get("type") in ("user", "assistant"):
-            if len(self.head) < self.keep_head:
+            if len(self.head) < 40:
                 self.head.append(obj)
             n = len(flat_text(obj))
             if n:

@@ -23,7 +23,6 @@ class AgentPlan:
     nested: int = 0  # depth-2 agents it spawns itself (flat in subagents/)
     remember: int = 0  # `akm remember "..."` calls inside it
     feedback: int = 0  # `akm feedback <ref> --note "..."` calls inside it
-    readonly: int = 0  # `akm search/show` calls inside it
     workflow_agents: int = 0  # kind == "workflow": agents in the run
     group: int = 0  # plans sharing a nonzero group launch in one assistant message (fan-out)
     duration_s: int = 0  # wall time override (0: derived from its events)

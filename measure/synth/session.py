@@ -5,9 +5,8 @@ Long: one simulator; its subagents share the session's clock, random stream and 
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import random
+from bisect import insort
 from pathlib import Path
 
 import orjson
@@ -48,18 +47,16 @@ class SessionSim:
         self.proj_dir = root / project.slug
         self.session_dir = self.proj_dir / self.sid
         self.env = Envelope(era, self.sid, project.cwd, rng.choice(era.versions), rng.choice(project.branches))
-        replays = any(a.kind in ("aside", "fork") for a in recipe.agents)  # they repeat the parent's opening lines
         self.tr = Transcript(self.proj_dir / f"{self.sid}.jsonl", tally, track_text=True, torn_lines=recipe.malformed,
-                             torn_rng=random.Random(rng.random()) if recipe.malformed else None, keep_head=40 if replays else 0)
+                             torn_rng=random.Random(rng.random()) if recipe.malformed else None)
         self.ctx = SessionContext(rng, self.ids, self.forge, project, era, recipe.hooks)
         self.parent = Actor(self.ctx, self.tr, self.env, recipe.start_ms, era.model, main=True, scale=recipe.scale,
                             before_write=self.flush_queue)
-        self.heap: list = []  # (t_end, seq, run) of background tasks the parent will be notified of
+        self.pending: list[Running] = []  # background tasks the parent will be notified of, by end time
         self.ready: list[Running] = []  # notified, to be delivered as the next turn
         self.awaiting_output: list[Running] = []  # 'agent' era: results fetched with TaskOutput
         self.resumable: list[Running] = []
         self.outliving: list[Running] = []  # fate late/lost: they report after the parent's last turn, if ever
-        self.seq = itertools.count()  # breaks ties between tasks ending at the same ms, in launch order
         self.plans = sorted(recipe.agents, key=lambda a: a.at)  # still to launch
         akm = ["remember"] * recipe.remember + ["feedback"] * recipe.feedback + \
               [rng.choice(("search", "show")) for _ in range(recipe.readonly)]
@@ -106,7 +103,7 @@ class SessionSim:
         if run.plan.fate in ("late", "lost"):  # it outlives the parent's last turn, which never waits for it
             self.outliving.append(run)
             return
-        heapq.heappush(self.heap, (run.t_end, next(self.seq), run))
+        insort(self.pending, run, key=lambda task: task.t_end)  # after those ending at the same ms: launch order
 
     def queue_line(self, op: str, ts: int, content: str | None = None) -> None:
         d = {"type": "queue-operation", "operation": op, "timestamp": iso(ts), "sessionId": self.sid}
@@ -116,13 +113,13 @@ class SessionSim:
 
     def flush_queue(self, ts: int) -> None:
         """Write the `enqueue` of every background task that finished before `ts`."""
-        while self.heap and self.heap[0][0] <= ts:
-            t_end, _, run = heapq.heappop(self.heap)
+        while self.pending and self.pending[0].t_end <= ts:
+            run = self.pending.pop(0)
             text = notification(self.era, self.tmp, run)
-            self.queue_line("enqueue", t_end, text)
+            self.queue_line("enqueue", run.t_end, text)
             if run.status == "killed" or self.era.notify == "agent":
                 # `remove` is not a delivery: killed agents and the 2.0.x era never get a user line.
-                self.queue_line("remove", min(ts, t_end + self.rng.randint(2, 900)), text if self.era.notify != "agent" else None)
+                self.queue_line("remove", min(ts, run.t_end + self.rng.randint(2, 900)), text if self.era.notify != "agent" else None)
             else:
                 self.ready.append(run)
 
@@ -157,8 +154,8 @@ class SessionSim:
         a = self.parent
         era = self.era
         gap = int(min(7_200_000, r.lognormvariate(10.6, 1.3)))  # human think time, median ~40 s
-        if self.heap and era.notify not in ("", "agent") and self.heap[0][0] <= a.now + gap:
-            a.now = max(a.now, self.heap[0][0]) + r.randint(20, 2000)
+        if self.pending and era.notify not in ("", "agent") and self.pending[0].t_end <= a.now + gap:
+            a.now = max(a.now, self.pending[0].t_end) + r.randint(20, 2000)
         else:
             a.now += gap
         self.flush_queue(a.now)
@@ -452,7 +449,7 @@ class SessionSim:
             a.now = max(a.now, run.t_end + self.rng.randint(100, 3000))
         done = a.now >= run.t_end
         a.tool_result(tu, *task_output(run, done), uuids[-1])
-        if done and run in self.awaiting_output:
+        if done:
             self.awaiting_output.remove(run)
 
     # -- persisted output ----------------------------------------------------------------------
@@ -521,9 +518,9 @@ class SessionSim:
         r = self.rng
         while self.awaiting_output:
             self.poll(self.awaiting_output[0], block=True)
-        while self.heap or self.ready:
+        while self.pending or self.ready:
             if not self.ready:
-                a.now = max(a.now, self.heap[0][0]) + r.randint(50, 3000)
+                a.now = max(a.now, self.pending[0].t_end) + r.randint(50, 3000)
                 self.flush_queue(a.now)
                 continue
             start = a.now
@@ -622,8 +619,7 @@ class SessionSim:
                  REVIEW_TOOLS if any(w in description for w in ("Review", "Audit", "review", "Explore", "Find", "Map", "Trace"))
                  else IMPLEMENT_TOOLS)
         resumed = plan.fate == "resumed"  # it stops early; the parent resumes it later
-        special = (["remember"] * plan.remember + ["feedback"] * plan.feedback
-                   + [self.rng.choice(("search", "show")) for _ in range(plan.readonly)] + ["nested"] * plan.nested)
+        special = ["remember"] * plan.remember + ["feedback"] * plan.feedback + ["nested"] * plan.nested
         self.rng.shuffle(special)
         self._work(actor, max(4, plan.events // 3) if resumed else plan.events, tools, agent_id, special)
         if plan.fate == "killed":

@@ -295,7 +295,7 @@ def _bench_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
             kind = "sync" if era == "inline" else rng.choice(("sync", "async", "async") + (("workflow",) if era == "modern" else ()))
             agents.append(AgentPlan(round(rng.uniform(0.05, 0.9), 4), kind, events=rng.randint(30, 220),
                                     report_chars=int(rng.lognormvariate(8.3, 0.6)), workflow_agents=rng.randint(2, 6),
-                                    remember=rng.choice((0, 0, 1, 2)), step_scale=1.0))
+                                    remember=rng.choice((0, 0, 1, 2))))
         yield (SessionRecipe(era, rng.randrange(len(projects)), _start(rng, era), target_bytes=parent_bytes,
                              agents=tuple(agents), compactions=int(parent_bytes / 4e6), hooks=rng.choice((0, 1, 2)),
                              remember=rng.randint(0, 4), readonly=rng.randint(0, 3)), projects[k % len(projects)])

@@ -23,10 +23,8 @@ def _layout_of(rel: tuple[str, ...]) -> str:
         if "workflows" in rel[rel.index("subagents") + 1:-1]:
             return "workflow_agent"
         return "subagent_compaction" if name.startswith("agent-acompact-") else "subagent"
-    if len(rel) == 2 and name.startswith("agent-"):
-        return "sibling_agent"
     if len(rel) == 2:
-        return "session"
+        return "sibling_agent" if name.startswith("agent-") else "session"
     return "other"
 
 

@@ -153,7 +153,7 @@ def notification(era: Era, tmp: str, run: Running) -> str:
 
 def task_output(run: Running, done: bool) -> tuple[str, dict]:
     """2.0.x: TaskOutput's result for a background agent, finished (`done`) or still running."""
-    log = run.actor.tool_log or [] if run.actor else []
+    log = run.actor.tool_log
     shown = log if done else log[: max(1, len(log) // 2)]
     output = "\n".join(shown) + ("\n" + run.final_text if done else "") + "\n"
     status = "completed" if done else "running"
