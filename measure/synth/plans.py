@@ -25,7 +25,7 @@ class AgentPlan:
     feedback: int = 0  # `akm feedback <ref> --note "..."` calls inside it
     workflow_agents: int = 0  # kind == "workflow": agents in the run
     group: int = 0  # plans sharing a nonzero group launch in one assistant message (fan-out)
-    duration_s: int = 0  # wall time override (0: derived from its events)
+    duration_s: float = 0  # wall time override (0: derived from its events; negative: a share of the parent's remaining time)
     step_scale: float = 1.0  # size of tool outputs inside it
 
 

@@ -86,10 +86,12 @@ class SessionSim:
             return self.tr.windows > r.windows or (self.tr.windows == r.windows and self.tr.window_fill >= 30_000)
         return self.progress() >= 1.0
 
-    def _remaining_ms(self, share: float) -> int:
-        """`share` of the parent's expected remaining wall time (the rate so far times what is left)."""
+    def _duration_ms(self, plan: AgentPlan) -> int:
+        """A task's planned wall time: `duration_s` seconds, or if negative that share of the parent's remaining time."""
+        if plan.duration_s >= 0:
+            return plan.duration_s * 1000
         rate = (self.parent.now - self.recipe.start_ms) / max(0.01, self.progress())
-        return int(share * rate * max(0.02, 1.0 - self.progress()))
+        return int(-plan.duration_s * rate * max(0.02, 1.0 - self.progress()))
 
     def reached(self, marks: list[float]) -> bool:
         """Whether the session has got to the first of `marks` (sorted progress fractions), using it up."""
@@ -323,7 +325,7 @@ class SessionSim:
         era = self.era
         if plan.kind == "bash":
             tid = "b" + (self.ids.chars(LOWER_ALNUM[10:], 8) if era.modern else self.ids.hexs(6))
-            dur = plan.duration_s * 1000 if plan.duration_s > 0 else r.randint(20_000, 900_000)
+            dur = self._duration_ms(plan) or r.randint(20_000, 900_000)
             run = Running(plan, tid, block["id"], desc, "", t_end=a.now + dur,
                           status="completed" if r.random() < 0.8 else "failed")
             a.tool_result(block, *bash_launched(era, self.tmp, tid), source_uuid, wait_ms=200)
@@ -334,11 +336,8 @@ class SessionSim:
             return
         prompt = block["input"].get("prompt") or self.prompt(desc)
         start = a.now + r.randint(30, 400)
-        duration = plan.duration_s * 1000 if plan.duration_s > 0 else 0
-        if plan.duration_s < 0:  # a "late" agent runs alongside the parent's final stretch
-            duration = self._remaining_ms(-plan.duration_s)
         run = self.run_agent(plan, tool_use_id=block["id"], description=desc, prompt=prompt, start=start,
-                             duration_ms=duration, replay=self.tr.head if plan.kind == "fork" else ())
+                             duration_ms=self._duration_ms(plan), replay=self.tr.head if plan.kind == "fork" else ())
         if plan.kind == "sync":
             for ms, entry in run.actor.echo or ():
                 data = {"message": entry, "normalizedMessages": [], "type": "agent_progress", "prompt": prompt,
@@ -374,13 +373,13 @@ class SessionSim:
         tur = {"isAsync": True, "status": "async_launched", "runId": run_id, "taskId": task_id, "transcriptDir": transcripts,
                "scriptPath": script}
         a.tool_result(block, text, tur, source_uuid, wait_ms=150)
-        duration = self._remaining_ms(-plan.duration_s) if plan.duration_s < 0 else 0
-        self.push(self._workflow(plan, block, desc, run_id, task_id, a.now, duration))
+        self.push(self._workflow(plan, block, desc, run_id, task_id))
 
-    def _workflow(self, plan: AgentPlan, block: dict, desc: str, run_id: str, task_id: str, t0: int,
-                  duration: int) -> Running:
+    def _workflow(self, plan: AgentPlan, block: dict, desc: str, run_id: str, task_id: str) -> Running:
         """A workflow's agents, journal and run snapshot, written at once; the Running that notifies the parent."""
         r = self.rng
+        t0 = self.parent.now
+        duration = self._duration_ms(plan)
         script = block["input"]["scriptPath"]
         wf_dir = self.session_dir / "subagents" / "workflows" / run_id
         journal, runs, results = [], [], []

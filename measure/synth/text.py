@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from dataclasses import dataclass
@@ -171,11 +172,9 @@ class TextForge:
         size = len(out[0])
         headings = list(HEADINGS)
         r.shuffle(headings)
-        i = 0
+        cycle = itertools.cycle(headings)
         while size < target:
-            h = headings[i % len(headings)]
-            i += 1
-            block = [f"\n### {h}\n"]
+            block = [f"\n### {next(cycle)}\n"]
             kind = r.random()
             if kind < 0.45:
                 for _ in range(r.randint(2, 6)):
