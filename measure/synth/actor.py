@@ -204,10 +204,9 @@ class Actor:
         for i in range(hooks if r.random() < 0.8 else 0):
             self.hook("PreToolUse", name, block["id"], ("cd ${CLAUDE_PLUGIN_ROOT}/hooks && bun run ./guardian.ts", "~/.claude/hooks/pre-commit.sh")[i % 2])
         if name == "Bash" and dur > 6000 and era.key in ("2.1.17", "2.1.39", "modern"):
-            out = content if isinstance(content, str) else ""
-            for k in range(min(8, dur // 6000)):
+            for k in range(min(8, dur // 6000)):  # a Bash result is a string
                 self.now += 1000 * r.randint(1, 5)
-                cut = out[: max(0, (k + 1) * len(out) // 8)]
+                cut = content[: (k + 1) * len(content) // 8]
                 data = {"type": "bash_progress", "output": cut[-400:], "fullOutput": cut[-3000:],
                         "elapsedTimeSeconds": (k + 1) * 3, "totalLines": cut.count("\n")}
                 self.emit(self.env.progress(self.ids.uuid(), self.last_uuid, self.now, data, f"bash-progress-{k}", block["id"]),

@@ -25,9 +25,7 @@ def as_sidechain(line: dict, agent_id: str) -> dict:
     """A parent line as a replay in a subagent file writes it: `isSidechain: true`, then the agent's id."""
     out = {}
     for k, v in line.items():
-        out[k] = True if k == "isSidechain" else v
-        if k == "isSidechain":
-            out["agentId"] = agent_id
+        out |= {k: True, "agentId": agent_id} if k == "isSidechain" else {k: v}
     return out
 
 
@@ -364,7 +362,6 @@ class SessionSim:
 
     def launch_workflow(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:
         """A dynamic workflow started in the background; its agents and files are written at once."""
-        a = self.parent
         run_id = "wf_" + self.ids.chars(LOWER_ALNUM, 10)
         task_id = "w" + self.ids.chars(LOWER_ALNUM, 8)
         script = block["input"]["scriptPath"]
@@ -372,7 +369,7 @@ class SessionSim:
         text = f"Workflow launched in background. Task ID: {task_id}\nSummary: {desc}\nTranscript dir: {transcripts}\nScript file: {script}"
         tur = {"isAsync": True, "status": "async_launched", "runId": run_id, "taskId": task_id, "transcriptDir": transcripts,
                "scriptPath": script}
-        a.tool_result(block, text, tur, source_uuid, wait_ms=150)
+        self.parent.tool_result(block, text, tur, source_uuid, wait_ms=150)
         self.push(self._workflow(plan, block, desc, run_id, task_id))
 
     def _workflow(self, plan: AgentPlan, block: dict, desc: str, run_id: str, task_id: str) -> Running:
@@ -471,7 +468,6 @@ class SessionSim:
         r = self.rng
         a = self.parent
         era = self.era
-        pre = a.meter.context
         a.now += r.randint(20_000, 120_000)
         summary_analysis = self.forge.prose(int(r.randint(1500, 4000) * self.recipe.scale))
         summary_body = "\n".join(f"{i}. {h}:\n   {self.forge.prose(r.randint(150, 500))}" for i, h in
@@ -483,7 +479,7 @@ class SessionSim:
             self.tr.write({"type": "summary", "summary": self.forge.description(), "leafUuid": a.last_uuid})
         else:
             boundary = self.env.system(self.ids.uuid(), None, a.now, "compact_boundary",
-                                       {"compactMetadata": {"trigger": r.choice(("auto", "auto", "manual")), "preTokens": pre}},
+                                       {"compactMetadata": {"trigger": r.choice(("auto", "auto", "manual")), "preTokens": a.meter.context}},
                                        logical_parent=a.last_uuid)
             a.emit(boundary, a.now)
         a.now += r.randint(5, 50)
@@ -514,12 +510,11 @@ class SessionSim:
     def wait_all(self) -> None:
         """The parent idles until every background task has reported (and reacts to each)."""
         a = self.parent
-        r = self.rng
         while self.awaiting_output:
             self.poll(self.awaiting_output[0], block=True)
         while self.pending or self.ready:
             if not self.ready:
-                a.now = max(a.now, self.pending[0].t_end) + r.randint(50, 3000)
+                a.now = max(a.now, self.pending[0].t_end) + self.rng.randint(50, 3000)
                 self.flush_queue(a.now)
                 continue
             start = a.now

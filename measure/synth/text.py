@@ -141,8 +141,7 @@ class TextForge:
 
     def prose(self, target: int) -> str:
         """Paragraphs of sentences until about `target` characters."""
-        r = self.rng
-        return "\n\n".join(_until(target, lambda: " ".join(self.sentence() for _ in range(r.randint(1, 4))), sep=2))
+        return "\n\n".join(_until(target, lambda: " ".join(self.sentence() for _ in range(self.rng.randint(1, 4))), sep=2))
 
     def short(self) -> str:
         """One or two sentences: the typical assistant line between tool calls."""
@@ -201,7 +200,7 @@ class TextForge:
         if key in self.code_words:
             return r.choice(self.code_words[key])
         if key == "r":
-            return self.p.types[0][0].lower() if self.p.types else "s"
+            return self.p.types[0][0].lower()
         if key == "w":
             return r.choice(NOUNS).replace("_", " ")
         if key == "n":
