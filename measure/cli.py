@@ -228,7 +228,7 @@ def run_command(out, root, jobs, cache_dir, no_cache, executor, scheduler, quiet
 @click.option("--golden", is_flag=True,
               help="regenerate the golden notebooks under tests/golden/ from the bundled fixtures instead of writing a report")
 def report_command(out, root, budgets, sessions, since_ms, session_cap, max_event_chars, priorities, cache_dir, no_cache,
-                   executor, scheduler, quiet, replay, replay_at, extraction, timeout, golden, **options) -> int:
+                   executor, scheduler, quiet, replay, replay_at, extraction, timeout, golden, template, **options) -> int:
     from measure import paths  # noqa: PLC0415
     from measure.akm.read import resolve_root  # noqa: PLC0415
     from measure.report import build  # noqa: PLC0415
@@ -246,7 +246,6 @@ def report_command(out, root, budgets, sessions, since_ms, session_cap, max_even
             print(f"golden notebooks written: {', '.join(_where(p) for p in written)}")
             return 0
         root_path = resolve_root(root).absolute()
-        template = options.pop("template")
         # Relative paths on the command line are taken from the current directory, not the repository's.
         with progress.shown(bar):
             written = build.report(

@@ -44,7 +44,7 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
 @click.option("--model", help="model name (defaults: anthropic claude-sonnet-5, openai gpt-4o-mini)")
 @click.option("--base-url", metavar="URL",
               help="API base URL, e.g. http://127.0.0.1:8080/v1 for a local OpenAI-compatible server")
-@click.option("--command", "shell_command", metavar="CMD",
+@click.option("--command", metavar="CMD",
               help="for --client command: a shell command reading the prompt on stdin and printing the reply")
 @click.option("--template", metavar="PATH",
               help="prompt template (default: the bundled one); its Output example is the reply contract")
@@ -52,7 +52,7 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
 @click.option("--max-tokens", type=TOKENS, default=4096, metavar="N", help="reply token limit (default 4096)")
 @click.option("--samples", type=SAMPLES, default=1, metavar="K",
               help="samples per prompt; K > 1 measures sampling noise (default 1)")
-@click.option("--max-total-chars", type=COUNT, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
+@click.option("--max-total-chars", "budget", type=COUNT, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
               help=f"pre-filter budget (default {DEFAULT_MAX_TOTAL_CHARS})")
 @click.option("--pin-file-times", "file_time_ms", type=EPOCH_MS, metavar="MS",
               help="use MS as every file's mtime (default: pinned for roots under fixtures/)")
@@ -68,8 +68,7 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
 @click.option("--dry-run", is_flag=True,
               help="print sessions, calls, prompt chars, estimated tokens and cost; send nothing")
 @click.option("--quiet", "-q", is_flag=True, help="no progress bar, no per-call lines and no summary line")
-def command(root, out, sessions, shell_command, template, max_total_chars, file_time_ms, jobs, offline, dry_run, quiet,
-            **options) -> int:
+def command(root, out, template, file_time_ms, jobs, offline, dry_run, quiet, **options) -> int:
     from measure import paths  # noqa: PLC0415
     from measure.akm.read import resolve_root  # noqa: PLC0415
     from measure.extract.run import ExtractParams, run_extract  # noqa: PLC0415
@@ -82,10 +81,7 @@ def command(root, out, sessions, shell_command, template, max_total_chars, file_
         if not os.path.isdir(root_path):
             raise ValueError(f"sessions root not found: {root_path}")
         params = ExtractParams(
-            sessions=sessions,
-            command=shell_command,
             template_path=os.path.abspath(template) if template else None,
-            budget=max_total_chars,
             file_time_ms=file_time_ms if file_time_ms is not None else paths.file_time_for(root_path),
             **options,
         )

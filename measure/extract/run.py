@@ -31,7 +31,7 @@ from measure.numbers import percent, rounded
 from measure.runner import progress
 from measure.runner.job import RunParams
 from measure.runner.outputs import check_out_dir
-from measure.runner.redact import _redact_rows, redact, redact_path
+from measure.runner.redact import redact, redact_path, redact_row
 from measure.runner.run import run_measurement
 from measure.runner.tables import frame
 from measure.schema import EXTRACTION_AB, EXTRACTION_CALLS
@@ -291,7 +291,8 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, cal
     selected = list(planned.sessions)
     named = list(p.sessions)
     if p.redact:
-        _redact_rows({"calls": calls, "ab": ab})
+        for row in (*calls, *ab):
+            redact_row(row)
         selected = [redact_path(s) for s in selected]
         named = [redact(s) for s in named]
     _write_frame(frame(EXTRACTION_CALLS, calls), out_dir, EXTRACTION_CALLS.name)

@@ -34,13 +34,10 @@ class ReplyStore:
         return self.dir / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict | None:
-        p = self._path(key)
-        if not p.is_file():
-            return None
         try:
-            return json.loads(p.read_text(encoding="utf-8"))
+            return json.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return None  # a damaged entry is sent again
+            return None  # absent, or damaged: sent again
 
     def put(self, key: str, record: dict) -> None:
         write_atomic(self._path(key), json.dumps(record, sort_keys=True, indent=1, ensure_ascii=False) + "\n")

@@ -54,14 +54,14 @@ class RunParams:
 
     @classmethod
     def from_options(cls, *, max_total_chars: int | None = None, budgets=(), max_event_chars: int | None = None,
-                     template: str | None = None, sessions=(), since_ms: float | None = None, strategies=None,
-                     priorities: str | None = None, **same) -> RunParams:
+                     template: str | None = None, sessions=(), since_ms: float | None = None, priorities: str | None = None,
+                     **same) -> RunParams:
         """The run that the options of `measure run` / `measure report` (or a notebook's
         parameters, named the same) ask for; None or empty means the default. The one place
         where options become RunParams. A priorities text off the grammar raises PrioritiesError.
 
         `same`: the options named as the field they set (session_cap, redact, show_excerpts,
-        file_time_ms, walk_order, replay)."""
+        file_time_ms, walk_order, replay, strategies)."""
         given = {"budget": max_total_chars, "max_event_text_length": max_event_chars, **same}
         return cls(
             **{name: value for name, value in given.items() if value is not None},
@@ -70,7 +70,6 @@ class RunParams:
             sessions=tuple(sessions or ()),
             since_ms=since_ms or 0,
             priorities=canonical(priorities) if priorities else cls.priorities,
-            **({"strategies": tuple(strategies)} if strategies else {}),
         )
 
 

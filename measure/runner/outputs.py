@@ -151,21 +151,17 @@ class StagedDir:
     def __enter__(self) -> Path:
         return self.path
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        if exc_type is None:
-            try:
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None:
                 self.commit()
-            except BaseException:
-                self.abort()
-                raise
-        else:
-            self.abort()
-        return False
+        finally:
+            self.abort()  # after a commit the staged folder is `out`: nothing is left to remove
 
     def abort(self) -> None:
         _discard(self.path)
 
-    def commit(self) -> Path:
+    def commit(self) -> None:
         """Write the manifest, then swap the staged folder in for `out`: the old output is moved
         into a marked `.measure-retired-*` folder first (`recover` finishes a commit cut short)."""
         write_manifest(self.path, self.kind)
@@ -186,7 +182,6 @@ class StagedDir:
             raise
         if retired is not None:
             _discard(retired)
-        return self.out
 
 
 def write_manifest(folder: Path, kind: str) -> None:

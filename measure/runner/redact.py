@@ -45,11 +45,9 @@ def redact_path(path: str | None) -> str | None:
 _LABELLED = re.compile(r"^(readSession failed: )(.+): ([^:]*)$", re.DOTALL)
 
 
-def redact_reason(reason: str | None) -> str | None:
+def redact_reason(reason: str) -> str:
     """An errors row's reason without the names it carries: the file label inside a read
     failure is hashed like a path (an internal_error's reason never holds its message)."""
-    if reason is None:
-        return None
     m = _LABELLED.match(reason)
     if m:
         return m[1] + redact_path(m[2]) + ": " + m[3]
@@ -75,13 +73,6 @@ def redact_row(row: dict) -> None:
         row["reason"] = redact_reason(row["reason"])
     if row.get("dimension") == "project" and row.get("value"):  # the breakdown table's project folder
         row["value"] = redact(row["value"])
-
-
-def _redact_rows(rows: dict[str, list[dict]]) -> None:
-    """--redact: one pass over every table, so no row escapes it (errors included)."""
-    for table_rows in rows.values():
-        for row in table_rows:
-            redact_row(row)
 
 
 #: Transcript-derived text columns: kept only with --show-excerpts, never from outside the root.

@@ -30,7 +30,7 @@ from measure.runner.job import RunParams, SessionOutcome, _error, internal_error
 from measure.runner.merge import Merged
 from measure.runner.outputs import StagedDir
 from measure.runner.progress import Progress, current
-from measure.runner.redact import _redact_rows, redact, redact_path
+from measure.runner.redact import redact, redact_path, redact_row
 from measure.runner.select import select_sessions
 
 
@@ -117,7 +117,8 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors]
     errors += orphan_errors(root)
     if params.redact:  # the sessions' own rows come redacted from the job (redact.protect_outcome)
-        _redact_rows({"errors": errors})
+        for row in errors:
+            redact_row(row)
     # The merge order (largest parent first) is the one tables were always built in: rows whose
     # sort keys tie keep it, whatever executor measured them and in which order they finished.
     order = sorted(listings, key=lambda s: -file_size(s.path))
