@@ -185,7 +185,7 @@ def execute(
     rows: list[dict] = []
     cands: dict[tuple[str, str, int], list[dict] | None] = {}
     sent = reused = 0
-    bar = progress.current("calls")  # a bar on a terminal when `measure extract` made one active
+    bar = progress.current()  # a bar on a terminal when `measure extract` made one active
     bar.start(len(planned.calls) * p.samples, sum(c.prompt_chars for c in planned.calls) * p.samples)
     for c in planned.calls:
         for sample in range(p.samples):
@@ -287,7 +287,6 @@ def _write_frame(df: pl.DataFrame, out: Path, name: str) -> None:
 
 
 def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
-    out_dir.mkdir(parents=True, exist_ok=True)
     selected = list(planned.sessions)
     named = list(p.sessions)
     if p.redact:

@@ -158,17 +158,12 @@ def _dask(tasks: list[Task], order: list[int], jobs: int | None, scheduler: str 
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise RuntimeError("--executor dask needs Dask distributed: pip install 'measure[dask]'") from None
-    cluster = None
-    if not scheduler:
-        cluster = LocalCluster(n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
-    client = Client(scheduler or cluster)
-    try:
+    with contextlib.ExitStack() as stack:  # closed in reverse: the client, then a cluster of our own
+        cluster = scheduler or stack.enter_context(LocalCluster(n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1,
+                                                                host="127.0.0.1", dashboard_address=None))
+        client = stack.enter_context(Client(cluster))
         groups = batches(order, [t.size for t in tasks], len(client.scheduler_info().get("workers", {})) or jobs or 1)
         futures = {client.submit(measure_batch, [tasks[i] for i in g], pure=False, priority=len(groups) - rank): g
                    for rank, g in enumerate(groups)}
         for fut in as_completed(futures):
             yield from zip(futures[fut], fut.result())
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()

@@ -20,9 +20,9 @@ class Progress:
         self._started = self._seconds = 0.0
         self._tqdm = None
 
-    def start(self, total: int, total_bytes: int = 0) -> None:
-        """Begin counting `total` items of `total_bytes` bytes in all."""
-        self.total, self.total_bytes, self.done, self.done_bytes = total, total_bytes, 0, 0
+    def start(self, total: int, total_bytes: int = 0, done: int = 0) -> None:
+        """Begin counting `total` items, `done` of them already (cached), and `total_bytes` bytes to read."""
+        self.total, self.total_bytes, self.done, self.done_bytes = total, total_bytes, done, 0
         self._started, self._seconds = time.perf_counter(), 0.0
         if self.bar and total:
             from tqdm import tqdm  # noqa: PLC0415 - only a terminal pays for it
@@ -52,16 +52,15 @@ class Progress:
         if self._started and not self._seconds:
             self._seconds = max(time.perf_counter() - self._started, 1e-9)
 
-    def finish(self, message: str = "") -> str:
+    def finish(self, message: str) -> str:
         """Stop; print (when `summary`) and return the summary line: `message`, then MB read and MB/s."""
         self.stop()
-        line = message or self._desc()
         if self.total_bytes:  # 0: nothing was read (everything came from the cache, or there was nothing)
             mb = self.done_bytes / 1e6
-            line += f" ({mb:,.1f} MB in {self._seconds:,.1f} s, {mb / self._seconds:,.1f} MB/s)"
+            message += f" ({mb:,.1f} MB in {self._seconds:,.1f} s, {mb / self._seconds:,.1f} MB/s)"
         if self.summary:
-            print(line, file=self.stream, flush=True)
-        return line
+            print(message, file=self.stream, flush=True)
+        return message
 
     def _desc(self) -> str:
         return f"{self.done}/{self.total} {self.what}"
@@ -76,9 +75,9 @@ def for_terminal(*, quiet: bool = False, what: str = "sessions", stream=None) ->
 _active: Progress | None = None
 
 
-def current(what: str = "sessions") -> Progress:
+def current() -> Progress:
     """The progress the command line made active, or a silent one."""
-    return _active if _active is not None else Progress(what)
+    return _active if _active is not None else Progress()
 
 
 @contextmanager

@@ -147,9 +147,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
         hit = cache.load_run(whole, out)
         if hit is not None:
             index.save()
-            bar.start(len(order))
-            for _ in order:
-                bar.advance()
+            bar.start(len(order), done=len(order))
             bar.stop()
             return RunSummary(len(listings), hit["measured"], hit["errors"], os.fspath(out), len(order), index.hashed, index.reused)
     per_session = cache is not None and not params.redact
@@ -175,9 +173,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     local = executor == "local"
     tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path]),
                   os.fspath(entries[i]) if local and i in entries else None) for i in todo]
-    bar.start(len(order), sum(t.size for t in tasks))  # bytes: what is measured now, not what the cache holds
-    for _ in range(len(order) - len(todo)):
-        bar.advance()
+    bar.start(len(order), sum(t.size for t in tasks), len(order) - len(todo))  # bytes: measured now, not from the cache
     for t, o in run_tasks(tasks, jobs, executor, scheduler):
         i = todo[t]
         if not local and i in entries and not internal_error(o.errors):  # as measure_task does
