@@ -147,6 +147,6 @@ def test_session_files_walks_deep_folders_in_os_walk_order(tmp_path):
 def test_a_fifo_is_never_opened(tmp_path):
     fifo = tmp_path / "agent-fifo.jsonl"
     os.mkfifo(fifo)
-    idx = StatIndex(None)
+    idx = StatIndex(None, os.fspath(tmp_path))
     state = idx.state(os.fspath(fifo))  # would block forever if opened
     assert state.digest.startswith("not-a-file:")

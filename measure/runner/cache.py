@@ -178,9 +178,9 @@ class Cache:
                 for old in runs[KEEP_RUNS:]:
                     old.unlink()
 
-    def clean_tmp(self, now: float | None = None) -> None:
+    def clean_tmp(self) -> None:
         """Remove the `.tmp` files a crashed or starved writer left behind."""
-        now = time.time() if now is None else now
+        now = time.time()
         try:
             subdirs = [Path(d.path) for d in os.scandir(self.dir) if d.is_dir(follow_symlinks=False)]
         except OSError:

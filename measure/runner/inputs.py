@@ -84,16 +84,14 @@ class StatIndex:
     """path -> (size, mtime_ns, ctime_ns, inode, digest, racy) of the previous run, kept in the cache dir;
     a missing or unreadable index is empty (every file is hashed)."""
 
-    def __init__(self, cache_dir: str | os.PathLike | None = None, root: str | None = None):
+    def __init__(self, cache_dir: str | os.PathLike | None, root: str):
         self.path = Path(cache_dir) / INDEX_NAME if cache_dir else None
         self.root = root
-        self.entries: dict[str, list] = {}
+        self.entries: dict[str, list] = _load_index(self.path) if self.path else {}
         self.seen: dict[str, list] = {}
         self.hashed = 0
         self.reused = 0
         self.started_ns = time.time_ns()
-        if self.path is not None:
-            self.entries = _load_index(self.path)
 
     def state(self, path: str) -> FileState:
         """The file's current state; raises OSError when it cannot be stat'ed or read."""
@@ -118,8 +116,8 @@ class StatIndex:
         if self.path is None:
             return
         # Other roots' entries stay; this root's are replaced, so deleted files drop out.
-        prefix = os.path.join(self.root, "") if self.root else None
-        kept = {p: v for p, v in self.entries.items() if prefix is not None and not p.startswith(prefix)}
+        prefix = os.path.join(self.root, "")
+        kept = {p: v for p, v in self.entries.items() if not p.startswith(prefix)}
         exc = write_atomically(self.path, lambda f: f.write(INDEX_HEADER + dump_json({**kept, **self.seen})))
         if exc is not None:
             log.warning("measure: could not write the stat index %s: %s", self.path, exc)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 _POS = "__merge_position"
@@ -27,9 +26,9 @@ class TableBuilder:
     20,000 sessions), and the sorted table's two columns point into one copy of each value.
     """
 
-    def __init__(self, name: str, spill_dir: str | os.PathLike | None = None):
+    def __init__(self, name: str, spill_dir: Path | None = None):
         self.name = name
-        self.spill_dir = Path(spill_dir) if spill_dir is not None else None
+        self.spill_dir = spill_dir
         self.columns: dict[str, list] = {}  # the waiting rows, a list per column but the session's
         self.positions: list[int] = []  # the merge position of each waiting row
         self.chunks: list[Path] = []
