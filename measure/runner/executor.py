@@ -44,13 +44,13 @@ class Task:
     params: RunParams
     template: str
     size: int
-    entry: str | None = None  # the cache entry its outcome is stored in where it is measured (local workers)
+    entry: Path | None = None  # the cache entry its outcome is stored in where it is measured (local workers)
 
 
 def measure_task(task: Task) -> SessionOutcome:
     outcome = measure_session(task.root, task.path, task.params, task.template)
     if task.entry is not None and not internal_error(outcome.errors):  # a fixed measure should try again
-        store_entry(Path(task.entry), outcome)
+        store_entry(task.entry, outcome)
     return outcome
 
 

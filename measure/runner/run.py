@@ -172,7 +172,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     entries = {i: cache.entry(keys[i]) for i in todo if per_session and keys[i]}
     local = executor == "local"
     tasks = [Task(root, order[i].path, params, template, sum(f.size for f in states[order[i].path]),
-                  os.fspath(entries[i]) if local and i in entries else None) for i in todo]
+                  entries.get(i) if local else None) for i in todo]
     bar.start(len(order), sum(t.size for t in tasks), len(order) - len(todo))  # bytes: measured now, not from the cache
     for t, o in run_tasks(tasks, jobs, executor, scheduler):
         i = todo[t]
