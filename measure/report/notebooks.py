@@ -227,12 +227,11 @@ def normalize(nb):
 
 
 def write_notebook(nb, path: Path) -> Path:
-    """Write a notebook as nbformat JSON (sorted keys, indent 1, trailing newline)."""
+    """Write a notebook as nbformat JSON (sorted keys, indent 1) and a trailing newline."""
     nbformat = lean_import("nbformat")
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = nbformat.writes(nb)
-    path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
     return path
 
 
@@ -292,7 +291,7 @@ def render_index(out_dir: Path, pages: list[tuple[str, str]]) -> Path:
     items = "".join(f'<li><a href="{html.escape(stem)}.html">{html.escape(stem)}</a>: {html.escape(title)}</li>' for stem, title in pages)
     parts = [f"<h1>Report</h1>\n<p>Start with the overview. Every page links back here.</p>\n<ul>{items}</ul>"]
     for folder, what in (("tables", "Every table of the run (CSV)"), ("figures", "Every figure (PNG)")):
-        files = sorted(p.name for p in (out_dir / folder).glob("*.*")) if (out_dir / folder).is_dir() else []
+        files = sorted(p.name for p in (out_dir / folder).glob("*.*"))
         if files:
             links = "".join(f'<li><a href="{folder}/{html.escape(f)}">{html.escape(f)}</a></li>' for f in files)
             parts.append(f"<h2>{what}</h2>\n<ul>{links}</ul>")
@@ -324,8 +323,7 @@ def run_notebooks(
     written: list[Path] = []
     pages = page_titles(sources)
     for k, source in enumerate(sources, 1):
-        yaml = params_dir / f"{source.stem}.yaml" if params_dir is not None else None
-        nb_params = _write_params(params, yaml) if yaml else dict(params)
+        nb_params = _write_params(params, params_dir / f"{source.stem}.yaml") if params_dir else dict(params)
         built = build_notebook(source, build_dir / "nb")
         raw = build_dir / "executed" / f"{source.stem}.ipynb"
         target = out_dir / f"{source.stem}.ipynb"

@@ -30,19 +30,16 @@ from measure.report.style import label as _label
 _styled = mpl.style.context(style.STYLE, after_reset=True)
 
 
-def _figure(title: str | None = None) -> tuple[Figure, object]:
-    """A single-panel figure of style.FIGSIZE and its axes, titled `title` when given."""
+def _figure(title: str) -> tuple[Figure, object]:
+    """A single-panel figure of style.FIGSIZE and its axes, titled `title`."""
     fig = Figure(figsize=style.FIGSIZE)
     ax = fig.subplots()
-    if title is not None:
-        ax.set_title(title)
+    ax.set_title(title)
     return fig, ax
 
 
 def _sessions(df: pl.DataFrame) -> list[str]:
     """Session ids in table order (session_path, then id)."""
-    if df.height == 0:
-        return []
     return df.sort("session_path", "session_id")["session_id"].unique(maintain_order=True).to_list()
 
 
@@ -61,8 +58,7 @@ def _thousands(x: float, _pos=None) -> str:
 
 
 def _budgets_text(df: pl.DataFrame) -> str:
-    budgets = sorted(set(df["budget"].unique().to_list())) if "budget" in df.columns else []
-    return ", ".join(f"{b:,}" for b in budgets) if budgets else "n/a"
+    return ", ".join(f"{b:,}" for b in sorted(df["budget"].unique().to_list())) or "n/a"
 
 
 MAX_SESSIONS = 20
@@ -306,20 +302,20 @@ def stub_vs_run(background: pl.DataFrame) -> Figure:
     timed = background.filter((pl.col("stub_seconds") > 0) & (pl.col("run_seconds") > 0))  # null > 0 is not true
     if timed.height == 0:
         return _empty(ax, "no background task with both a launch stub and a completion")
+    late = pl.col("completed_after_parent_end").fill_null(False)
     for kind in sorted(set(timed["kind"].to_list())):
         part = timed.filter(pl.col("kind") == kind)
-        late = part["completed_after_parent_end"].fill_null(False).to_list()
-        xs, ys = part["stub_seconds"].to_list(), part["run_seconds"].to_list()
+        on_time, after = part.filter(~late), part.filter(late)
         color = style.KIND_COLORS.get(kind, style.OTHER_COLOR)
-        ax.scatter([x for x, l in zip(xs, late) if not l], [y for y, l in zip(ys, late) if not l], s=28, color=color,
+        ax.scatter(on_time["stub_seconds"].to_list(), on_time["run_seconds"].to_list(), s=28, color=color,
                    label=f"{kind} ({part.height})", edgecolor="white", linewidth=0.5)
-        if any(late):
-            ax.scatter([x for x, l in zip(xs, late) if l], [y for y, l in zip(ys, late) if l], s=46, facecolor="none",
+        if after.height:
+            ax.scatter(after["stub_seconds"].to_list(), after["run_seconds"].to_list(), s=46, facecolor="none",
                        edgecolor=color, linewidth=1.5, marker="D")
     x_lo, x_hi = timed["stub_seconds"].min() / 2, timed["stub_seconds"].max() * 2
     y_lo, y_hi = min(x_lo, timed["run_seconds"].min() / 2), timed["run_seconds"].max() * 2
     ax.plot([x_lo, x_hi], [x_lo, x_hi], color="black", linestyle="--", linewidth=1, label="run = stub")
-    if timed["completed_after_parent_end"].fill_null(False).any():
+    if timed.filter(late).height:
         ax.scatter([], [], s=46, facecolor="none", edgecolor="black", marker="D", label="completed after the parent's last turn")
     ax.set(xscale="log", yscale="log", xlim=(x_lo, x_hi), ylim=(y_lo, y_hi))
     fmt = FuncFormatter(lambda v, _p: f"{v:,.0f} s" if v >= 1 else f"{v:g} s")
@@ -505,10 +501,9 @@ def _labels_apart(ax, points: list[tuple[float, float, str, bool]]) -> None:
         height = (text.count("\n") + 1) * 12 * fig.dpi / 72
         width = max(len(line) for line in text.split("\n")) * 6 * fig.dpi / 72
         top = py + 10
-        while any(abs(px - qx) < max(width, w) and top > q_bottom and top - height < q_top for qx, q_top, w, q_bottom in
-                  ((q[0], q[1], q[2], q[1] - q[3]) for q in placed)):
+        while any(abs(px - qx) < max(width, w) and top > q_bottom and top - height < q_top for qx, q_top, w, q_bottom in placed):
             top -= 4
-        placed.append((px, top, width, height))
+        placed.append((px, top, width, top - height))
         note = ax.annotate(text, (x, y), xytext=(12, (top - py) * 72 / fig.dpi), textcoords="offset points", fontsize=8,
                            va="top", fontweight="bold" if bold else "normal")
         note.set_in_layout(False)  # inside the limits set for them: the layout must not chase them from draw to draw

@@ -49,9 +49,9 @@ def zero_budgets(sweep: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return worst.select(keys).join(clear, on=keys, how="left", nulls_equal=True).sort(keys).collect()
 
 
-def fold_zero_budget(sweep: pl.DataFrame | pl.LazyFrame, strategy: str = "fold") -> int | None:
-    """The smallest swept budget at which `strategy` evicts nothing in every session (None if none)."""
-    z = zero_budgets(sweep.lazy().filter(pl.col("strategy") == strategy))
+def fold_zero_budget(sweep: pl.DataFrame | pl.LazyFrame) -> int | None:
+    """The smallest swept budget at which fold evicts nothing in every session (None if none)."""
+    z = zero_budgets(sweep.lazy().filter(pl.col("strategy") == "fold"))
     if z.height == 0 or z["zero_from"].null_count():
         return None
     return int(z["zero_from"].max())

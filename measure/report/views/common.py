@@ -123,7 +123,7 @@ class LazyTables(Mapping):
 
     Nothing is held between two views: a notebook of a 20,000-session report has a
     1,080,000-row budget_sweep, and a kernel that kept every table it had read would hold it
-    through every later cell. `scan(name)` reads only the columns a query selects.
+    through every later cell. `scan(r, name)` reads only the columns a query selects.
     """
 
     def __init__(self, directory: str | os.PathLike):
@@ -140,16 +140,12 @@ class LazyTables(Mapping):
     def __len__(self) -> int:
         return len(TABLES)
 
-    def scan(self, name: str) -> pl.LazyFrame:
-        """Table `name` as a LazyFrame: only the columns a query selects are read."""
-        path = self.directory / f"{name}.parquet"
-        return pl.scan_parquet(path) if path.is_file() else self[name].lazy()
-
 
 def scan(r: Report, name: str) -> pl.LazyFrame | None:
-    """Table `name` of a report as a LazyFrame (None when there is none): see LazyTables.scan."""
-    if isinstance(r.tables, LazyTables):
-        return r.tables.scan(name)
+    """Table `name` of a report as a LazyFrame (None when there is none): from a run directory, only the
+    columns a query selects are read."""
+    if isinstance(r.tables, LazyTables) and (r.tables.directory / f"{name}.parquet").is_file():
+        return pl.scan_parquet(r.tables.directory / f"{name}.parquet")
     df = r.tables.get(name)
     return None if df is None else df.lazy()
 

@@ -37,7 +37,6 @@ class Extraction:
     source: str  # portable path of the results
     recorded: bool  # the recorded store of a bundled fixture
     show_excerpts: bool = False
-    store_dir: str = ""  # where the replies live (for excerpts)
 
 
 def find_results(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathLike | None = None,
@@ -67,7 +66,7 @@ def load(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathL
         else pl.DataFrame(schema=table.polars_schema)
         for name, table in EXTRACTION_TABLES.items()
     )
-    return Extraction(calls, ab, meta, paths.portable(directory), recorded, show_excerpts, os.fspath(directory))
+    return Extraction(calls, ab, meta, paths.portable(directory), recorded, show_excerpts)
 
 
 def summary(x: Extraction | None):
@@ -220,7 +219,7 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
     from measure.extract.store import ReplyStore  # noqa: PLC0415
 
     contract = Contract(**{k: tuple(v) if k == "fields" else v for k, v in x.meta.get("contract", {"list_key": "candidates", "fields": []}).items()})
-    store = ReplyStore(x.store_dir)
+    store = ReplyStore(paths.resolve(x.source))  # where the replies live
     short = _short(x)
     rows = []
     first = x.calls.filter((pl.col("sample") == 0) & (pl.col("status") == "ok"))
