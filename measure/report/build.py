@@ -260,10 +260,10 @@ def golden_plan() -> list[tuple[Path, str, list[Path]]]:
     ]
 
 
-def golden(*, build_dir: str | os.PathLike | None = None, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
+def golden(*, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
     """Execute the notebooks of GOLDEN_SETS with `golden_parameters(root)` into tests/golden (normalized),
     removing goldens whose source no longer exists. Review the diff, then commit."""
-    build = paths.resolve(build_dir) if build_dir else paths.root() / BUILD_DIR / "golden"
+    build = paths.root() / BUILD_DIR / "golden"
     written: list[Path] = []
     failures: list[NotebookFailure] = []
     for out_path, root_dir, sources in golden_plan():

@@ -40,7 +40,7 @@ def configure() -> None:
     from matplotlib_inline.backend_inline import set_matplotlib_formats  # noqa: PLC0415
     from matplotlib_inline.config import InlineBackend  # noqa: PLC0415
 
-    for key in [k for k in os.environ if k.startswith("POLARS_FMT_") or k.startswith("POLARS_TABLE_")]:
+    for key in [k for k in os.environ if k.startswith(("POLARS_FMT_", "POLARS_TABLE_"))]:
         del os.environ[key]
     pl.Config.restore_defaults()
     pl.Config(**POLARS_DISPLAY)  # without `with`, these stay set for the kernel

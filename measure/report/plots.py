@@ -256,8 +256,8 @@ MAX_GROUPS = 12
 """Each panel of the breakdown figure shows at most this many groups (the most sessions first)."""
 
 
-def _short(text: str, width: int = 26) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _short(text: str) -> str:
+    return text if len(text) <= 26 else text[:25] + "…"
 
 
 @_styled

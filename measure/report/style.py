@@ -142,8 +142,8 @@ def task_group_key(kind: str, version: str) -> tuple:
     return kind, version != UNKNOWN, version_key(version)
 
 
-def short_ids(ids, minimum: int = 8) -> dict[str, str]:
-    """Map each session id to its shortest prefix (at least `minimum` chars) that no other id starts with.
+def short_ids(ids) -> dict[str, str]:
+    """Map each session id to its shortest prefix (at least 8 chars) that no other id starts with.
 
     UUIDs come out as their first 8 hex digits; ids sharing a long prefix keep what tells them apart.
     Linear after one sort: the other id sharing the longest prefix with an id is a sorted neighbour.
@@ -155,4 +155,4 @@ def short_ids(ids, minimum: int = 8) -> dict[str, str]:
         n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
         shared[k - 1] = max(shared[k - 1], n)
         shared[k] = max(shared[k], n)
-    return {i: i[: min(len(i), max(minimum, shared[k] + 1))] for k, i in enumerate(ids)}
+    return {i: i[: max(8, shared[k] + 1)] for k, i in enumerate(ids)}

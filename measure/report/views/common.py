@@ -194,13 +194,12 @@ def relevance_rank(r: Report) -> dict[str, int]:
 def per_session(df: pl.DataFrame, r: Report, relevance: bool = True) -> pl.DataFrame:
     """`df` (with a session_id column) with a short `session` column first instead of the id, rows
     in RELEVANCE_ORDER (`relevance=False`: in session order), stable within a session."""
-    order = session_order(r)
 
     def place(rank: dict[str, int]) -> pl.Expr:
         return pl.col("session_id").replace_strict(rank, default=len(rank), return_dtype=pl.Int64)
 
     out = df.with_columns(session_column(r))
-    out = out.sort(place({sid: i for i, sid in enumerate(order)}), "session_id", maintain_order=True)
+    out = out.sort(place({sid: i for i, sid in enumerate(session_order(r))}), "session_id", maintain_order=True)
     if relevance:  # after the session order, so that sessions of equal relevance stay in path order
         out = out.sort(place(relevance_rank(r)), maintain_order=True)
     return out.select("session", pl.exclude("session", "session_id"))

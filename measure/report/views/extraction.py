@@ -224,21 +224,18 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
     rows = []
     first = x.calls.filter((pl.col("sample") == 0) & (pl.col("status") == "ok"))
     for row in x.ab.filter(pl.col("complete")).iter_rows(named=True):
-        arms = {}
-        for s in (row["strategy_a"], row["strategy_b"]):
-            found = []
+        a, b = [], []
+        for s, found in ((row["strategy_a"], a), (row["strategy_b"], b)):
             for key in first.filter((pl.col("session_path") == row["session_path"]) & (pl.col("strategy") == s)).sort("call_index")["reply_key"]:
                 rec = store.get(key) or {}
                 try:
                     found += parse_candidates(rec.get("reply", ""), contract)
                 except BadReply:
                     pass
-            arms[s] = found
-        a, b = arms[row["strategy_a"]], arms[row["strategy_b"]]
         m = match([candidate_text(c) for c in a], [candidate_text(c) for c in b])
         for arm, items, idx in ((row["strategy_a"], a, m.unique_a), (row["strategy_b"], b, m.unique_b)):
             for i in idx:
-                rows.append({"session": short.get(row["session_id"], row["session_id"]), "only under": arm,
+                rows.append({"session": short[row["session_id"]], "only under": arm,
                              "title": str(items[i].get("title") or candidate_text(items[i]))[:120]})
     return pl.DataFrame(rows, schema={"session": pl.String, "only under": pl.String, "title": pl.String}, orient="row")
 
