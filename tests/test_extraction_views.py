@@ -46,7 +46,6 @@ def test_views_are_counts_and_text_only_with_excerpts(x):
     assert (sources.select(labels).sum_horizontal() == sources["unique"]).all()
     assert extraction.calls_table(x)["calls"].sum() == x.calls.height
     assert extraction.calls_table(x)["input tokens"].null_count() == 2  # command reports no usage
-    assert extraction.errors_table(x).height == 0
     assert extraction.errors(x).data == "Every one of the 40 calls gave candidates."
     assert "--show-excerpts" in extraction.excerpts(x).data
     shown = extraction.excerpts(replace(x, show_excerpts=True))

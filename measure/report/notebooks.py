@@ -191,8 +191,7 @@ def _failed_cell(output: Path, kind: str) -> int | None:
         return None
     cells = [c for c in nbformat.read(output, as_version=4).cells if c.cell_type == "code"]
     key = "exception" if kind == "error" else "start_time"
-    hits = [c for c in cells if (c.metadata.get("papermill") or {}).get(key)]
-    cell = hits[-1] if hits else None
+    cell = next((c for c in reversed(cells) if (c.metadata.get("papermill") or {}).get(key)), None)
     if cell is not None and "injected-parameters" in cell.metadata.get("tags", []):
         cell = next((c for c in cells if "parameters" in c.metadata.get("tags", [])), None)
     return int(cell.id.removeprefix("cell-")) if cell is not None and cell.id.startswith("cell-") else None
@@ -216,9 +215,7 @@ def normalize(nb):
     version, cells' timings), keeping outputs and execution counts; cell ids become "0".."n-1"."""
     for key in ("papermill", "widgets", "jupytext"):
         nb.metadata.pop(key, None)
-    info = nb.metadata.get("language_info")
-    if info is not None:
-        info.pop("version", None)
+    nb.metadata.get("language_info", {}).pop("version", None)
     for i, cell in enumerate(nb.cells):
         cell.id = str(i)
         for key in ("papermill", "execution", "ExecuteTime", "collapsed", "scrolled"):

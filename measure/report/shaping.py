@@ -101,7 +101,7 @@ def deliveries(background: pl.DataFrame) -> pl.DataFrame:
     bg = background.with_columns(pl.col("cc_version").fill_null(UNKNOWN))
     rows = []
     for (kind, version), part in sorted(bg.group_by("kind", "cc_version"), key=lambda kv: task_group_key(*kv[0])):
-        counts = dict(zip(*part.group_by("delivery").len().to_dict(as_series=False).values(), strict=True))
+        counts = dict(part.group_by("delivery").len().iter_rows())
         rows.append({"kind": kind, "Claude Code": version, **{d: counts.get(d, 0) for d in DELIVERY_COLORS}, "tasks": part.height})
     schema = {"kind": pl.String, "Claude Code": pl.String, **dict.fromkeys(DELIVERY_COLORS, pl.Int64), "tasks": pl.Int64}
     return pl.DataFrame(rows, schema=schema, orient="row")

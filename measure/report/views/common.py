@@ -21,7 +21,7 @@ from measure import paths
 from measure.measurements.priorities import canonical
 from measure.numbers import rounded
 from measure.report.style import STRATEGY_ORDER, ordered_strategies, short_ids
-from measure.runner.tables import read_table
+from measure.runner.tables import read_table, read_tables
 from measure.schema import TABLES
 
 
@@ -107,8 +107,7 @@ def load(
     )
     with tempfile.TemporaryDirectory(prefix="measure-nb-") as tmp:
         run_measurement(paths.resolve(sessions_root), tmp, params)
-        lazy = LazyTables(tmp)
-        tables = {name: lazy[name] for name in lazy}  # read now: the folder goes with the block
+        tables = read_tables(tmp)  # read now: the folder goes with the block
         run = json.loads((Path(tmp) / "run.json").read_text(encoding="utf-8"))
     return _report(tables, run, sessions_root, show_excerpts)
 

@@ -51,7 +51,7 @@ def _value(tables: dict[str, pl.DataFrame], metric: str, strategy: str) -> float
 
 def run_tables(directory: str | os.PathLike) -> tuple[dict[str, pl.DataFrame], dict]:
     """The tables and run.json of a `measure run --out` or report directory."""
-    d = Path(os.path.expanduser(os.fspath(directory)))
+    d = Path(directory).expanduser()
     if not d.is_dir():
         raise RunDiffError(f"not a directory: {directory}")
     run_json = d / "run.json"

@@ -98,12 +98,8 @@ def summary(x: Extraction | None):
     return markdown("\n".join(lines))
 
 
-def _short(x: Extraction) -> dict[str, str]:
-    return short_ids(x.ab["session_id"].to_list())
-
-
 def _session(x: Extraction) -> pl.Expr:
-    return pl.col("session_id").replace_strict(_short(x), default=pl.col("session_id")).alias("session")
+    return pl.col("session_id").replace_strict(short_ids(x.ab["session_id"].to_list()), default=pl.col("session_id")).alias("session")
 
 
 def ab_table(x: Extraction) -> pl.DataFrame:
@@ -143,14 +139,9 @@ def calls_table(x: Extraction) -> pl.DataFrame:
     )
 
 
-def errors_table(x: Extraction) -> pl.DataFrame:
-    """Calls that gave no candidates, with the reason."""
-    return x.calls.filter(pl.col("status") != "ok").select(_session(x), "strategy", "call_index", "sample", "status", "error")
-
-
 def errors(x: Extraction):
-    """errors_table, or a line saying every call gave candidates."""
-    t = errors_table(x)
+    """Calls that gave no candidates, with the reason, or a line saying every call gave candidates."""
+    t = x.calls.filter(pl.col("status") != "ok").select(_session(x), "strategy", "call_index", "sample", "status", "error")
     return t if t.height else markdown(f"Every one of the {fmt_int(x.calls.height)} calls gave candidates.")
 
 
@@ -220,7 +211,6 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
 
     contract = Contract(**{k: tuple(v) if k == "fields" else v for k, v in x.meta.get("contract", {"list_key": "candidates", "fields": []}).items()})
     store = ReplyStore(paths.resolve(x.source))  # where the replies live
-    short = _short(x)
     rows = []
     first = x.calls.filter((pl.col("sample") == 0) & (pl.col("status") == "ok"))
     for row in x.ab.filter(pl.col("complete")).iter_rows(named=True):
@@ -235,9 +225,10 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
         m = match([candidate_text(c) for c in a], [candidate_text(c) for c in b])
         for arm, items, idx in ((row["strategy_a"], a, m.unique_a), (row["strategy_b"], b, m.unique_b)):
             for i in idx:
-                rows.append({"session": short[row["session_id"]], "only under": arm,
+                rows.append({"session_id": row["session_id"], "only under": arm,
                              "title": str(items[i].get("title") or candidate_text(items[i]))[:120]})
-    return pl.DataFrame(rows, schema={"session": pl.String, "only under": pl.String, "title": pl.String}, orient="row")
+    schema = {"session_id": pl.String, "only under": pl.String, "title": pl.String}
+    return pl.DataFrame(rows, schema=schema, orient="row").select(_session(x), "only under", "title")
 
 
 def sources_bars(x: Extraction | None):

@@ -79,8 +79,7 @@ def classification_note(r: Report):
     sub = r.tables["subagents"]
     if sub.height == 0:
         return markdown("_No subagent transcripts under this root._")
-    n = sub.group_by("kind").len()
-    count = dict(zip(n["kind"], n["len"]))
+    count = dict(sub.group_by("kind").len().iter_rows())
     delegated = [k for k in ("task_agent", "workflow_agent", "fork") if count.get(k)]
     total = sum(count.get(k, 0) for k in delegated)
     text = (f"**{fmt_int(sub.height)} subagent transcripts, {fmt_int(total)} counted as delegated work**"
