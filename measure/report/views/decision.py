@@ -170,15 +170,13 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
                 cell += f" *(identity: {x['identity']})*"
             cells.append(cell)
         lines.append(f"- **{label}** ({better} is better): " + "; ".join(cells) + ".")
-    ev = r.tables["eviction"]
-    if ev.height:
-        saved = ev.group_by("strategy").agg(pl.col("stub_saved_chars").sum()).filter(pl.col("stub_saved_chars") > 0)
-        if saved.height:
-            lines.append(
-                "- **Stub savings are not eviction.** Parent chars a notification stub shortened on purpose: "
-                + "; ".join(f"{x['strategy']} {fmt_int(x['stub_saved_chars'])}" for x in saved.sort("strategy").iter_rows(named=True))
-                + "."
-            )
+    saved = r.tables["eviction"].group_by("strategy").agg(pl.col("stub_saved_chars").sum()).filter(pl.col("stub_saved_chars") > 0)
+    if saved.height:
+        lines.append(
+            "- **Stub savings are not eviction.** Parent chars a notification stub shortened on purpose: "
+            + "; ".join(f"{x['strategy']} {fmt_int(x['stub_saved_chars'])}" for x in saved.sort("strategy").iter_rows(named=True))
+            + "."
+        )
     # Totals per pairing method, never summed: only sidecar pairs are #840's definition.
     per = [f"`{x['pairing']}`: {x['pairs']} pairs, {x['both in prompt']} with both copies in the fold prompt, "
            f"{fmt_int(x['a stub would save (chars)'])} raw chars a stub would save" for x in pair_totals(r).iter_rows(named=True)]
