@@ -114,7 +114,7 @@ def compute_vector(root: Path, listing) -> dict:
             "notificationSurvives": (p.notification.ts, p.notification.file) in fold_kept,
             "subagentOwnSurvives": (p.final.ts, p.final.file) in fold_kept,
         }
-        for p in ctx.sidecar_pairs
+        for p in ctx.pairs if p.pairing == "sidecar_tool_use_id"
     ]
     variants = {}
     for total, per in ((80000, 2000), (6000, 2000), (1500, 300), (1, 2000)):

@@ -9,15 +9,7 @@ import polars as pl
 import pytest
 
 from measure.akm.records import Event, Sidecar
-from measure.measurements.subagents import (
-    is_agent_id,
-    is_compaction_helper,
-    is_fork,
-    is_replay,
-    is_side_question,
-    is_workflow_agent,
-    replayed_prefix,
-)
+from measure.measurements.subagents import kind_of, replayed_prefix
 from measure.runner.job import RunParams
 from measure.runner.run import run_measurement
 
@@ -136,14 +128,20 @@ def tables(tmp_path_factory):
 
 
 def test_name_and_sidecar_rules():
-    assert is_compaction_helper("agent-acompact-946d2b") and not is_compaction_helper("agent-a946d2b")
-    assert is_side_question("agent-aside_question-0123456789abcdef") and not is_side_question("agent-aside_question-x")
-    assert all(is_agent_id(n) for n in ("agent-a93ccab", "agent-e1c84ba5", "agent-a99a8221a00c2d373"))
-    assert not any(is_agent_id(n) for n in ("agent-a1", "agent-acode-review-fedcba9876543210", "agent-a99a8221a00c2d3730"))
-    assert is_workflow_agent("workflows/wf_1/agent-a1.jsonl", None)
-    assert is_workflow_agent("agent-a1.jsonl", Sidecar("ok", "workflow-subagent")) and not is_workflow_agent("agent-a1.jsonl", None)
-    assert is_fork(Sidecar("ok", "general-purpose", raw={"isFork": True})) and is_fork(Sidecar("ok", "fork", raw={}))
-    assert not is_fork(Sidecar("ok", "general-purpose", raw={"isFork": "yes"})) and not is_fork(None)
+    def kind(name, sidecar=None, inside=None):  # no launch, no replayed prefix: the name and sidecar decide
+        return kind_of(name, inside or f"{name}.jsonl", sidecar, "unknown", 0)
+
+    assert kind("agent-acompact-946d2b") == "compaction_helper" and kind("agent-a946d2b") == "task_agent"
+    assert kind("agent-aside_question-0123456789abcdef") == "side_question" and kind("agent-aside_question-x") == "unknown"
+    assert all(kind(n) == "task_agent" for n in ("agent-a93ccab", "agent-e1c84ba5", "agent-a99a8221a00c2d373"))
+    assert all(kind(n) == "unknown" for n in ("agent-a1", "agent-acode-review-fedcba9876543210", "agent-a99a8221a00c2d3730"))
+    assert kind("agent-a1", inside="workflows/wf_1/agent-a1.jsonl") == "workflow_agent"
+    assert kind("agent-a1", Sidecar("ok", "workflow-subagent")) == "workflow_agent"
+    assert kind("agent-a1", Sidecar("ok", "general-purpose", raw={"isFork": True})) == "fork" == kind("agent-a1", Sidecar("ok", "fork", raw={}))
+    assert kind("agent-a1", Sidecar("ok", "general-purpose", raw={"isFork": "yes"})) == "task_agent"
+    assert kind_of("agent-a1", "agent-a1.jsonl", None, "fork", 0) == "fork" and kind_of("agent-a1", "agent-a1.jsonl", None, "sync", 0) == "task_agent"
+    assert kind_of("agent-a1", "agent-a1.jsonl", None, "unknown", 2) == "side_question"  # a replay no launch explains
+    assert kind("journal", inside="workflows/wf_1/journal.jsonl") == "workflow_journal"
 
 
 def test_a_replay_opens_with_the_parents_opening_events():
@@ -151,12 +149,12 @@ def test_a_replay_opens_with_the_parents_opening_events():
         return tuple(Event(role, i, t, "f", len(t)) for i, (role, t) in enumerate(pairs))
 
     parent = ev(("user", "caveat"), ("user", "/model"), ("assistant", "ok"))
-    assert is_replay(ev(("user", "caveat"), ("user", "/model"), ("user", "btw?")), parent)
+    assert replayed_prefix(ev(("user", "caveat"), ("user", "/model"), ("user", "btw?")), parent) == 2
     assert replayed_prefix(ev(("user", "caveat"), ("user", "/model"), ("assistant", "ok"), ("user", "btw?")), parent) == 3
-    assert not is_replay(ev(("user", "caveat"), ("user", "other")), parent)  # REPLAY_EVENTS = 2 must match
-    assert not is_replay(ev(("assistant", "caveat"), ("user", "/model")), parent)  # the role counts too
-    assert is_replay(ev(("user", "caveat")), parent)  # as many as the shorter has
-    assert replayed_prefix(ev(("user", "caveat"), ("user", "x")), parent) == 0 and not is_replay((), parent)
+    assert replayed_prefix(ev(("user", "caveat"), ("user", "other")), parent) == 0  # REPLAY_EVENTS = 2 must match
+    assert replayed_prefix(ev(("assistant", "caveat"), ("user", "/model")), parent) == 0  # the role counts too
+    assert replayed_prefix(ev(("user", "caveat")), parent) == 1  # as many as the shorter has
+    assert replayed_prefix(ev(("user", "caveat"), ("user", "x")), parent) == 0 == replayed_prefix((), parent)
 
 
 def test_every_kind_and_launch_source_is_read(tables):

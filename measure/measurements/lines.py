@@ -40,9 +40,7 @@ class SessionLines:
         self.names = tuple(COLLECTORS) if names is None else names
         self._files: dict[str, dict[str, Any]] = {}
 
-    def observe(self, label: str) -> Callable[[dict, int], None] | None:
-        if not self.names:
-            return None
+    def observe(self, label: str) -> Callable[[dict, int], None]:
         instances = {name: COLLECTORS[name](label) for name in self.names}
         self._files[label] = instances
         found = tuple(instances.values())

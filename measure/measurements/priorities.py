@@ -52,9 +52,7 @@ class Item:
     def text(self) -> str:
         if self.op:
             return f"{self.name}{self.op}{'cap' if self.bound is None else _num(self.bound)}"
-        if self.relative:
-            return f"{self.name}~{_num(self.tol)}%"
-        return f"{self.name}~{_num(self.tol)}" if self.tol else self.name
+        return f"{self.name}~{self.tolerance}" if self.tol or self.relative else self.name
 
     @property
     def tolerance(self) -> str | None:
@@ -122,8 +120,6 @@ class Walk:
 
     @property
     def winner(self) -> str | None:
-        if len(self.survivors) == 1:
-            return self.survivors[0]
         return (INCUMBENT if INCUMBENT in self.survivors else self.survivors[0]) if self.survivors else None
 
     @property
@@ -175,9 +171,7 @@ def _crossing(gap: Fraction, up: bool, relative: bool) -> Fraction:
     """A tolerance just at `gap` (up: the gap is then within it) or just below it (down), in the
     item's unit: whole units, or hundredths of a percent."""
     scale = 100 if relative else 1
-    if up:
-        return Fraction(math.ceil(gap * scale), scale)
-    return max(Fraction(0), Fraction(math.ceil(gap * scale) - 1, scale))
+    return max(Fraction(0), Fraction(math.ceil(gap * scale) - (not up), scale))
 
 
 @dataclass(frozen=True)
@@ -262,8 +256,7 @@ def choice(summary: Summary | None, text: str, cap: int) -> tuple[Walk | None, l
     """The walk of `text` over the run and the `choice` table's rows (see schema.CHOICE)."""
     items = parse(text)
     if summary is None:
-        w = Walk(items, (), ())
-        return None, [_row(0, "none_feasible", w, note="no sessions were measured")]
+        return None, [_row(0, "none_feasible", Walk(items, (), ()), note="no sessions were measured")]
     base = walk(items, summary, cap)
     rows = []
     for st in base.steps:

@@ -213,11 +213,6 @@ class SessionContext:
         return self.run(self.session.folded, self.session.ref, self.session.refs)
 
     @cached_property
-    def sidecar_pairs(self) -> tuple[DuplicatePair, ...]:
-        """#840's pairs: top-level sidecars with a toolUseId, sorted by overlap (stable)."""
-        return tuple(p for p in self.pairs if p.pairing == "sidecar_tool_use_id")
-
-    @cached_property
     def pairs(self) -> tuple[DuplicatePair, ...]:
         """Parent copy <-> subagent result pairs; an `agentId:` in an async launch acknowledgement
         ("Async agent launched successfully…", format §8.3) holds no copy of the result and pairs nothing."""
@@ -343,8 +338,9 @@ def _stubbed(ctx: SessionContext, stubs: dict[int, str]) -> tuple[Call, int]:
 def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     """#840's simulation: every paired notification stubbed in the raw folded stream."""
     stubs: dict[int, str] = {}
-    for p in ctx.sidecar_pairs:
-        stubs.setdefault(p.parent_index, stub_text(p))
+    for p in ctx.pairs:  # #840's pairs: top-level sidecars with a toolUseId
+        if p.pairing == "sidecar_tool_use_id":
+            stubs.setdefault(p.parent_index, stub_text(p))
     if not stubs:
         return _single("fold_stub_raw", ctx, ctx.fold_call, ctx.session.refs)
     call, saved = _stubbed(ctx, stubs)
@@ -487,13 +483,7 @@ def content_chars(ctx: SessionContext, name: str) -> int:
     return sum(e.chars for e in ctx.alone) if name == "link" else ctx.folded_chars
 
 
-def apply_min_content_gate(
-    ctx: SessionContext, results: dict[str, StrategyResult], minimum: int = MIN_CONTENT_CHARS
-) -> dict[str, StrategyResult]:
+def apply_min_content_gate(ctx: SessionContext, results: dict[str, StrategyResult]) -> dict[str, StrategyResult]:
     """`results` with every strategy that akm's gate would skip replaced by a no-call result."""
-    out = {}
-    for name, r in results.items():
-        if content_chars(ctx, name) < minimum:
-            r = replace(r, calls=(), parent_windows=0, subagent_chunks=0, stubbed=0, stub_saved_chars=0, skipped="min_content_chars")
-        out[name] = r
-    return out
+    no_call = {"calls": (), "parent_windows": 0, "subagent_chunks": 0, "stubbed": 0, "stub_saved_chars": 0, "skipped": "min_content_chars"}
+    return {name: replace(r, **no_call) if content_chars(ctx, name) < MIN_CONTENT_CHARS else r for name, r in results.items()}

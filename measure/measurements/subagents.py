@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import takewhile
 from dataclasses import dataclass
 
-from measure.akm.records import Event, Session, Sidecar, TranscriptFile
+from measure.akm.records import Event, Session, Sidecar
 from measure.measurements.pairs import TASK_ID, stem
 from measure.measurements.tasks import SPAWN_TOOLS, Ack, Launch, Timeline, iso_time
 
@@ -44,62 +45,35 @@ class Subagent:
     replayed: int  # leading events repeating the parent's (a replay of the parent), else 0
 
 
-def is_compaction_helper(name: str) -> bool:
-    """`agent-acompact-<hex>`: a compaction call's transcript (format §1, §10)."""
-    return name.startswith("agent-acompact")
-
-
-def is_side_question(name: str) -> bool:
-    """`agent-aside_question-<hex>`: a `/btw` side question (no sidecar)."""
-    return _SIDE_QUESTION.fullmatch(name) is not None
-
-
-def is_workflow_agent(inside: str, sidecar: Sidecar | None) -> bool:
-    """Under `subagents/workflows/`, or a sidecar of agentType `workflow-subagent` (format §3)."""
-    return inside.startswith("workflows/") or (sidecar is not None and sidecar.agent_type == "workflow-subagent")
-
-
-def is_fork(sidecar: Sidecar | None) -> bool:
-    """A forked agent's sidecar: `isFork: true` or agentType `fork`."""
-    return sidecar is not None and (sidecar.agent_type == "fork" or (sidecar.raw or {}).get("isFork") is True)
-
-
-def is_agent_id(name: str) -> bool:
-    """`agent-<7 to 17 hex>`: the id shape of a Task/Agent subagent (format §1)."""
-    return _AGENT_ID.fullmatch(name) is not None
-
-
-def is_replay(events: tuple[Event, ...], parent: tuple[Event, ...]) -> bool:
-    """The transcript opens with the parent's opening events (role and text), REPLAY_EVENTS of them."""
-    k = min(REPLAY_EVENTS, len(events), len(parent))
-    return k > 0 and all(a.role == b.role and a.text == b.text for a, b in zip(events[:k], parent[:k]))
-
-
 def replayed_prefix(events: tuple[Event, ...], parent: tuple[Event, ...]) -> int:
-    """How many leading events of a replay are parent events (0 when it is no replay)."""
-    if not is_replay(events, parent):
+    """How many leading events of a replay are parent events; 0 when the transcript is no replay: it does not
+    open with the parent's opening events (role and text), REPLAY_EVENTS of them."""
+    k = min(REPLAY_EVENTS, len(events), len(parent))
+    if not k or any(a.role != b.role or a.text != b.text for a, b in zip(events[:k], parent[:k])):
         return 0
     seen = {(e.role, e.text) for e in parent}
-    n = 0
-    while n < len(events) and (events[n].role, events[n].text) in seen:
-        n += 1
-    return n
+    return sum(1 for _ in takewhile(lambda e: (e.role, e.text) in seen, events))
 
 
-def named_kind(tf: TranscriptFile, session: Session) -> str | None:
-    """The kind the file's name or sidecar states, or None when they state none."""
-    name = stem(tf.path)
+def kind_of(name: str, inside: str, sidecar: Sidecar | None, launch: str, replayed: int) -> str:
+    """A transcript's kind from its file's stem (`name`), its path under `subagents/` (`inside`) and its sidecar
+    (format §1, §3, §10), else from its launch, else from its replayed prefix (`replayed_prefix`)."""
     if name == "journal":
         return "workflow_journal"
-    if is_compaction_helper(name):
+    if name.startswith("agent-acompact"):  # `agent-acompact-<hex>`: a compaction call's transcript
         return "compaction_helper"
-    if is_side_question(name):
+    if _SIDE_QUESTION.fullmatch(name):  # a `/btw` side question (no sidecar)
         return "side_question"
-    if is_workflow_agent(tf.path[len(session.ref.path) - len(".jsonl") + len("/subagents/") :], tf.sidecar):
+    agent_type = sidecar.agent_type if sidecar is not None else None
+    if inside.startswith("workflows/") or agent_type == "workflow-subagent":
         return "workflow_agent"
-    if is_fork(tf.sidecar):
+    if agent_type == "fork" or launch == "fork" or (sidecar is not None and (sidecar.raw or {}).get("isFork") is True):
         return "fork"
-    return None
+    if launch != "unknown" or agent_type:
+        return "task_agent"
+    if replayed:  # a replay of the parent that no launch or sidecar explains: a side question
+        return "side_question"
+    return "task_agent" if _AGENT_ID.fullmatch(name) else "unknown"
 
 
 class Launches:
@@ -149,16 +123,7 @@ def classify(session: Session, timelines: dict[str, Timeline] | None) -> dict[st
         name = stem(tf.path)
         launch, source, tool_use, acked = launches.resolve(name.removeprefix("agent-"), tf.sidecar)
         replayed = replayed_prefix(tf.events, parent)
-        kind = named_kind(tf, session)
-        if kind is None:
-            if launch == "fork":
-                kind = "fork"
-            elif launch != "unknown" or (tf.sidecar is not None and tf.sidecar.agent_type):
-                kind = "task_agent"
-            elif replayed:  # a replay of the parent that no launch or sidecar explains: a side question
-                kind = "side_question"
-            else:
-                kind = "task_agent" if is_agent_id(name) else "unknown"
+        kind = kind_of(name, tf.path[len(session.ref.path) - len(".jsonl") + len("/subagents/") :], tf.sidecar, launch, replayed)
         if kind == "fork" and launch == "background":  # a fork runs in the background (format §8.4)
             launch = "fork"
         out[tf.path] = Subagent(kind, launch, source, tool_use, acked, replayed)

@@ -147,38 +147,28 @@ def token_rows(session: Session, usage: dict[str, Usage], subagents: dict[str, S
     A transcript's origin is parent, or its subagent kind (`other` when not in ORIGINS)."""
     origins = {path: sub.kind if sub.kind in ORIGINS else "other" for path, sub in subagents.items()}
     origins[session.parent.path] = "parent"
-    groups: dict[str, list[tuple[str, Usage]]] = {}
+    groups: dict[str, list[Usage]] = {"parent": []}
     for path, u in usage.items():
-        groups.setdefault(origins.get(path, "other"), []).append((path, u))
-    groups.setdefault("parent", [])
-    rows = []
-    everything: list[tuple[str, Usage]] = []
-    for origin in ORIGINS[:-1]:
-        if origin not in groups:
-            continue
-        files = groups[origin]
-        everything.extend(files)
-        if origin != "parent" and not any(u.calls or u.naive_lines for _, u in files):
-            continue
-        rows.append(_row(origin, files))
-    rows.append(_row("total", everything))
+        groups.setdefault(origins.get(path, "other"), []).append(u)
+    rows = [_row(o, groups[o]) for o in ORIGINS[:-1] if o == "parent" or any(u.calls or u.naive_lines for u in groups.get(o, ()))]
+    rows.append(_row("total", list(usage.values())))
     return rows
 
 
-def _row(origin: str, files: list[tuple[str, Usage]]) -> dict:
-    calls = [c for _, u in files for c in u.calls]
+def _row(origin: str, files: list[Usage]) -> dict:
+    calls = [c for u in files for c in u.calls]
     dedup = [sum(c.usage[i] for c in calls) for i in range(6)]
-    naive = [sum(u.naive[i] for _, u in files) for i in range(6)]
+    naive = [sum(u.naive[i] for u in files) for i in range(6)]
     models = sorted({c.model for c in calls if c.model})
     return {
         "origin": origin,
         "origin_order": ORIGINS.index(origin),
-        "files": sum(1 for _, u in files if u.calls),
+        "files": sum(1 for u in files if u.calls),
         "api_calls": len(calls),
         **dict(zip(FIELDS, dedup)),
         "output_tokens_is_lower_bound": any(c.placeholder_output for c in calls),
         "models": ",".join(models) or None,
-        "naive_lines": sum(u.naive_lines for _, u in files),
+        "naive_lines": sum(u.naive_lines for u in files),
         **{f"naive_{f}": naive[i] for f, i in SUMMED},
-        "progress_usage_lines": sum(u.progress_usage_lines for _, u in files),
+        "progress_usage_lines": sum(u.progress_usage_lines for u in files),
     }

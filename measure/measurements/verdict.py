@@ -146,10 +146,9 @@ def verdict_rows(summary: Summary | None, chosen: str | None = None) -> list[dic
     names, totals = summary.names, summary.totals
     if summary.delegated == 0:
         decision, front, dominated_by = "no_delegated_work", [], {n: [] for n in names}
-        front_names: set[str] = set()
     else:
         decision, front, dominated_by = decide(totals)
-        front_names = {n for g in front for n in g}
+    front_names = {n for g in front for n in g}
     rows = []
     for c, better in CRITERIA:
         values = [totals[n][c] for n in names]
