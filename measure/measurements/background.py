@@ -85,14 +85,12 @@ def background_tasks(parent: Timeline) -> list[_Task]:
             t.kind = "workflow"
         return t
 
-    pending: list[tuple[_Task, Notification]] = []  # enqueued, not yet delivered or removed
+    pending: list[_Task] = []  # a task per enqueued notification not yet delivered or removed
 
     def take(t: _Task | None) -> _Task | None:
-        for i, (pt, _) in enumerate(pending):
-            if t is None or pt is t:
-                del pending[i]
-                return pt
-        return None
+        """The oldest pending notification of `t` (of any task when None), taken off the queue."""
+        i = next((i for i, pt in enumerate(pending) if t is None or pt is t), None)
+        return None if i is None else pending.pop(i)
 
     events = sorted(
         [(q.line, "queue", q) for q in parent.queue] + [(x.line, "turn", x) for x in parent.turns if x.notification]
@@ -107,7 +105,7 @@ def background_tasks(parent: Timeline) -> list[_Task]:
         elif rec.operation == "enqueue" and note is not None:
             t = task_of(note, line)
             t.notes.append((rec.ts, note))
-            pending.append((t, note))
+            pending.append(t)
         elif rec.operation == "remove":
             t = take(task_of(note, line)) if note is not None else take(None)
             if t is not None:

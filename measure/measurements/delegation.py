@@ -73,13 +73,12 @@ def delivery(sub: Subagent, notified: bool) -> str:
 
 
 def delegation_rows(
-    ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict | None, subagents: dict[str, Subagent]
+    ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict, subagents: dict[str, Subagent]
 ) -> list[dict]:
     """One row per subagent transcript x strategy (see the `delegation` table in schema.py)."""
     s: Session = ctx.session
     if not s.subagents:
         return []
-    timelines = timelines or {}
     parent_tl: Timeline | None = timelines.get(s.ref.path)
     word_sets: dict[int, frozenset[str]] = {}  # by id: every event compared is the session's, alive throughout
 

@@ -253,8 +253,7 @@ ORIGIN: dict[str, str] = {}
 
 def registry_order(name: str) -> int:
     """A strategy's place in the registry (tables list strategies so); an unknown name sorts last."""
-    names = list(STRATEGIES)
-    return names.index(name) if name in names else len(names)
+    return list(STRATEGIES).index(name) if name in STRATEGIES else len(STRATEGIES)
 
 
 def strategy(name: str, origin: str = "akm"):

@@ -338,19 +338,12 @@ class TaskCollector:
             chars = utf16_len(result_text(block.get("content"))) if block is not None else 0
             self.acks.append(Ack(line, self._stamp(raw), tool_use, ack, _str(task_id), chars, from_text))
             return
-        if type(result) is dict:  # an ordinary tool result (Read, Bash, Edit, ...): no task to track
+        # A tool result that acknowledges no task (Read, Bash, Edit, ...), or a line without text: no turn.
+        if (type(result) is dict or type(content) not in (str, list)
+                or type(content) is list and any(type(b) is dict and b.get("type") == "tool_result" for b in content)):
             self._defer(raw)
             return
-        if type(content) is list:
-            if any(type(b) is dict and b.get("type") == "tool_result" for b in content):
-                self._defer(raw)
-                return
-            text = result_text(content)
-        elif type(content) is str:
-            text = content
-        else:
-            self._defer(raw)
-            return
+        text = content if type(content) is str else result_text(content)
         ts = self._stamp(raw)
         note = parse_notification(text)
         if note is not None:
