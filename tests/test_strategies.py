@@ -114,7 +114,7 @@ def test_min_content_gate_skips_an_empty_session_without_a_call(tmp_path):
     assert sum(e.chars for e in session.folded) < MIN_CONTENT_CHARS
     gated = apply_min_content_gate(ctx, run_all(ctx))
     assert {n: len(r.calls) for n, r in gated.items()} == dict.fromkeys(STRATEGIES, 0)
-    rows = session_rows(ctx, gated, content_hash(session.folded))
+    rows = session_rows(ctx, gated, content_hash(session.folded), {})
     assert {r["skipped"] for r in rows} == {"min_content_chars"}
     assert {r["prompt_chars"] for r in rows} == {0}
 

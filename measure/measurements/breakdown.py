@@ -55,9 +55,8 @@ def session_version(per_file: dict[str, dict[str, int]]) -> tuple[str | None, in
     source = files[0] if files and files[0] else everything
     if not source:
         return None, 0
-    top = max(source.values())
-    best = max((v for v, n in source.items() if n == top), key=_version_key)
-    return best, len(everything)
+    best = max(source.items(), key=lambda vn: (vn[1], _version_key(vn[0])))  # the most lines, then the newest
+    return best[0], len(everything)
 
 
 def session_info_rows(session_path: str, started_at_ms: float | None, per_file: dict[str, dict[str, int]]) -> list[dict]:

@@ -20,8 +20,7 @@ def cost_tables(session: Session, lines, subagents: dict[str, Subagent]) -> dict
     tokens = token_rows(session, usage, subagents)
     found = wakeups(timeline, usage.get(parent)) if timeline is not None else []
     wakeup_table = wakeup_rows(found)
-    by_origin = {r["origin"]: r for r in tokens}
-    p, t = by_origin["parent"], by_origin["total"]
+    p, t = tokens[0], tokens[-1]  # the parent's row and the total's (`token_rows` order)
     summary = {
         "parent_api_calls": p["api_calls"],
         "parent_cache_read_tokens": p["cache_read_tokens"],

@@ -106,7 +106,6 @@ def delegation_rows(
     # Per subagent file: its result, the parent events that copy it, and the parent content it may copy.
     agents = []
     result_copy_of: dict[int, list[int]] = {}  # id(parent event) -> agents whose result it copies
-    by_file: dict[str, int] = {}
     for i, tf in enumerate(s.subagents):
         agent_id = stem(tf.path)
         bare = agent_id.removeprefix("agent-")
@@ -155,8 +154,8 @@ def delegation_rows(
                 "replayed": {(e.role, e.text) for e in tf.events[: sub.replayed]},
             }
         )
-        by_file[tf.path] = i
 
+    by_file = {tf.path: i for i, tf in enumerate(s.subagents)}
     # Kept events that the pre-filter truncated are new objects; the shared memo names their source.
     source = {id(v[1]): v[3] for v in ctx.memo.verdicts.values() if v[1] is not None and v[1] is not v[3]}
     rows = []

@@ -221,7 +221,6 @@ def replay_rows(
     which nothing was written is that session, and those results are its own. `background` holds
     the session's `background` rows (their late completions are `late_results`).
     """
-    strategies = tuple(results)
     session = plain.session
     schedule = parse_schedule(schedule)
     late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
@@ -229,7 +228,7 @@ def replay_rows(
     # Moments after the parent's last event see only what other files wrote after it.
     end = replayer.written[0][-1] if replayer.written[0] else None
     points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
-    tallies = {name: _Tally() for name in strategies}
+    tallies = {name: _Tally() for name in results}
     digests: dict = {}  # kept events' digests, shared by the moments (see prompt_key)
     for t in points:
         cut = replayer.cut(t)
@@ -238,13 +237,12 @@ def replay_rows(
         tls = timelines_at(timelines, t)
         ctx = SessionContext(cut, plain.params, plain.memo, tls)
         whole = cut is session and tls is timelines
-        for name in strategies:
+        for name, tl in tallies.items():
             try:
                 result = results[name] if whole else STRATEGIES[name](ctx)
             except ValueError:  # akm's prompt build would throw; the plain run reports it
                 continue
             events = len(cut.parent.events) if name == "link" else len(cut.folded)
-            tl = tallies[name]
             tl.points += 1
             if events == tl.last_events:
                 continue

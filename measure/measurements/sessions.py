@@ -14,11 +14,10 @@ def is_legacy_agent(path: str) -> bool:
 
 
 def session_rows(
-    ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str, delegation: dict[str, dict] | None = None
+    ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str, delegation: dict[str, dict]
 ) -> list[dict]:
     """`delegation`: per strategy, the delegated-work totals (`delegation.delegation_totals`)."""
     s = ctx.session
-    delegation = delegation or {}
     rows = []
     for name, r in results.items():
         pe, pc, se, sc = r.kept_by_origin()
