@@ -46,8 +46,7 @@ def set_jaccard(sa: set[str] | frozenset[str], sb: set[str] | frozenset[str]) ->
 
 
 def stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name[: -len(".jsonl")] if name.endswith(".jsonl") else name
+    return path.rsplit("/", 1)[-1].removesuffix(".jsonl")
 
 
 def is_top_level(tf: TranscriptFile, session: Session) -> bool:

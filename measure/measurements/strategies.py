@@ -170,12 +170,11 @@ class SessionContext:
     def undelivered_reports(self) -> tuple[Event, ...]:
         """The folded final report of each delegated subagent whose result never reached the parent
         (its delivery is neither a Task result nor a consumed notification), in walk order."""
-        s = self.session
         notified = notified_ids(self.parent_timeline)
         wanted = [path for path, sub in self.subagents.items() if sub.kind in DELEGATED_KINDS
                   and delivery(sub, stem(path).removeprefix("agent-") in notified) not in DELIVERED]
         by_file: dict[str, list[Event]] = {p: [] for p in wanted}
-        for e in s.folded:
+        for e in self.session.folded:
             if e.file in by_file:
                 by_file[e.file].append(e)
         return tuple(r for r in (final_report(tuple(by_file[p])) for p in wanted) if r is not None)

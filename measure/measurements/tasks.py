@@ -142,8 +142,7 @@ def task_kind(task_id: str | None, summary: str | None) -> str:
         return "bash"
     if s.startswith("Dynamic workflow"):
         return "workflow"
-    head = (task_id or "")[:1]
-    return {"a": "agent", "b": "bash", "w": "workflow"}.get(head, "other")
+    return {"a": "agent", "b": "bash", "w": "workflow"}.get((task_id or "")[:1], "other")
 
 
 def parse_notification(text: str) -> Notification | None:
@@ -152,9 +151,7 @@ def parse_notification(text: str) -> Notification | None:
     tag = next((t for t in NOTIFICATION_TAGS if head.startswith(f"<{t}>")), None)
     if tag is None:
         return None
-    fields: dict[str, str] = {}
-    for name, body in _TAG.findall(text):
-        fields.setdefault(name, body)
+    fields = dict(reversed(_TAG.findall(text)))  # the first of each tag wins
     task_id = fields.get("task-id") or fields.get("agent-id")
     usage = _TOKENS.search(fields.get("usage", ""))
     result = fields.get("result")

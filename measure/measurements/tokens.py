@@ -142,9 +142,7 @@ class UsageCollector:
 
 
 def token_rows(session: Session, usage: dict[str, Usage], subagents: dict[str, Subagent]) -> list[dict]:
-    """One row per origin with API calls (parent always), then the session's total.
-
-    A transcript's origin is parent, or its subagent kind (`other` when not in ORIGINS)."""
+    """One row per origin (see ORIGINS) with API calls, the parent always, then the session's total."""
     origins = {path: sub.kind if sub.kind in ORIGINS else "other" for path, sub in subagents.items()}
     origins[session.parent.path] = "parent"
     groups: dict[str, list[Usage]] = {"parent": []}
