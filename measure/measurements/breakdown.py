@@ -87,10 +87,9 @@ def breakdown_rows(info: list[dict], sessions: list[dict], eviction: list[dict],
         if row["strategy"] == "link":
             parent_chars[row["session_path"]] = row["raw_chars"]
     sub_chars: Counter[str] = Counter()
-    sub_files: Counter[str] = Counter()
     for row in subagents:
         sub_chars[row["session_path"]] += row["chars"] or 0
-        sub_files[row["session_path"]] += 1
+    sub_files = Counter(row["session_path"] for row in subagents)
     evicted = {(r["session_path"], r["strategy"]): (r["evicted_chars"], r["alone_parent_kept_chars"]) for r in eviction}
 
     groups: dict[tuple[str, str], list[str]] = {}

@@ -38,7 +38,7 @@ class Wakeup:
 
 def wakeups(timeline: Timeline, usage: Usage | None) -> list[Wakeup]:
     """Every task_notification turn of `timeline`, matched to its enqueue, with its calls."""
-    calls = sorted(usage.calls, key=lambda c: c.line) if usage else []
+    calls = usage.calls if usage else ()  # in line order (`Usage.calls`)
     call_lines = [c.line for c in calls]
     bounds = sorted(t.line for t in timeline.turns if t.source != "meta")
     pending: dict[Notification, deque[QueueOp]] = {}
@@ -51,10 +51,9 @@ def wakeups(timeline: Timeline, usage: Usage | None) -> list[Wakeup]:
             continue
         waiting = pending.get(turn.notification)  # FIFO: the earliest unmatched enqueue of the same string
         enq = waiting.popleft() if waiting and waiting[0].line < turn.line else None
-        k = bisect_right(bounds, turn.line)
-        nxt = bounds[k] if k < len(bounds) else None
+        k = bisect_right(bounds, turn.line)  # the next turn, whose calls are its own
         lo = bisect_right(call_lines, turn.line)
-        hi = len(calls) if nxt is None else bisect_right(call_lines, nxt)
+        hi = bisect_right(call_lines, bounds[k]) if k < len(bounds) else len(calls)
         out.append(Wakeup(turn, enq, tuple(calls[lo:hi])))
     return out
 
