@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from measure.akm.records import Event, Session, TranscriptFile
+from measure.akm.records import Event, Session
 from measure.measurements.tasks import AGENT_ID_LINE
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
@@ -49,12 +49,6 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".jsonl")
 
 
-def is_top_level(tf: TranscriptFile, session: Session) -> bool:
-    """A transcript directly in `<session>/subagents/` (what #840's non-recursive readdir sees)."""
-    prefix = session.ref.path[: -len(".jsonl")] + "/subagents/"
-    return tf.path.startswith(prefix) and "/" not in tf.path[len(prefix) :]
-
-
 def _overlap(note: Event, final: Event, overlaps: dict) -> float:
     hit = overlaps.get((id(note), id(final)))
     if hit is None or hit[0] is not note or hit[1] is not final:
@@ -87,13 +81,13 @@ def find_pairs(session: Session, overlaps: dict) -> tuple[DuplicatePair, ...]:
                 for aid in AGENT_ID_LINE.findall(e.text):
                     by_result.setdefault(aid, (i, e))
     pairs: list[DuplicatePair] = []
+    top = parent_path[: -len(".jsonl")] + "/subagents/"  # #840's readdir is not recursive: it sees only these
     # #840's script reads the sidecars in ascending name order; ties in overlap keep it.
     for tf in sorted(session.subagents, key=lambda t: t.path.encode()):
         sc = tf.sidecar
         agent_id = stem(tf.path)
         found = None
-        pairing = None
-        if sc is not None and sc.tool_use_id and is_top_level(tf, session):
+        if sc is not None and sc.tool_use_id and tf.path.startswith(top) and "/" not in tf.path[len(top) :]:
             found = next(((i, e) for i, e in notes if sc.tool_use_id in e.text), None)
             pairing = "sidecar_tool_use_id"
         if found is None:
