@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Callable
 
 from measure.akm.jscompat import utf16_len
-from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS, READONLY_OPS
+from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.akm.prefilter import dedupe_notifications, prefilter, truncate
 from measure.akm.prompt import Prompt, build_prompt
 from measure.akm.records import Event, InlineRef, Prefiltered, PrefilterStats, Session, SessionRef, by_ts
@@ -32,7 +32,6 @@ class Params:
     template: str
     budget: int = DEFAULT_MAX_TOTAL_CHARS
     max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH
-    readonly_ops: frozenset[str] = READONLY_OPS
     keep_prompts: bool = True  # a run over a whole root keeps digests only
 
 
@@ -125,7 +124,6 @@ class SessionContext:
             events,
             max_total_chars=p.budget,
             max_event_text_length=p.max_event_text_length,
-            readonly_ops=p.readonly_ops,
             memo=self.memo.verdicts,
         )
         chars = sum(e.chars for e in events)
@@ -138,8 +136,7 @@ class SessionContext:
         newest event even when it alone overflows, which applies here only when `kept` is empty.
         """
         p, verdicts = self.params, self.memo.verdicts
-        rules = prefilter(events, max_total_chars=sys.maxsize, max_event_text_length=p.max_event_text_length,
-                          readonly_ops=p.readonly_ops, memo=verdicts)
+        rules = prefilter(events, max_total_chars=sys.maxsize, max_event_text_length=p.max_event_text_length, memo=verdicts)
         running, accepted, dropped = kept.stats.totalChars, [], 0
         for e in reversed(rules.events):
             if running + e.chars > p.budget and (accepted or kept.events):
