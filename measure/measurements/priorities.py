@@ -146,14 +146,13 @@ def walk(items: tuple[Item, ...], summary: Summary, cap: int) -> Walk:
     for it in sorted(items, key=lambda i: not i.op):  # stable: constraints first, each group as written
         vals = {n: value[n][it.name] for n in survivors}
         if it.op:
-            best, limit = None, Fraction(cap) if it.bound is None else it.bound
-            keep = tuple(n for n in survivors if (vals[n] <= limit if it.op == "<=" else vals[n] >= limit))
+            best, limit, lower = None, Fraction(cap) if it.bound is None else it.bound, it.op == "<="
         else:
             lower = BETTER[it.name] == "lower"
             best = min(vals.values()) if lower else max(vals.values())
             margin = it.tol * abs(best) / 100 if it.relative else it.tol
             limit = best + margin if lower else best - margin
-            keep = tuple(n for n in survivors if (vals[n] <= limit if lower else vals[n] >= limit))
+        keep = tuple(n for n in survivors if (vals[n] <= limit if lower else vals[n] >= limit))  # lower: at most the limit
         steps.append(Step(it, best, limit, survivors, keep))
         survivors = keep
         if len(survivors) <= 1:
