@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 from bisect import bisect_left, bisect_right
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 
 from measure.akm.read import inline_refs
@@ -49,12 +50,10 @@ def parse_schedule(text: str) -> Schedule:
     if text in ("turn_end", "final"):
         return Schedule(text)
     if text.startswith("every:"):
-        try:
+        with suppress(ValueError):  # not a number: refused below
             minutes = float(text[len("every:") :])
-        except ValueError:
-            minutes = 0.0
-        if 0 < minutes < float("inf"):  # NaN too is refused
-            return Schedule("every", minutes)
+            if 0 < minutes < float("inf"):  # NaN too is refused
+                return Schedule("every", minutes)
     raise ValueError(f"expected one of {', '.join(SCHEDULES)} (minutes > 0), got {text!r}")
 
 

@@ -10,6 +10,7 @@ preferred to prose; the notification tags are parsed because nothing structured 
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 from dataclasses import dataclass
 
 from measure.akm.jscompat import date_parse, js_number, to_iso, utf16_len
@@ -106,12 +107,9 @@ class Timeline:
 
 def iso_time(ms: float | None) -> str | None:
     """`ms` as JS's `toISOString` prints it; None when absent or beyond JS's Date range."""
-    if ms is None:
-        return None
-    try:
-        return to_iso(ms)
-    except ValueError:
-        return None
+    with suppress(ValueError):  # beyond the range
+        return None if ms is None else to_iso(ms)
+    return None
 
 
 def epoch_ms(ts) -> float | None:
