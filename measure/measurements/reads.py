@@ -84,8 +84,7 @@ class ReadCollector:
         repeated = 0
         fresh = []
         for raw in text.split("\n"):
-            key = _LINE_NUMBER.sub("", raw, count=1) if numbered else raw
-            key = key.strip()
+            key = (_LINE_NUMBER.sub("", raw, count=1) if numbered else raw).strip()
             if not key:
                 continue
             h = _hash(key)

@@ -10,6 +10,7 @@ that per-line tools report). Subagent spend comes from the subagent files themse
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from operator import add
 
@@ -77,13 +78,11 @@ def _huge(v: float) -> int:
 
 def placeholder_version(version) -> bool:
     """True when a line's CC `version` writes placeholder output_tokens (2.1.x and later, or unknown)."""
-    if type(version) is not str:
-        return True
-    try:
-        major, minor = (int(p) for p in version.split(".")[:2])
-    except ValueError:
-        return True
-    return (major, minor) >= (2, 1)
+    if type(version) is str:
+        with suppress(ValueError):  # not two numbers: unknown
+            major, minor = (int(p) for p in version.split(".")[:2])
+            return (major, minor) >= (2, 1)
+    return True
 
 
 @collector("usage")
