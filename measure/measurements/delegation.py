@@ -102,6 +102,7 @@ def delegation_rows(
         if e.role == "assistant" and any(t in text for t in _LAUNCH_TOOLS):
             calls_at.setdefault(e.ts, []).append(e)
     call_ts = {l.tool_use_id: l.ts for l in parent_tl.launches} if parent_tl is not None else {}
+    parent_end = parent_tl.last_ts if parent_tl is not None else None
 
     # Per subagent file: its result, the parent events that copy it, and the parent content it may copy.
     agents = []
@@ -129,10 +130,8 @@ def delegation_rows(
         first = next((e for e in alone if e is not final), None)
         if first is not None:
             keys.append((first, False, not (parent_words and any(is_copy(words(first), w) for w in parent_words))))
-        sub_tl = timelines.get(tf.path)
-        after = None
-        if sub_tl is not None and parent_tl is not None and sub_tl.last_ts is not None and parent_tl.last_ts is not None:
-            after = sub_tl.last_ts > parent_tl.last_ts
+        end = timelines[tf.path].last_ts if tf.path in timelines else None
+        after = None if end is None or parent_end is None else end > parent_end
         prefix = provenance(tf.sidecar) + "\n" if tf.sidecar is not None else "\0"
         row = {  # the columns every strategy's row of this agent shares
             "subagent_path": tf.path,
