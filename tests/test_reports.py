@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import textwrap
 from pathlib import Path
@@ -192,12 +193,20 @@ def test_a_failing_cell_is_named_and_the_other_notebooks_still_run(tmp_path):
     assert not (out / "a-broken.html").exists()
 
 
-def test_kernels_run_over_ipc_without_the_tcp_warning(tmp_path, capfd):
-    assert notebooks._kernel_config().KernelManager.transport == "ipc"
-    source = _notebook(tmp_path / "nb", "ok", OK)
-    notebooks.run_notebooks([source], {"x": 1}, tmp_path / "out", build_dir=tmp_path / "build", html=False, log=lambda _m: None)
+def test_kernels_run_over_ipc_in_a_folder_of_their_own_without_the_tcp_warning(tmp_path, capfd):
+    # Never the kernel's working folder (the repository), where a killed report would leave its
+    # sockets and two reports at once would race for their names.
+    where = '\n# %%\nfrom ipykernel.connect import get_connection_info\nprint(get_connection_info(unpack=True))\n'
+    source = _notebook(tmp_path / "nb", "ok", OK + where)
+    out = tmp_path / "out"
+    notebooks.run_notebooks([source], {"x": 1}, out, build_dir=tmp_path / "build", html=False, log=lambda _m: None)
     err = capfd.readouterr().err  # the kernel writes to this process's stderr (fd 2)
     assert "without encryption" not in err and "Kernel is running over TCP" not in err
+    printed = nbformat.read(out / "ok.ipynb", as_version=4).cells[-1].outputs[0].text
+    connection = ast.literal_eval(printed)
+    sockets = Path(connection["ip"]).parent
+    assert connection["transport"] == "ipc" and sockets.is_absolute() and sockets.name.startswith("measure-kernel-")
+    assert not sockets.exists()  # removed with the kernel
 
 
 def test_the_kernels_own_log_never_reaches_the_terminal(tmp_path, capfd):
@@ -208,9 +217,9 @@ def test_the_kernels_own_log_never_reaches_the_terminal(tmp_path, capfd):
     assert "the kernel logs an error" not in capfd.readouterr().err
 
 
-def test_kernels_fall_back_to_tcp_when_the_socket_path_is_too_long(tmp_path, monkeypatch):
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / ("r" * 80)))
-    assert notebooks._kernel_config().KernelManager.transport == "tcp"
+def test_kernels_fall_back_to_tcp_when_the_socket_path_is_too_long(tmp_path):
+    assert notebooks._kernel_config(Path("/tmp/measure-kernel-x")).KernelManager.ip == "/tmp/measure-kernel-x/kernel"
+    assert notebooks._kernel_config(tmp_path / ("r" * 100)).KernelManager.transport == "tcp"
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import os
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,11 +35,13 @@ NBCLIENT_OPTIONS: dict[str, Any] = {
 """nbclient traits forwarded by papermill (a misspelt one is ignored: tests check them against NotebookClient)."""
 
 KERNEL_TRANSPORT = "ipc"
-"""How papermill talks to its kernels: Unix sockets in Jupyter's runtime dir, not TCP ports.
+"""How papermill talks to its kernels: Unix sockets in a private temporary folder, not TCP ports.
 
 ipykernel 7 warns "Kernel is running over TCP without encryption" on every TCP start; IPC opens
-no port and has nothing to warn about. `_kernel_config()` falls back to TCP when the socket path
-would pass the Unix limit (108 bytes).
+no port and has nothing to warn about. Left to jupyter_client, the sockets would be `kernel-ipc-<n>`
+in the kernel's working folder (the repository): a killed report would leave them there, and two
+reports at once would race for the same names. `_kernel_config()` falls back to TCP when a socket
+path would pass the Unix limit (108 bytes).
 """
 
 KERNEL_ENV: dict[str, str] = {
@@ -102,14 +105,14 @@ def build_notebook(source: Path, build_dir: Path) -> Path:
     return write_notebook(nb, build_dir / f"{source.stem}.ipynb")
 
 
-def _kernel_config():
-    """The traitlets Config papermill's kernel manager gets: KERNEL_TRANSPORT when its socket paths fit."""
-    from jupyter_core.paths import jupyter_runtime_dir  # noqa: PLC0415
+def _kernel_config(sockets: Path):
+    """The traitlets Config papermill's kernel manager gets: KERNEL_TRANSPORT, with the sockets
+    `sockets/kernel-<n>`, when such a path fits."""
     from traitlets.config import Config  # noqa: PLC0415
 
-    # <runtime>/kernel-<uuid>-ipc-<n>: the runtime dir plus about 50 bytes.
-    fits = len(os.fsencode(jupyter_runtime_dir())) + 52 < 108
-    return Config({"KernelManager": {"transport": KERNEL_TRANSPORT if fits else "tcp"}})
+    if len(os.fsencode(sockets / "kernel-65535")) < 108:
+        return Config({"KernelManager": {"transport": KERNEL_TRANSPORT, "ip": str(sockets / "kernel")}})
+    return Config({"KernelManager": {"transport": "tcp"}})
 
 
 UNUSED_OPTIONAL_IMPORTS = ("pyarrow", "rfc3987_syntax")
@@ -157,11 +160,12 @@ def execute_notebook(
     os.environ.pop("MPLBACKEND", None)
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        return pm.execute_notebook(
-            str(built), str(output), parameters=params, execution_timeout=timeout, cwd=str(paths.root()),
-            config=_kernel_config(), kernel_name=KERNEL_NAME, language="python", progress_bar=False, log_output=False,
-            start_timeout=120, request_save_on_cell_execute=True, **NBCLIENT_OPTIONS,
-        )
+        with tempfile.TemporaryDirectory(prefix="measure-kernel-") as sockets:
+            return pm.execute_notebook(
+                str(built), str(output), parameters=params, execution_timeout=timeout, cwd=str(paths.root()),
+                config=_kernel_config(Path(sockets)), kernel_name=KERNEL_NAME, language="python", progress_bar=False,
+                log_output=False, start_timeout=120, request_save_on_cell_execute=True, **NBCLIENT_OPTIONS,
+            )
     except PapermillExecutionError as exc:
         message = f"{exc.ename}: {exc.evalue}".strip()
         raise ReportError([_failure(source, "error", message, output)]) from exc
