@@ -9,7 +9,12 @@ from measure.measurements.breakdown import (
     breakdown_rows,
     session_info_rows,
     session_version,
+    version_key,
 )
+
+
+def test_versions_are_ordered_as_numbers():
+    assert sorted(["2.1.10", "2.1.9", "2.0.76", "1.0.113"], key=version_key) == ["1.0.113", "2.0.76", "2.1.9", "2.1.10"]
 
 
 def test_session_version_is_the_parents_most_common_then_newest():

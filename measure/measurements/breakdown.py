@@ -40,7 +40,7 @@ class VersionCounts:
         return dict(self.counts)
 
 
-def _version_key(version: str) -> tuple:
+def version_key(version: str) -> tuple:
     """Order versions as numbers where they are numbers: 2.1.10 after 2.1.9."""
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-+]", version))
 
@@ -55,7 +55,7 @@ def session_version(per_file: dict[str, dict[str, int]]) -> tuple[str | None, in
     source = files[0] if files and files[0] else everything
     if not source:
         return None, 0
-    best = max(source.items(), key=lambda vn: (vn[1], _version_key(vn[0])))  # the most lines, then the newest
+    best = max(source.items(), key=lambda vn: (vn[1], version_key(vn[0])))  # the most lines, then the newest
     return best[0], len(everything)
 
 

@@ -162,19 +162,14 @@ def report(
     # report is written beside it and renamed into place when complete.
     check_out_dir(run.run_dir, root, option="build dir")
     check_out_dir(out_path, root)
-    staged = StagedDir(out_path, "report", root)
-    try:
+    with StagedDir(out_path, "report", root) as staged:
         if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
             extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
         # What the run measures is also what the notebooks are told it measured.
         shown = report_parameters(root, run.run_dir, max_total_chars=params.budget, budgets=list(params.budgets),
                                   template_path=template_path, sessions=sessions, show_excerpts=show_excerpts,
                                   priorities=params.priorities)
-        _write_report(staged.path, run, shown, extraction_dir, build, timeout, log)
-    except BaseException:
-        staged.abort()
-        raise
-    staged.commit()
+        _write_report(staged, run, shown, extraction_dir, build, timeout, log)
     return out_path
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import polars as pl
 
+from measure.measurements.breakdown import version_key
 from measure.measurements.strategies import STRATEGIES
 
 STYLE = str(Path(__file__).with_name("report.mplstyle"))
@@ -130,11 +130,6 @@ def strategy_rank(names) -> pl.Expr:
     """The display place of each row's `strategy` among `names`, to sort rows by."""
     order = {s: i for i, s in enumerate(ordered_strategies(names))}
     return pl.col("strategy").replace_strict(order, return_dtype=pl.Int64)
-
-
-def version_key(version: str) -> tuple:
-    """Order versions as numbers where they are numbers: 2.1.10 after 2.1.9."""
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-+]", version))
 
 
 def task_group_key(kind: str, version: str) -> tuple:
