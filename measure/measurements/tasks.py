@@ -107,8 +107,9 @@ class Timeline:
 
 def iso_time(ms: float | None) -> str | None:
     """`ms` as JS's `toISOString` prints it; None when absent or beyond JS's Date range."""
-    with suppress(ValueError):  # beyond the range
-        return None if ms is None else to_iso(ms)
+    if ms is not None:
+        with suppress(ValueError):  # beyond the range
+            return to_iso(ms)
     return None
 
 
