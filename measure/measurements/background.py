@@ -129,34 +129,21 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
         completed = first_note if first_note is not None else transcript_end
         last = t.notes[-1][1] if t.notes else None
         results = [n.result_chars for _, n in t.notes if n.result_chars is not None]
-        rows.append(
-            {
-                "task_id": t.task_id,
-                "tool_use_id": t.tool_use_id,
-                "kind": t.kind,
-                "cc_version": version,
-                "launched_at": iso_time(t.launched_at),
-                "ack_at": iso_time(t.ack_at),
-                "ack_chars": t.ack_chars,
-                "completed_at": iso_time(completed),
-                "completed_by": None if completed is None else ("notification" if first_note is not None else "transcript"),
-                "stub_seconds": _seconds(t.launched_at, t.ack_at),
-                "run_seconds": _seconds(t.launched_at, completed),
-                "notifications": len(t.notes),
-                "delivered": t.delivered,
-                "removed": t.removed,
-                "delivery": "turn" if t.delivered else "removed" if t.removed else "never",
-                "parent_end_at": iso_time(end),
-                "completed_after_parent_end": None if completed is None or end is None else completed > end,
-                "status": last.status if last else None,
-                "killed": any(n.status == "killed" for _, n in t.notes),
-                "resumes": t.resumes,
-                "transcript_events": len(tf.events) if tf is not None else None,
-                "transcript_chars": sum(e.chars for e in tf.events) if tf is not None else None,
-                "transcript_end_at": iso_time(transcript_end),
-                "result_chars": results[-1] if results else None,
-            }
-        )
+        rows.append({
+            "task_id": t.task_id, "tool_use_id": t.tool_use_id, "kind": t.kind, "cc_version": version,
+            "launched_at": iso_time(t.launched_at), "ack_at": iso_time(t.ack_at), "ack_chars": t.ack_chars,
+            "completed_at": iso_time(completed),
+            "completed_by": None if completed is None else ("notification" if first_note is not None else "transcript"),
+            "stub_seconds": _seconds(t.launched_at, t.ack_at), "run_seconds": _seconds(t.launched_at, completed),
+            "notifications": len(t.notes), "delivered": t.delivered, "removed": t.removed,
+            "delivery": "turn" if t.delivered else "removed" if t.removed else "never",
+            "parent_end_at": iso_time(end),
+            "completed_after_parent_end": None if completed is None or end is None else completed > end,
+            "status": last.status if last else None, "killed": any(n.status == "killed" for _, n in t.notes),
+            "resumes": t.resumes, "transcript_events": len(tf.events) if tf is not None else None,
+            "transcript_chars": sum(e.chars for e in tf.events) if tf is not None else None,
+            "transcript_end_at": iso_time(transcript_end), "result_chars": results[-1] if results else None,
+        })
     return rows
 
 

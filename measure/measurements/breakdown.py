@@ -63,15 +63,8 @@ def session_info_rows(session_path: str, started_at_ms: float | None, per_file: 
     """One row: what the session can be grouped by (project, Claude Code version, month)."""
     version, versions = session_version(per_file)
     started = iso_time(started_at_ms) if started_at_ms else None  # None beyond JS's Date range (a -1e308 timestamp)
-    return [
-        {
-            "project": session_path.split("/", 1)[0] if "/" in session_path else "",
-            "cc_version": version,
-            "cc_versions": versions,
-            "month": started[:7] if started else None,
-            "started_at": started,
-        }
-    ]
+    return [{"project": session_path.split("/", 1)[0] if "/" in session_path else "", "cc_version": version,
+             "cc_versions": versions, "month": started[:7] if started else None, "started_at": started}]
 
 
 def breakdown_rows(info: list[dict], sessions: list[dict], eviction: list[dict], subagents: list[dict]) -> list[dict]:
@@ -105,20 +98,15 @@ def breakdown_rows(info: list[dict], sessions: list[dict], eviction: list[dict],
         subs = sum(sub_chars[p] for p in paths)
         link_calls = sum(calls.get((p, "link"), 0) for p in paths)
         chunked_calls = sum(calls.get((p, "chunked"), 0) for p in paths)
-        out.append(
-            {
-                "dimension": dim,
-                "value": value,
-                "sessions": len(paths),
-                "sessions_with_subagents": sum(1 for p in paths if sub_files[p]),
-                "subagent_files": sum(sub_files[p] for p in paths),
-                "subagent_chars_pct": percent(subs, subs + sum(parent_chars.get(p, 0) for p in paths)),
-                "fold_evicted_chars": total(paths, "fold", 0),
-                "fold_evicted_pct": percent(total(paths, "fold", 0), total(paths, "fold", 1)),
-                "hybrid_evicted_pct": percent(total(paths, "hybrid", 0), total(paths, "hybrid", 1)),
-                "llm_calls_link": link_calls,
-                "llm_calls_chunked": chunked_calls,
-                "chunked_multiplier": rounded(chunked_calls / link_calls, 2) if link_calls else None,
-            }
-        )
+        out.append({
+            "dimension": dim, "value": value, "sessions": len(paths),
+            "sessions_with_subagents": sum(1 for p in paths if sub_files[p]),
+            "subagent_files": sum(sub_files[p] for p in paths),
+            "subagent_chars_pct": percent(subs, subs + sum(parent_chars.get(p, 0) for p in paths)),
+            "fold_evicted_chars": total(paths, "fold", 0),
+            "fold_evicted_pct": percent(total(paths, "fold", 0), total(paths, "fold", 1)),
+            "hybrid_evicted_pct": percent(total(paths, "hybrid", 0), total(paths, "hybrid", 1)),
+            "llm_calls_link": link_calls, "llm_calls_chunked": chunked_calls,
+            "chunked_multiplier": rounded(chunked_calls / link_calls, 2) if link_calls else None,
+        })
     return out

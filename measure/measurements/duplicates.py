@@ -15,20 +15,12 @@ def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult], suba
         n_in = (p.notification.ts, p.notification.file) in kept
         f_in = (p.final.ts, p.final.file) in kept
         sub = subagents.get(p.subagent_path)
-        rows.append(
-            {
-                "agent_id": p.agent_id,
-                "subagent_path": p.subagent_path,
-                "tool_use_id": p.tool_use_id or (sub.tool_use_id if sub else None),
-                "pairing": p.pairing,
-                "description": p.description,
-                "overlap": p.overlap,
-                "notification_chars": p.notification.chars,
-                "final_chars": p.final.chars,
-                "notification_in_prompt": n_in,
-                "final_in_prompt": f_in,
-                "both_in_prompt": n_in and f_in,
-                "stub_would_save_chars": p.notification.chars - len(stub_text(p)),
-            }
-        )
+        rows.append({
+            "agent_id": p.agent_id, "subagent_path": p.subagent_path,
+            "tool_use_id": p.tool_use_id or (sub.tool_use_id if sub else None),
+            "pairing": p.pairing, "description": p.description, "overlap": p.overlap,
+            "notification_chars": p.notification.chars, "final_chars": p.final.chars,
+            "notification_in_prompt": n_in, "final_in_prompt": f_in, "both_in_prompt": n_in and f_in,
+            "stub_would_save_chars": p.notification.chars - len(stub_text(p)),
+        })
     return rows

@@ -107,18 +107,10 @@ def find_pairs(session: Session, overlaps: dict) -> tuple[DuplicatePair, ...]:
             continue
         final = final_events[-1]
         index, note = found
-        pairs.append(
-            DuplicatePair(
-                agent_id=agent_id,
-                subagent_path=tf.path,
-                description=(sc.description or "") if sc else "",
-                tool_use_id=sc.tool_use_id if sc else None,
-                pairing=pairing,
-                parent_index=index,
-                notification=note,
-                final=final,
-                overlap=_overlap(note, final, overlaps),
-            )
-        )
+        pairs.append(DuplicatePair(
+            agent_id=agent_id, subagent_path=tf.path, description=(sc.description or "") if sc else "",
+            tool_use_id=sc.tool_use_id if sc else None, pairing=pairing, parent_index=index,
+            notification=note, final=final, overlap=_overlap(note, final, overlaps),
+        ))
     pairs.sort(key=lambda p: -p.overlap)
     return tuple(pairs)

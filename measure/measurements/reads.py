@@ -145,14 +145,8 @@ class ReadCollector:
 def repeat_rows(reads: tuple[BackgroundRead, ...]) -> list[dict]:
     """One row per read of background work by the parent, in line order."""
     return [
-        {
-            "line": r.line,
-            "tool": r.tool,
-            "task_id": r.task_id,
-            "chars": r.chars,
-            "repeated_chars": r.repeated_chars,
-            "repeated_pct": percent(r.repeated_chars, r.chars),
-        }
+        {"line": r.line, "tool": r.tool, "task_id": r.task_id, "chars": r.chars, "repeated_chars": r.repeated_chars,
+         "repeated_pct": percent(r.repeated_chars, r.chars)}
         for r in reads
     ]
 
@@ -162,9 +156,6 @@ def repeat_summary(reads: tuple[BackgroundRead, ...]) -> dict:
     chars = sum(r.chars for r in reads)
     repeated = sum(r.repeated_chars for r in reads)
     return {
-        "background_reads": len(reads),
-        "repeat_reads": sum(1 for r in reads if r.repeated_chars),
-        "read_chars": chars,
-        "repeated_chars": repeated,
-        "repeat_fraction": rounded(repeated / chars, 4) if chars else None,
+        "background_reads": len(reads), "repeat_reads": sum(1 for r in reads if r.repeated_chars), "read_chars": chars,
+        "repeated_chars": repeated, "repeat_fraction": rounded(repeated / chars, 4) if chars else None,
     }

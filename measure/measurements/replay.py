@@ -110,11 +110,8 @@ class Replayer:
         parent, subs = files[0], tuple(f for f, k in zip(files[1:], cuts[1:]) if k)
         folded = tuple(e for e, w in zip(s.folded, self.folded_written) if w <= t)
         refs = parent.refs + tuple(r for f in subs for r in f.refs)
-        ref = replace(
-            s.ref,
-            started_at=folded[0].ts if folded else s.ctime_ms,
-            ended_at=folded[-1].ts if folded else s.mtime_ms,
-        )
+        ref = replace(s.ref, started_at=folded[0].ts if folded else s.ctime_ms,
+                      ended_at=folded[-1].ts if folded else s.mtime_ms)
         return replace(s, ref=ref, parent=parent, subagents=subs, folded=folded, refs=refs)
 
 
@@ -257,18 +254,10 @@ def replay_rows(
             tl.last_events, tl.last_prompt = events, key
     return [
         {
-            "strategy": name,
-            "schedule": schedule.name,
-            "extraction_points": tl.points,
-            "moments_dropped": dropped,
-            "extractions": tl.extractions,
-            "re_extractions": max(0, tl.extractions - 1),
-            "distinct_prompts": len(tl.prompts),
-            "wasted_extractions": tl.wasted,
-            "late_extractions": tl.late,
-            "late_results": late_results,
-            "llm_calls": tl.calls,
-            "wasted_llm_calls": tl.wasted_calls,
+            "strategy": name, "schedule": schedule.name, "extraction_points": tl.points, "moments_dropped": dropped,
+            "extractions": tl.extractions, "re_extractions": max(0, tl.extractions - 1),
+            "distinct_prompts": len(tl.prompts), "wasted_extractions": tl.wasted, "late_extractions": tl.late,
+            "late_results": late_results, "llm_calls": tl.calls, "wasted_llm_calls": tl.wasted_calls,
         }
         for name, tl in tallies.items()
     ]

@@ -21,30 +21,16 @@ def session_rows(
     rows = []
     for name, r in results.items():
         pe, pc, se, sc = r.kept_by_origin()
-        rows.append(
-            {
-                "strategy": name,
-                "budget": r.budget,
-                "llm_calls": len(r.calls),
-                "prompt_chars": r.prompt_chars,
-                "prompt_sha256": r.prompt_sha256,
-                "kept_events": pe + se,
-                "kept_chars": pc + sc,
-                "parent_kept_events": pe,
-                "parent_kept_chars": pc,
-                "subagent_kept_events": se,
-                "subagent_kept_chars": sc,
-                "truncated": sum(c.kept.stats.truncatedCount for c in r.calls),
-                "budget_dropped": sum(c.kept.stats.budgetDroppedCount for c in r.calls),
-                "stubbed": r.stubbed,
-                "inline_refs": r.inline_refs,
-                "content_hash": content_hash,
-                "raw_events": r.raw_events,
-                "raw_chars": r.raw_chars,
-                "subagent_files": len(s.subagents),
-                "legacy_agent": is_legacy_agent(s.ref.path),
-                "skipped": r.skipped or None,
-                **delegation.get(name, _NO_DELEGATION),
-            }
-        )
+        rows.append({
+            "strategy": name, "budget": r.budget, "llm_calls": len(r.calls),
+            "prompt_chars": r.prompt_chars, "prompt_sha256": r.prompt_sha256,
+            "kept_events": pe + se, "kept_chars": pc + sc, "parent_kept_events": pe, "parent_kept_chars": pc,
+            "subagent_kept_events": se, "subagent_kept_chars": sc,
+            "truncated": sum(c.kept.stats.truncatedCount for c in r.calls),
+            "budget_dropped": sum(c.kept.stats.budgetDroppedCount for c in r.calls),
+            "stubbed": r.stubbed, "inline_refs": r.inline_refs, "content_hash": content_hash,
+            "raw_events": r.raw_events, "raw_chars": r.raw_chars, "subagent_files": len(s.subagents),
+            "legacy_agent": is_legacy_agent(s.ref.path), "skipped": r.skipped or None,
+            **delegation.get(name, _NO_DELEGATION),
+        })
     return rows

@@ -120,12 +120,8 @@ class SessionContext:
     def run(self, events, ref: SessionRef, refs) -> Call:
         """The plain pre-filter over `events`, then the prompt."""
         p = self.params
-        kept = prefilter(
-            events,
-            max_total_chars=p.budget,
-            max_event_text_length=p.max_event_text_length,
-            memo=self.memo.verdicts,
-        )
+        kept = prefilter(events, max_total_chars=p.budget, max_event_text_length=p.max_event_text_length,
+                         memo=self.memo.verdicts)
         chars = sum(e.chars for e in events)
         return Call(self.session.ref.path, len(events), chars, kept, self.prompt(ref, kept, refs))
 
@@ -265,15 +261,9 @@ def _single(
     name: str, ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...], stubbed: int = 0, saved: int = 0
 ) -> StrategyResult:
     return StrategyResult(
-        name=name,
-        budget=ctx.params.budget,
-        parent_path=ctx.session.ref.path,
-        raw_events=call.raw_events,
-        raw_chars=call.raw_chars,
-        inline_refs=len(refs),
-        calls=(call,),
-        stubbed=stubbed or call.kept.stubbed,
-        stub_saved_chars=saved or call.kept.stub_saved_chars,
+        name=name, budget=ctx.params.budget, parent_path=ctx.session.ref.path, raw_events=call.raw_events,
+        raw_chars=call.raw_chars, inline_refs=len(refs), calls=(call,),
+        stubbed=stubbed or call.kept.stubbed, stub_saved_chars=saved or call.kept.stub_saved_chars,
     )
 
 
@@ -393,16 +383,13 @@ def chunked(ctx: SessionContext) -> StrategyResult:
     s = ctx.session
     budget = ctx.params.budget
     windows: list[list[Event]] = []
-    current: list[Event] = []
     size = 0
     for e in ctx.parent_events:
-        if size + e.chars > budget and current:
-            windows.append(current)
-            current, size = [], 0
-        current.append(e)
+        if not windows or size + e.chars > budget:
+            windows.append([])
+            size = 0
+        windows[-1].append(e)
         size += e.chars
-    if current:
-        windows.append(current)
     groups: dict[str, list[Event]] = {}
     for e in s.folded:
         if e.file != s.ref.path and e.file:
@@ -410,15 +397,8 @@ def chunked(ctx: SessionContext) -> StrategyResult:
     calls = [ctx.run(events, s.ref, ()) for events in windows]
     calls += [replace(ctx.run(events, s.ref, ()), source=path) for path, events in groups.items()]
     return StrategyResult(
-        name="chunked",
-        budget=budget,
-        parent_path=s.ref.path,
-        raw_events=len(s.folded),
-        raw_chars=ctx.folded_chars,
-        inline_refs=0,
-        calls=tuple(calls),
-        parent_windows=len(windows),
-        subagent_chunks=len(groups),
+        name="chunked", budget=budget, parent_path=s.ref.path, raw_events=len(s.folded), raw_chars=ctx.folded_chars,
+        inline_refs=0, calls=tuple(calls), parent_windows=len(windows), subagent_chunks=len(groups),
     )
 
 

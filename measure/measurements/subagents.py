@@ -138,22 +138,12 @@ def subagent_rows(session: Session, subagents: dict[str, Subagent]) -> list[dict
         sc = tf.sidecar
         sub = subagents[tf.path]
         ts = [e.ts for e in tf.events]
-        rows.append(
-            {
-                "subagent_path": tf.path,
-                "agent_id": agent_id,
-                "kind": sub.kind,
-                "agent_type": sc.agent_type if sc else None,
-                "description": sc.description if sc else None,
-                "sidecar": sc.state if sc else "missing",
-                "events": len(tf.events),
-                "chars": sum(e.chars for e in tf.events),
-                "first_ts": iso_time(min(ts)) if ts else None,
-                "last_ts": iso_time(max(ts)) if ts else None,
-                "launch": sub.launch,
-                "launch_source": sub.launch_source,
-                "replayed_events": sub.replayed,
-                "notifications": notified[agent_id.removeprefix("agent-")],
-            }
-        )
+        rows.append({
+            "subagent_path": tf.path, "agent_id": agent_id, "kind": sub.kind,
+            "agent_type": sc.agent_type if sc else None, "description": sc.description if sc else None,
+            "sidecar": sc.state if sc else "missing", "events": len(tf.events), "chars": sum(e.chars for e in tf.events),
+            "first_ts": iso_time(min(ts)) if ts else None, "last_ts": iso_time(max(ts)) if ts else None,
+            "launch": sub.launch, "launch_source": sub.launch_source, "replayed_events": sub.replayed,
+            "notifications": notified[agent_id.removeprefix("agent-")],
+        })
     return rows

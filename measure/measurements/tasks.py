@@ -155,13 +155,9 @@ def parse_notification(text: str) -> Notification | None:
     usage = _TOKENS.search(fields.get("usage", ""))
     result = fields.get("result")
     return Notification(
-        tag=tag,
-        task_id=task_id.strip() if task_id else None,
-        tool_use_id=fields.get("tool-use-id", "").strip() or None,
-        status=fields.get("status", "").strip() or None,
-        task_kind=task_kind(task_id, fields.get("summary")),
-        result_chars=None if result is None else utf16_len(result),
-        usage_tokens=int(usage.group(1)) if usage else None,
+        tag=tag, task_id=task_id.strip() if task_id else None, tool_use_id=fields.get("tool-use-id", "").strip() or None,
+        status=fields.get("status", "").strip() or None, task_kind=task_kind(task_id, fields.get("summary")),
+        result_chars=None if result is None else utf16_len(result), usage_tokens=int(usage.group(1)) if usage else None,
         chars=utf16_len(text),
     )
 

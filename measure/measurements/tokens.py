@@ -158,14 +158,9 @@ def _row(origin: str, files: list[Usage]) -> dict:
     naive = [sum(u.naive[i] for u in files) for i in range(6)]
     models = sorted({c.model for c in calls if c.model})
     return {
-        "origin": origin,
-        "origin_order": ORIGINS.index(origin),
-        "files": sum(1 for u in files if u.calls),
-        "api_calls": len(calls),
-        **dict(zip(FIELDS, dedup)),
-        "output_tokens_is_lower_bound": any(c.placeholder_output for c in calls),
-        "models": ",".join(models) or None,
-        "naive_lines": sum(u.naive_lines for u in files),
-        **{f"naive_{f}": naive[i] for f, i in SUMMED},
+        "origin": origin, "origin_order": ORIGINS.index(origin), "files": sum(1 for u in files if u.calls),
+        "api_calls": len(calls), **dict(zip(FIELDS, dedup)),
+        "output_tokens_is_lower_bound": any(c.placeholder_output for c in calls), "models": ",".join(models) or None,
+        "naive_lines": sum(u.naive_lines for u in files), **{f"naive_{f}": naive[i] for f, i in SUMMED},
         "progress_usage_lines": sum(u.progress_usage_lines for u in files),
     }

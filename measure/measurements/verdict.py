@@ -154,21 +154,12 @@ def verdict_rows(summary: Summary | None, chosen: str | None = None) -> list[dic
         values = [totals[n][c] for n in names]
         best = min(values) if better == "lower" else max(values)
         for n in names:
-            rows.append(
-                {
-                    "criterion": c,
-                    "strategy": n,
-                    "better": better,
-                    "value": totals[n][c],
-                    "sessions": summary.nonzero[c, n],
-                    "best": totals[n][c] == best,
-                    "pareto_front": n in front_names if front else None,
-                    "dominated_by": ",".join(dominated_by[n]),
-                    "identity": _identity(c, n, totals),
-                    "decision": None,
-                    "origin": ORIGIN.get(n, "suite proposal"),
-                    "chosen": n == chosen,
-                }
-            )
+            rows.append({
+                "criterion": c, "strategy": n, "better": better, "value": totals[n][c],
+                "sessions": summary.nonzero[c, n], "best": totals[n][c] == best,
+                "pareto_front": n in front_names if front else None,
+                "dominated_by": ",".join(dominated_by[n]), "identity": _identity(c, n, totals), "decision": None,
+                "origin": ORIGIN.get(n, "suite proposal"), "chosen": n == chosen,
+            })
     rows.append({**decision_row, "strategy": ",".join("=".join(g) for g in front) or None, "decision": decision})
     return rows
