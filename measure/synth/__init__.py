@@ -6,11 +6,7 @@
 from measure.synth.build import DEFAULT_REAL_SUBSET, SynthSummary, copy_real, generate
 from measure.synth.cli import main
 from measure.synth.lines import flat_text, iso
-from measure.synth.shapes import (
-    S840_SESSIONS,
-    SHAPES,
-    _mixed_fixed,  # noqa: F401  (fixtures/README.md points at measure.synth._mixed_fixed)
-)
+from measure.synth.shapes import S840_SESSIONS, SHAPES, _mixed_fixed  # noqa: F401  (fixtures/README.md points at it)
 from measure.synth.stats import corpus_stats, stats_markdown
 
 __all__ = [

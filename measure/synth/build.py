@@ -56,17 +56,10 @@ def generate(out_dir: Path, seed: int, sessions: int = 12, size_mb: float | None
 # to fixtures/real): spotter's small samples, its real orphan subagents/ folder, and the newest
 # (2.1.2xx) launch shapes from claudemux.
 DEFAULT_REAL_SUBSET = (
-    "spotter/short.jsonl",
-    "spotter/subagent.jsonl",
-    "spotter/tool_heavy.jsonl",
+    "spotter/short.jsonl", "spotter/subagent.jsonl", "spotter/tool_heavy.jsonl",
     "spotter/6c2214d7-b87e-4432-8e41-22ba294ea584/subagents/agent-afc096d.jsonl",
-    "claudemux/launch-agent.jsonl",
-    "claudemux/launch-agent-queued.jsonl",
-    "claudemux/launch-agent-resume.jsonl",
-    "claudemux/launch-monitor.jsonl",
-    "claudemux/launch-shell.jsonl",
-    "claudemux/launch-shell-timeout.jsonl",
-    "claudemux/launch-skill-fork.jsonl",
+    *(f"claudemux/launch-{name}.jsonl"
+      for name in ("agent", "agent-queued", "agent-resume", "monitor", "shell", "shell-timeout", "skill-fork")),
 )
 REAL_MTIME_MS = 1_780_000_000_000  # the mtime shared/parity/assemble_real.py gives real files
 
@@ -88,7 +81,7 @@ def copy_real(real_root: Path, out_dir: Path) -> int:
 def _set_mtimes(root: Path, tally: Tally, seed: int) -> None:
     """Every file gets a seed-derived mtime (its last timestamp when it has one): reproducible on disk."""
     base = 1_780_000_000_000 + (seed % 1_000_003) * 1000
-    for dirpath, dirnames, filenames in os.walk(root, topdown=False):
+    for dirpath, _, filenames in os.walk(root, topdown=False):
         for name in filenames:
             path = os.path.join(dirpath, name)
             ms = tally.mtimes.get(path, base)

@@ -370,14 +370,9 @@ class SessionSim:
         tur = {"isAsync": True, "status": "async_launched", "runId": run_id, "taskId": task_id, "transcriptDir": transcripts,
                "scriptPath": script}
         self.parent.tool_result(block, text, tur, source_uuid, wait_ms=150)
-        self.push(self._workflow(plan, block, desc, run_id, task_id))
-
-    def _workflow(self, plan: AgentPlan, block: dict, desc: str, run_id: str, task_id: str) -> Running:
-        """A workflow's agents, journal and run snapshot, written at once; the Running that notifies the parent."""
         r = self.rng
         t0 = self.parent.now
         duration = self._duration_ms(plan)
-        script = block["input"]["scriptPath"]
         wf_dir = self.session_dir / "subagents" / "workflows" / run_id
         journal, runs, results = [], [], []
         for k in range(plan.workflow_agents):
@@ -409,8 +404,8 @@ class SessionSim:
                                           "state": "done", "resultPreview": res["result"][:80]} for i, res in enumerate(results)]}
         write_file(self.session_dir / "workflows" / f"{run_id}.json", orjson.dumps(snapshot), self.tally, t_end)
         output = orjson.dumps({"summary": desc, "results": results}).decode()
-        return Running(plan, task_id, block["id"], desc, "", t_end=t_end, output=output,
-                       total_tokens=total_tok, tool_uses=total_tools)
+        self.push(Running(plan, task_id, block["id"], desc, "", t_end=t_end, output=output, total_tokens=total_tok,
+                          tool_uses=total_tools))
 
     def resume(self, run: Running) -> None:
         """SendMessage to a finished background agent: it continues in the same file and notifies again."""
@@ -422,19 +417,15 @@ class SessionSim:
         pin = {"id": run.agent_id, "name": run.agent_id, "ref": self.ids.hexs(6)}
         tur = {"success": True, "message": f"Resuming agent {run.agent_id[:7]}", "resumedAgentId": run.agent_id, "pin": pin}
         a.tool_result(block, [{"type": "text", "text": orjson.dumps(tur).decode()}], tur, uuids[-1])
-        self._continue(run, msg, a.now)
-        self.push(run)
-
-    def _continue(self, run: Running, msg: str, now: int) -> None:
-        """The resumed agent's turn, appended to its own transcript; a new final report."""
-        actor = run.actor
+        actor = run.actor  # its new turn is appended to its own transcript, with a new final report
         actor.tr = Transcript(actor.tr.path, self.tally, append=True)
-        actor.now = now + self.rng.randint(50, 500)
+        actor.now = a.now + self.rng.randint(50, 500)
         actor.user_text(msg)
         self._work(actor, actor.msg_lines + run.plan.events - max(4, run.plan.events // 3), REVIEW_TOOLS, run.agent_id, [])
         run.final_text = actor.forge.report(run.plan.report_chars, run.description)
         actor.api_call([{"type": "text", "text": run.final_text}])
         self._close(run)
+        self.push(run)
 
     def poll(self, run: Running, block: bool) -> None:
         """2.0.x: the model polls a background agent with TaskOutput (no user-line delivery)."""
@@ -583,10 +574,8 @@ class SessionSim:
             tr = self.tr
         else:
             env = self.env.sidechain_of(agent_id, agent_type if era.modern else None)
-            if era.layout == "sibling":
-                path = self.session_dir.parent / f"agent-{agent_id}.jsonl"
-            else:
-                path = (wf_dir if wf_dir is not None else self.session_dir / "subagents") / f"agent-{agent_id}.jsonl"
+            folder = self.proj_dir if era.layout == "sibling" else wf_dir or self.session_dir / "subagents"
+            path = folder / f"agent-{agent_id}.jsonl"
             if not era.modern and era.key != "sibling":
                 env.slug = self.slug_name
             tr = Transcript(path, self.tally)

@@ -7,25 +7,8 @@ import random
 import re
 from dataclasses import dataclass
 
-from measure.synth.vocab import (
-    ADJS,
-    CODE_TEMPLATES,
-    DESCRIPTIONS,
-    DIRS,
-    EXT,
-    HEADINGS,
-    HEX,
-    HUMAN_PROMPTS,
-    NON_ASCII,
-    NOUNS,
-    OPENERS,
-    PAST,
-    SENTENCES,
-    SEVERITY,
-    TYPE_NAMES,
-    USERS,
-    VERBS,
-)
+from measure.synth.vocab import (ADJS, CODE_TEMPLATES, DESCRIPTIONS, DIRS, EXT, HEADINGS, HEX, HUMAN_PROMPTS, NON_ASCII,
+                                 NOUNS, OPENERS, PAST, SENTENCES, SEVERITY, TYPE_NAMES, USERS, VERBS)
 
 _SLOT = re.compile(r"\{\{|\}\}|\{([A-Za-z0-9]+)\}")
 
