@@ -29,9 +29,4 @@ def cost_tables(session: Session, lines, subagents: dict[str, Subagent]) -> dict
         **wakeup_summary(timeline, found, wakeup_table),
         **repeat_summary(reads),
     }
-    return {
-        "tokens": tokens,
-        "wakeups": wakeup_table,
-        "repeat_reads": repeat_rows(reads),
-        "cost_sessions": [summary],
-    }
+    return {"tokens": tokens, "wakeups": wakeup_table, "repeat_reads": repeat_rows(reads), "cost_sessions": [summary]}

@@ -50,10 +50,7 @@ def is_copy(a: frozenset[str], b: frozenset[str]) -> bool:
 
 def final_report(events: tuple[Event, ...]) -> Event | None:
     """A subagent's result: its last assistant event in time order (as #840 takes the final event)."""
-    for e in reversed(events):
-        if e.role == "assistant":
-            return e
-    return None
+    return next((e for e in reversed(events) if e.role == "assistant"), None)
 
 
 def notified_ids(timeline: Timeline | None) -> set[str]:
@@ -134,35 +131,20 @@ def delegation_rows(
         after = None if end is None or parent_end is None else end > parent_end
         prefix = provenance(tf.sidecar) + "\n" if tf.sidecar is not None else "\0"
         row = {  # the columns every strategy's row of this agent shares
-            "subagent_path": tf.path,
-            "agent_id": agent_id,
-            "kind": sub.kind,
-            "delegated": sub.kind in DELEGATED_KINDS,
-            "launch": sub.launch,
-            "launch_source": sub.launch_source,
-            "result_chars": final.chars if final is not None else 0,
-            "delivery": delivery(sub, bare in notified),
+            "subagent_path": tf.path, "agent_id": agent_id, "kind": sub.kind, "delegated": sub.kind in DELEGATED_KINDS,
+            "launch": sub.launch, "launch_source": sub.launch_source,
+            "result_chars": final.chars if final is not None else 0, "delivery": delivery(sub, bare in notified),
             "completed_after_parent": after,
         }
-        agents.append(
-            {
-                "row": row,
-                "keys": keys,
-                "prefix": prefix,
-                "prefix_chars": utf16_len(prefix),
-                "replayed": {(e.role, e.text) for e in tf.events[: sub.replayed]},
-            }
-        )
+        agents.append({"row": row, "keys": keys, "prefix": prefix, "prefix_chars": utf16_len(prefix),
+                       "replayed": {(e.role, e.text) for e in tf.events[: sub.replayed]}})
 
     by_file = {tf.path: i for i, tf in enumerate(s.subagents)}
     # Kept events that the pre-filter truncated are new objects; the shared memo names their source.
     source = {id(v[1]): v[3] for v in ctx.memo.verdicts.values() if v[1] is not None and v[1] is not v[3]}
     rows = []
     for name, r in results.items():
-        in_prompt = [0] * len(agents)
-        result_kept = [0] * len(agents)
-        kept_chars = [0] * len(agents)
-        unique = [0] * len(agents)
+        in_prompt, result_kept, kept_chars, unique = ([0] * len(agents) for _ in range(4))
         for call in r.calls:
             for e in call.kept.events:
                 src = source.get(id(e), e)
@@ -192,17 +174,11 @@ def delegation_rows(
                 if own:
                     unique[i] += chars
         for i, a in enumerate(agents):
-            rows.append(
-                {
-                    **a["row"],
-                    "strategy": name,
-                    "budget": r.budget,
-                    "result_in_prompt": bool(in_prompt[i]),
-                    "result_chars_in_prompt": result_kept[i],
-                    "subagent_chars_in_prompt": kept_chars[i],
-                    "unique_chars_in_prompt": unique[i],
-                }
-            )
+            rows.append({
+                **a["row"], "strategy": name, "budget": r.budget, "result_in_prompt": bool(in_prompt[i]),
+                "result_chars_in_prompt": result_kept[i], "subagent_chars_in_prompt": kept_chars[i],
+                "unique_chars_in_prompt": unique[i],
+            })
     return rows
 
 

@@ -21,6 +21,7 @@ import math
 from bisect import bisect_left, bisect_right
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 
 from measure.akm.read import inline_refs
 from measure.akm.records import Session, TranscriptFile
@@ -72,13 +73,7 @@ def written_at(tf: TranscriptFile) -> list[float]:
 
 def _ref_counts(tf: TranscriptFile) -> list[int]:
     """refs found in the first k events, for k = 0..len(events) (refs come in event order)."""
-    counts = [0]
-    n = 0
-    for e in tf.events:
-        if "akm" in e.text:
-            n += len(inline_refs(e.text, e.ts))
-        counts.append(n)
-    return counts
+    return list(accumulate((len(inline_refs(e.text, e.ts)) if "akm" in e.text else 0 for e in tf.events), initial=0))
 
 
 class Replayer:
@@ -203,13 +198,8 @@ class _Tally:
     prompts: set = field(default_factory=set)
 
 
-def replay_rows(
-    plain: SessionContext,
-    results: dict[str, StrategyResult],
-    timelines: dict[str, Timeline],
-    schedule: str,
-    background: list[dict],
-) -> list[dict]:
+def replay_rows(plain: SessionContext, results: dict[str, StrategyResult], timelines: dict[str, Timeline], schedule: str,
+                background: list[dict]) -> list[dict]:
     """One row per strategy: what akm would extract, and re-extract, at each moment of `schedule`.
 
     `plain` is the run's own context (its session, parameters and memo, which every moment shares)

@@ -82,15 +82,14 @@ def robustness_rows(summary: Summary | None, chosen: Walk | None) -> list[dict]:
         top = int(np.argmax(col * np.sign(total))) if total else None
         share = float(col[top] / total) if top is not None else None
         favours = np.sign(total) * sign  # 1: A, -1: B
-        rows.append(
-            {
-                "strategy_a": a, "strategy_b": b, "criterion": c, "better": BETTER[c], "chosen_pair": is_chosen,
-                "sessions": len(sessions), "a_better": a_better, "ties": len(sessions) - a_better - b_better, "b_better": b_better,
-                "total_difference": total, "ci_low": rounded(float(low[k]), 1), "ci_high": rounded(float(high[k]), 1),
-                "largest_session_path": sessions[top] if top is not None else None, "largest_share": None if share is None else rounded(share, 4),
-                # Removing a session that changes the total's sign carries more than all of it: share >= 0.5 covers both.
-                "rests_on_one_session": bool(share is not None and share >= 0.5),
-                "majority_disagrees": bool((favours > 0 and b_better > a_better) or (favours < 0 and a_better > b_better)),
-            }
-        )
+        rows.append({
+            "strategy_a": a, "strategy_b": b, "criterion": c, "better": BETTER[c], "chosen_pair": is_chosen,
+            "sessions": len(sessions), "a_better": a_better, "ties": len(sessions) - a_better - b_better, "b_better": b_better,
+            "total_difference": total, "ci_low": rounded(float(low[k]), 1), "ci_high": rounded(float(high[k]), 1),
+            "largest_session_path": sessions[top] if top is not None else None,
+            "largest_share": None if share is None else rounded(share, 4),
+            # Removing a session that changes the total's sign carries more than all of it: share >= 0.5 covers both.
+            "rests_on_one_session": bool(share is not None and share >= 0.5),
+            "majority_disagrees": bool((favours > 0 and b_better > a_better) or (favours < 0 and a_better > b_better)),
+        })
     return rows

@@ -143,11 +143,9 @@ class SessionContext:
         cut = {id(v[1]) for v in map(verdicts.get, map(id, events)) if v[2]}
         st = kept.stats
         stats = PrefilterStats(
-            inputCount=st.inputCount + len(events),
-            outputCount=len(kept.events) + len(accepted),
+            inputCount=st.inputCount + len(events), outputCount=len(kept.events) + len(accepted),
             droppedByRule=dict(Counter(st.droppedByRule) + Counter(rules.stats.droppedByRule)),
-            truncatedCount=st.truncatedCount + sum(1 for e in accepted if id(e) in cut),
-            totalChars=running,
+            truncatedCount=st.truncatedCount + sum(1 for e in accepted if id(e) in cut), totalChars=running,
             budgetDroppedCount=st.budgetDroppedCount + dropped,
         )
         # Both lists are in stream order, and the stream sorts stably with the parent's events
@@ -257,9 +255,10 @@ def strategy(name: str, origin: str = "akm"):
     return register
 
 
-def _single(
-    name: str, ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...], stubbed: int = 0, saved: int = 0
-) -> StrategyResult:
+def _single(name: str, ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...] | None = None,
+            stubbed: int = 0, saved: int = 0) -> StrategyResult:
+    """One call's result; `refs` defaults to every transcript's."""
+    refs = ctx.session.refs if refs is None else refs
     return StrategyResult(
         name=name, budget=ctx.params.budget, parent_path=ctx.session.ref.path, raw_events=call.raw_events,
         raw_chars=call.raw_chars, inline_refs=len(refs), calls=(call,),
@@ -276,7 +275,7 @@ def link(ctx: SessionContext) -> StrategyResult:
 @strategy("fold")
 def fold(ctx: SessionContext) -> StrategyResult:
     """C1: subagent transcripts folded into the parent stream (#830), no dedupe."""
-    return _single("fold", ctx, ctx.fold_call, ctx.session.refs)
+    return _single("fold", ctx, ctx.fold_call)
 
 
 @strategy("fold_dedupe_scoped")
@@ -288,9 +287,9 @@ def fold_dedupe_scoped(ctx: SessionContext) -> StrategyResult:
     # so fold's pre-filter result is reused; only stubbed texts (and so the prompt) differ.
     events, stubbed, saved = dedupe_notifications(list(fold.kept.events))
     if not stubbed:
-        return _single("fold_dedupe_scoped", ctx, fold, s.refs)
+        return _single("fold_dedupe_scoped", ctx, fold)
     kept = Prefiltered(tuple(events), replace(fold.kept.stats, totalChars=sum(e.chars for e in events)), stubbed, saved)
-    return _single("fold_dedupe_scoped", ctx, replace(fold, kept=kept, prompt=ctx.prompt(s.ref, kept, s.refs)), s.refs)
+    return _single("fold_dedupe_scoped", ctx, replace(fold, kept=kept, prompt=ctx.prompt(s.ref, kept, s.refs)))
 
 
 def stub_text(pair: DuplicatePair, description: str | None = None) -> str:
@@ -299,8 +298,11 @@ def stub_text(pair: DuplicatePair, description: str | None = None) -> str:
 
 
 def _stubbed(ctx: SessionContext, stubs: dict[int, str]) -> tuple[Call, int]:
-    """The folded stream with each event at an index of `stubs` replaced by its text, pre-filtered;
-    and what the kept stubs saved: the room each replaced event would have taken after truncation."""
+    """The folded stream with each event at an index of `stubs` replaced by its text, pre-filtered (fold's
+    call when there is none); and what the kept stubs saved: the room each replaced event would have taken
+    after truncation."""
+    if not stubs:
+        return ctx.fold_call, 0
     s = ctx.session
     events = list(s.folded)
     originals = {}  # id(stub) -> the event it replaces
@@ -326,10 +328,8 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     for p in ctx.pairs:  # #840's pairs: top-level sidecars with a toolUseId
         if p.pairing == "sidecar_tool_use_id":
             stubs.setdefault(p.parent_index, stub_text(p))
-    if not stubs:
-        return _single("fold_stub_raw", ctx, ctx.fold_call, ctx.session.refs)
     call, saved = _stubbed(ctx, stubs)
-    return _single("fold_stub_raw", ctx, call, ctx.session.refs, stubbed=len(stubs), saved=saved)
+    return _single("fold_stub_raw", ctx, call, stubbed=len(stubs), saved=saved)
 
 
 def _kept(call: Call) -> set[tuple[float, str]]:
@@ -347,23 +347,20 @@ def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
     among them, can still lose its place (the pass skips what does not fit and keeps trying older ones):
     that pair is then un-stubbed and the pass re-run, until every stubbed copy's report is kept.
     """
-    s = ctx.session
-    fold = ctx.fold_call
-    kept = _kept(fold)
+    kept = _kept(ctx.fold_call)
     stubs = {}
     for p, description in ctx.sync_pairs:
         text = stub_text(p, description)
         if (p.notification.ts, p.notification.file) in kept and (p.final.ts, p.final.file) in kept and utf16_len(text) < p.notification.chars:
             stubs.setdefault(p.parent_index, (p, text))
-    while stubs:
+    while True:  # no stub left: fold's call
         call, saved = _stubbed(ctx, {i: text for i, (_, text) in stubs.items()})
         kept = _kept(call)
         lost = [i for i, (p, _) in stubs.items() if (p.final.ts, p.final.file) not in kept]
         if not lost:
-            return _single("fold_dedupe_sync", ctx, call, s.refs, stubbed=len(stubs), saved=saved)
+            return _single("fold_dedupe_sync", ctx, call, stubbed=len(stubs), saved=saved)
         for i in lost:
             del stubs[i]
-    return _single("fold_dedupe_sync", ctx, fold, s.refs)
 
 
 @strategy("hybrid")
@@ -374,7 +371,7 @@ def hybrid(ctx: SessionContext) -> StrategyResult:
     # in the same order (both sorts are stable), so link's pre-filter result is hybrid's too;
     # only the prompt's ref (Started/Ended) and "Already preserved" refs differ.
     link = ctx.link_call
-    return _single("hybrid", ctx, replace(link, prompt=ctx.prompt(s.ref, link.kept, s.refs)), s.refs)
+    return _single("hybrid", ctx, replace(link, prompt=ctx.prompt(s.ref, link.kept, s.refs)))
 
 
 @strategy("chunked")
@@ -406,11 +403,9 @@ def chunked(ctx: SessionContext) -> StrategyResult:
 def parent_first(ctx: SessionContext) -> StrategyResult:
     """Suite proposal: link's kept parent events, then subagent events in the room left (folded ref, every ref)."""
     s = ctx.session
-    link = ctx.link_call
-    subagent_events = tuple(e for e in s.folded if e.file != s.ref.path)
-    kept = ctx.prefilter_after(link.kept, subagent_events)
+    kept = ctx.prefilter_after(ctx.link_call.kept, tuple(e for e in s.folded if e.file != s.ref.path))
     call = Call(s.ref.path, len(s.folded), ctx.folded_chars, kept, ctx.prompt(s.ref, kept, s.refs))
-    return _single("parent_first", ctx, call, s.refs)
+    return _single("parent_first", ctx, call)
 
 
 @strategy("hybrid_undelivered", origin="suite proposal")
@@ -422,7 +417,7 @@ def hybrid_undelivered(ctx: SessionContext) -> StrategyResult:
         return replace(hybrid(ctx), name="hybrid_undelivered")
     # Pre-filtered together: a report takes its place in the budget like any parent event.
     events = tuple(e for e in s.folded if e.file == s.ref.path or id(e) in reports)
-    return _single("hybrid_undelivered", ctx, ctx.run(events, s.ref, s.refs), s.refs)
+    return _single("hybrid_undelivered", ctx, ctx.run(events, s.ref, s.refs))
 
 
 def fits_whole(result: StrategyResult) -> bool:

@@ -132,16 +132,14 @@ def as_text(v) -> str:
     return v if type(v) is str else f"({_JSON_TYPES.get(type(v), 'value')})"
 
 
+_SUMMARY_KINDS = (("Agent ", "agent"), ("Background command", "bash"), ("Dynamic workflow", "workflow"))
+
+
 def task_kind(task_id: str | None, summary: str | None) -> str:
     """agent, bash or workflow: by the summary's wording, else by the task-id's shape (format §0.8)."""
     s = (summary or "").lstrip()
-    if s.startswith("Agent "):
-        return "agent"
-    if s.startswith("Background command"):
-        return "bash"
-    if s.startswith("Dynamic workflow"):
-        return "workflow"
-    return {"a": "agent", "b": "bash", "w": "workflow"}.get((task_id or "")[:1], "other")
+    by_summary = next((kind for prefix, kind in _SUMMARY_KINDS if s.startswith(prefix)), None)
+    return by_summary or {"a": "agent", "b": "bash", "w": "workflow"}.get((task_id or "")[:1], "other")
 
 
 def parse_notification(text: str) -> Notification | None:
@@ -303,10 +301,9 @@ class TaskCollector:
                         if not stamped:
                             ts, stamped = self._stamp(raw), True
                         inp = b.get("input") if type(b.get("input")) is dict else {}
-                        self.launches.append(
-                            Launch(line, ts, as_text(b.get("id")), b["name"], inp.get("run_in_background") is True,
-                                   _str(inp.get("description")) or _str(inp.get("skill")))
-                        )
+                        self.launches.append(Launch(line, ts, as_text(b.get("id")), b["name"],
+                                                    inp.get("run_in_background") is True,
+                                                    _str(inp.get("description")) or _str(inp.get("skill"))))
                         if b["name"] in SPAWN_TOOLS:
                             self._spawns.add(as_text(b.get("id")))
             if not stamped:
@@ -338,16 +335,10 @@ class TaskCollector:
         text = content if type(content) is str else result_text(content)
         ts = self._stamp(raw)
         note = parse_notification(text)
-        if note is not None:
-            source = "task_notification"
-        elif text.lstrip().startswith("<agent-message"):
-            source = "agent_message"
-        elif record.get("isCompactSummary"):
-            source = "compact_summary"
-        elif record.get("isMeta"):
-            source = "meta"
-        else:
-            source = "human"
+        source = ("task_notification" if note is not None
+                  else "agent_message" if text.lstrip().startswith("<agent-message")
+                  else "compact_summary" if record.get("isCompactSummary")
+                  else "meta" if record.get("isMeta") else "human")
         self.turns.append(Turn(line, ts, source, note))
 
     def result(self) -> Timeline:

@@ -119,20 +119,13 @@ def decide(vectors: dict[str, dict[str, float]]) -> tuple[str, list[list[str]], 
     """(decision, the Pareto front as groups of tied strategies, dominated-by per strategy)."""
     names = sorted(vectors, key=registry_order)
     dominated_by = {n: [m for m in names if m != n and dominates(vectors[m], vectors[n])] for n in names}
-    front: list[list[str]] = []
+    tied: dict[tuple, list[str]] = {}  # undominated strategies grouped by equal vectors
     for n in names:
-        if dominated_by[n]:
-            continue
-        for group in front:
-            if vectors[group[0]] == vectors[n]:
-                group.append(n)
-                break
-        else:
-            front.append([n])
-    if len(front) == 1:
-        group = front[0]
-        return (INCUMBENT if INCUMBENT in group else group[0]), front, dominated_by
-    return "trade_off", front, dominated_by
+        if not dominated_by[n]:
+            tied.setdefault(tuple(vectors[n][c] for c, _ in CRITERIA), []).append(n)
+    front = list(tied.values())
+    decision = "trade_off" if len(front) != 1 else INCUMBENT if INCUMBENT in front[0] else front[0][0]
+    return decision, front, dominated_by
 
 
 def verdict_rows(summary: Summary | None, chosen: str | None = None) -> list[dict]:
