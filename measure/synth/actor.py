@@ -23,9 +23,6 @@ class Meter:
         self.pending_chars = 0  # text added since the last call: the next call's cache creation
         self.last: dict | None = None
 
-    def add(self, chars: int) -> None:
-        self.pending_chars += chars
-
     def call(self, out_chars: int) -> dict:
         r = self.r
         created = max(50, int(self.pending_chars / 3.7) + r.randint(0, 400))
@@ -187,7 +184,7 @@ class Actor:
             res = {"tool_use_id": block["id"], "type": "tool_result", "content": content}
             if block["name"] == "Bash" and self.r.random() < 0.5:
                 res["is_error"] = False
-        self.meter.add(len(content) if isinstance(content, str) else sum(len(c.get("text", "")) for c in content))
+        self.meter.pending_chars += len(content) if isinstance(content, str) else sum(len(c.get("text", "")) for c in content)
         uuid = self.ids.uuid()
         self.emit(self.env.user(uuid, self.last_uuid, self.now, [res], tur=tur, source=source_uuid), self.now,
                   corruptible=True)
@@ -228,7 +225,7 @@ class Actor:
         if self.era.modern and (human or origin):
             self.env.prompt_id = self.ids.uuid()
         obj = self.env.user(uuid, self.last_uuid, self.now, text, human=human, meta=meta, origin=origin, compact=compact)
-        self.meter.add(len(text))
+        self.meter.pending_chars += len(text)
         self.emit(obj, self.now)
 
     def hook(self, event: str, matcher: str, tool_use_id: str, command: str, corruptible: bool = True) -> None:
@@ -385,10 +382,7 @@ class Actor:
             body = f.sentence().replace("`", "").replace('"', "'")
             if r.random() < 0.15:
                 body += " " + f.sentence().replace("`", "").replace('"', "'")
-            if r.random() < 0.12:
-                cmd = "akm remember '" + body.replace("'", "") + "'"
-            else:
-                cmd = f'akm remember "{body}"'
+            cmd = "akm remember '" + body.replace("'", "") + "'" if r.random() < 0.12 else f'akm remember "{body}"'
             out = f"Saved {ref}-{self.ids.hexs(4)} ({len(body)} chars) to stash {self.project.name}"
             desc = "Save learning to akm"
         elif kind == "feedback":

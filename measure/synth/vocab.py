@@ -1,4 +1,4 @@
-"""Word pools, fixed texts and sentence/code templates (vocab.toml) that all generated text is assembled from."""
+"""The word pools, fixed texts and templates of all generated text, loaded from vocab.toml."""
 
 import tomllib
 from pathlib import Path
