@@ -132,10 +132,7 @@ class Actor:
             last = era.modern or (era.key in ("inline", "sibling") and i == len(blocks) - 1)
             message = {"model": self.model, "id": msg_id, "type": "message", "role": "assistant", "content": [b],
                        "stop_reason": ("tool_use" if has_tool else "end_turn") if last else None, "stop_sequence": None}
-            if era.modern:
-                message |= {"stop_details": None, "usage": usage, "diagnostics": None}
-            else:
-                message["usage"] = usage
+            message |= {"stop_details": None, "usage": usage, "diagnostics": None} if era.modern else {"usage": usage}
             uuid = self.ids.uuid()
             self.emit(self.env.assistant(uuid, self.last_uuid, self.now, message, req_id), self.now)
             uuids.append(uuid)
