@@ -8,7 +8,7 @@ from measure.synth.actor import Actor, shell_result
 from measure.synth.lines import Era, xml_escape
 from measure.synth.plans import AgentPlan
 from measure.synth.text import Project
-from measure.synth.vocab import MODERN_NOTE
+from measure.synth.vocab import LAUNCHED, MODERN_NOTE
 
 
 @dataclass
@@ -89,27 +89,8 @@ def bash_launched(era: Era, tmp: str, task_id: str) -> tuple[str, dict]:
 def agent_launched(era: Era, tmp: str, run: Running) -> tuple[str, dict]:
     """The tool result of a background subagent's launch: (text, toolUseResult)."""
     out_file = output_file(tmp, run.agent_id)
-    if era.notify == "agent":
-        text = (f"Async agent launched successfully.\nagentId: {run.agent_id} (This is an internal ID for your use, do not mention it to the user. "
-                "Use this ID to retrieve results with TaskOutput when the agent finishes).\nThe agent is currently working in the background. "
-                "If you have other tasks you you should continue working on them now. Wait to call TaskOutput until either:\n"
-                "- If you want to check on the agent's progress - call TaskOutput with block=false to get an immediate update on the agent's status\n"
-                "- If you run out of things to do and the agent is still running - call TaskOutput with block=true to idle and wait for the "
-                "agent's result (do not use block=true unless you completely run out of things to do as it will waste time).")
-    elif era.modern:
-        text = (f"Async agent launched successfully. (This tool result is internal metadata — never quote or paste any part of it, "
-                f"including the agentId below, into a user-facing reply.)\nagentId: {run.agent_id} (internal ID - do not mention to user. "
-                f"Use SendMessage with to: '{run.agent_id}', summary: '<5-10 word recap>' to continue this agent.)\n"
-                "The agent is working in the background. You will be notified automatically when it completes. You know nothing about "
-                "its results until that notification arrives — do not report, assume, or predict them; continue other work or respond "
-                "to the user in the meantime.\nDo not duplicate this agent's work — avoid working with the same files or topics it is using.\n"
-                f"output_file: {out_file}\nDo NOT Read or tail this file via the shell tool — it is the full subagent JSONL transcript and "
-                "reading it will overflow your context. If the user asks for progress, say the agent is still running; you'll get a "
-                "completion notification.")
-    else:
-        text = (f"Async agent launched successfully.\nagentId: {run.agent_id} (internal ID - do not mention to user. Use to resume later if needed.)\n"
-                f"output_file: {out_file}\nThe agent is working in the background. You will be notified when it completes—no need to check. "
-                "Continue with other tasks.\nTo check progress before completion (optional), use Read or Bash tail on the output file.")
+    key = "agent" if era.notify == "agent" else "modern" if era.modern else "classic"
+    text = LAUNCHED[key].format(agent_id=run.agent_id, out_file=out_file)
     tur = {"isAsync": True, "status": "async_launched", "agentId": run.agent_id, "description": run.description}
     if era.modern:
         tur["resolvedModel"] = era.fast_model if run.plan.agent_type == "Explore" else era.model

@@ -11,6 +11,7 @@ OPENERS, HEADINGS, SEVERITY, NON_ASCII, USERS, PROJECT_NAMES, DESCRIPTIONS = (
     tuple(_TOML[k]) for k in ("openers", "headings", "severity", "non_ascii", "users", "project_names", "descriptions"))
 MALWARE_REMINDER, CAVEAT, MODERN_NOTE, COMPACT_PREFIX = (
     _TOML[k] for k in ("malware_reminder", "caveat", "modern_note", "compact_prefix"))
+LAUNCHED = _TOML["launched"]  # a background agent's launch result per era: "agent", "modern", "classic"
 CODE_TEMPLATES = {lang: {k: tuple(v) for k, v in parts.items()} for lang, parts in _TOML["code"].items()}
 TYPE_NAMES, DIRS = ({lang: tuple(v) for lang, v in _TOML[k].items()} for k in ("type_names", "dirs"))
 
