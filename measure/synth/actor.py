@@ -181,7 +181,8 @@ class Actor:
             res = {"tool_use_id": block["id"], "type": "tool_result", "content": content}
             if block["name"] == "Bash" and self.r.random() < 0.5:
                 res["is_error"] = False
-        self.meter.pending_chars += len(content) if isinstance(content, str) else sum(len(c.get("text", "")) for c in content)
+        chars = len(content) if isinstance(content, str) else sum(len(c.get("text", "")) for c in content)
+        self.meter.pending_chars += chars
         uuid = self.ids.uuid()
         self.emit(self.env.user(uuid, self.last_uuid, self.now, [res], tur=tur, source=source_uuid), self.now,
                   corruptible=True)

@@ -134,8 +134,7 @@ def stats_markdown(named: list[tuple[str, dict]]) -> str:
                 "inline_sidechain_lines", "events", "event_chars", "event_len_mean"):
         row(key, [s[key] for _, s in named])
     for key in ("layouts", "sidecars", "notifications"):
-        keys = sorted({k for _, s in named for k in s[key]})
-        for k in keys:
+        for k in sorted({k for _, s in named for k in s[key]}):
             row(f"{key}: {k}", [s[key].get(k, 0) for _, s in named])
     for p in QUANTILES:
         k = f"p{int(p * 100)}"
