@@ -233,13 +233,12 @@ def replay_rows(plain: SessionContext, results: dict[str, StrategyResult], timel
             if events == tl.last_events:
                 continue
             key = prompt_key(result, digests)
+            wasted = key == tl.last_prompt
             tl.extractions += 1
             tl.calls += len(result.calls)
-            if end is not None and t > end:
-                tl.late += 1
-            if key == tl.last_prompt:
-                tl.wasted += 1
-                tl.wasted_calls += len(result.calls)
+            tl.late += end is not None and t > end
+            tl.wasted += wasted
+            tl.wasted_calls += wasted * len(result.calls)
             tl.prompts.add(key)
             tl.last_events, tl.last_prompt = events, key
     return [

@@ -69,16 +69,10 @@ class StrategyResult:
 
     @cached_property
     def _kept_by_origin(self) -> tuple[int, int, int, int]:
-        pe = pc = se = sc = 0
-        for call in self.calls:
-            for e in call.kept.events:
-                if e.file == self.parent_path:
-                    pe += 1
-                    pc += e.chars
-                else:
-                    se += 1
-                    sc += e.chars
-        return pe, pc, se, sc
+        events = [e for call in self.calls for e in call.kept.events]
+        parent = [e.chars for e in events if e.file == self.parent_path]
+        subagent = [e.chars for e in events if e.file != self.parent_path]
+        return len(parent), sum(parent), len(subagent), sum(subagent)
 
     @property
     def prompt_chars(self) -> int:
