@@ -106,7 +106,7 @@ class TextForge:
 
     # -- slots --------------------------------------------------------------------------
     def _slot(self, key: str) -> str:
-        """A sentence slot filled in (vocab lists the slots above SENTENCES)."""
+        """A sentence slot filled in (vocab.toml lists the slots above `sentences`)."""
         r = self.rng
         if key in ("N", "M"):
             return r.choice(NOUNS).replace("_", " ")
