@@ -92,9 +92,8 @@ def background_tasks(parent: Timeline) -> list[_Task]:
         i = next((i for i, pt in enumerate(pending) if t is None or pt is t), None)
         return None if i is None else pending.pop(i)
 
-    events = sorted(
-        [(q.line, "queue", q) for q in parent.queue] + [(x.line, "turn", x) for x in parent.turns if x.notification]
-    )
+    events = sorted([(q.line, "queue", q) for q in parent.queue]
+                    + [(x.line, "turn", x) for x in parent.turns if x.notification])
     for line, what, rec in events:
         note = rec.notification
         if what == "turn":

@@ -21,12 +21,7 @@ def cost_tables(session: Session, lines, subagents: dict[str, Subagent]) -> dict
     found = wakeups(timeline, usage.get(parent)) if timeline is not None else []
     wakeup_table = wakeup_rows(found)
     p, t = tokens[0], tokens[-1]  # the parent's row and the total's (`token_rows` order)
-    summary = {
-        "parent_api_calls": p["api_calls"],
-        "parent_cache_read_tokens": p["cache_read_tokens"],
-        "total_api_calls": t["api_calls"],
-        "total_cache_read_tokens": t["cache_read_tokens"],
-        **wakeup_summary(timeline, found, wakeup_table),
-        **repeat_summary(reads),
-    }
+    summary = {"parent_api_calls": p["api_calls"], "parent_cache_read_tokens": p["cache_read_tokens"],
+               "total_api_calls": t["api_calls"], "total_cache_read_tokens": t["cache_read_tokens"],
+               **wakeup_summary(timeline, found, wakeup_table), **repeat_summary(reads)}
     return {"tokens": tokens, "wakeups": wakeup_table, "repeat_reads": repeat_rows(reads), "cost_sessions": [summary]}

@@ -69,9 +69,8 @@ def delivery(sub: Subagent, notified: bool) -> str:
     return "launch_ack_only" if sub.acknowledged else "none"
 
 
-def delegation_rows(
-    ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict, subagents: dict[str, Subagent]
-) -> list[dict]:
+def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict,
+                    subagents: dict[str, Subagent]) -> list[dict]:
     """One row per subagent transcript x strategy (see the `delegation` table in schema.py)."""
     s: Session = ctx.session
     if not s.subagents:

@@ -13,15 +13,9 @@ def evicted(link: StrategyResult, r: StrategyResult) -> dict:
     """The parent-origin chars `r` keeps against link's (the parent read alone), and what it evicts."""
     apc, pc = link.kept_by_origin()[1], r.kept_by_origin()[1]
     budget_evicted = apc - pc - r.stub_saved_chars  # stub savings are not eviction
-    return {
-        "alone_parent_kept_chars": apc,
-        "parent_kept_chars": pc,
-        "evicted_chars": apc - pc,
-        "evicted_chars_pct": pct(apc - pc, apc),
-        "stub_saved_chars": r.stub_saved_chars,
-        "budget_evicted_chars": budget_evicted,
-        "budget_evicted_pct": pct(budget_evicted, apc),
-    }
+    return {"alone_parent_kept_chars": apc, "parent_kept_chars": pc, "evicted_chars": apc - pc,
+            "evicted_chars_pct": pct(apc - pc, apc), "stub_saved_chars": r.stub_saved_chars,
+            "budget_evicted_chars": budget_evicted, "budget_evicted_pct": pct(budget_evicted, apc)}
 
 
 def eviction_rows(results: dict[str, StrategyResult]) -> list[dict]:

@@ -13,9 +13,8 @@ def is_legacy_agent(path: str) -> bool:
     return path.replace("\\", "/").rsplit("/", 1)[-1].startswith("agent-")
 
 
-def session_rows(
-    ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str, delegation: dict[str, dict]
-) -> list[dict]:
+def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], content_hash: str,
+                 delegation: dict[str, dict]) -> list[dict]:
     """`delegation`: per strategy, the delegated-work totals (`delegation.delegation_totals`)."""
     s = ctx.session
     rows = []

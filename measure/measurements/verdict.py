@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from measure.measurements.strategies import ORIGIN, registry_order
 
-#: (criterion, better, what it sums) in the order the overview states them.
+#: (criterion, better) in the order the overview states them.
 CRITERIA: tuple[tuple[str, str], ...] = (
     ("parent_chars_evicted", "lower"),
     ("delegated_results_in_prompt", "higher"),

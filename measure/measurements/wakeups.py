@@ -91,11 +91,9 @@ def wakeup_summary(timeline: Timeline | None, found: list[Wakeup], rows: list[di
     return {
         "notifications_enqueued": enqueued,
         "notifications_undelivered": enqueued - sum(1 for w in found if w.enqueue is not None),
-        "wakeup_turns": len(rows),
-        "wakeup_calls": sum(r["api_calls"] for r in rows),
+        "wakeup_turns": len(rows), "wakeup_calls": sum(r["api_calls"] for r in rows),
         **{f"wakeup_{name}": sum(r[name] for r in rows) for name, _ in SUMMED},
-        "batchable_wakeups": sum(r["batchable_with_previous"] for r in rows),
-        "batched_turns": len({r["batch"] for r in rows}),
+        "batchable_wakeups": sum(r["batchable_with_previous"] for r in rows), "batched_turns": len({r["batch"] for r in rows}),
         "batch_saved_calls": sum(r["api_calls"] for r in saved),
         "batch_saved_cache_read_tokens": sum(r["cache_read_tokens"] for r in saved),
         "batch_saved_tokens": sum(r[name] for r in saved for name, _ in SUMMED),
