@@ -347,7 +347,7 @@ def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
         text = stub_text(p, description)
         if (p.notification.ts, p.notification.file) in kept and (p.final.ts, p.final.file) in kept and utf16_len(text) < p.notification.chars:
             stubs.setdefault(p.parent_index, (p, text))
-    while True:  # no stub left: fold's call
+    while True:  # with no stub left, `_stubbed` gives fold's call and nothing is lost
         call, saved = _stubbed(ctx, {i: text for i, (_, text) in stubs.items()})
         kept = _kept(call)
         lost = [i for i, (p, _) in stubs.items() if (p.final.ts, p.final.file) not in kept]
