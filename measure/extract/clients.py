@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import os
 import subprocess
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -39,63 +38,51 @@ class Client(Protocol):
     def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply: ...
 
 
-class AnthropicClient:
-    """The official `anthropic` SDK (Messages API); key from ANTHROPIC_API_KEY. Retries: the SDK's."""
+_SDKS = {"anthropic": ("Anthropic", "the Anthropic API", ("input_tokens", "output_tokens")),
+         "openai": ("OpenAI", "the server", ("prompt_tokens", "completion_tokens"))}
+"""Client -> its SDK's client class, how a failure names the server, and the usage fields (input, output)."""
 
-    name = "anthropic"
 
-    def __init__(self, model: str, base_url: str | None = None, max_retries: int = 2, timeout: float = 600.0):
-        key = os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
+class SDKClient:
+    """An official SDK: `anthropic` (Messages API) or `openai` (chat completions, any compatible server
+    via base_url). Retries: the SDK's."""
+
+    def __init__(self, name: str, model: str, base_url: str | None = None, max_retries: int = 2, timeout: float = 600.0):
+        key = os.environ.get(f"{name.upper()}_API_KEY")
+        if not key and name == "anthropic":
             raise ClientUnavailable("ANTHROPIC_API_KEY is not set (the anthropic client needs an API key)")
-        self._sdk = _import_sdk("anthropic")
-        self.model = model
-        self._client = self._sdk.Anthropic(api_key=key, base_url=base_url, max_retries=max_retries, timeout=timeout)
+        if not key and not base_url:  # a local server (llama.cpp, vLLM, Ollama) needs no key: a placeholder is sent
+            raise ClientUnavailable("OPENAI_API_KEY is not set (give --base-url for a local server that needs none)")
+        self.name, self.model = name, model
+        self._sdk = _import_sdk(name)
+        sdk_client, self._server, self._usage = _SDKS[name]
+        self._client = getattr(self._sdk, sdk_client)(
+            api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout
+        )
 
     def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
-        with _sdk_errors(self._sdk, self.name, "the Anthropic API"):
-            msg = self._client.messages.create(
-                model=self.model,
-                max_tokens=max_tokens,
-                messages=[{"role": "user", "content": prompt}],
-                # This SDK's create() has no temperature argument: sent in the body only when asked for.
+        """The reply; no connection or a refused key stops the run (ClientUnavailable), other errors fail one call."""
+        create = self._client.messages.create if self.name == "anthropic" else self._client.chat.completions.create
+        try:
+            resp = create(
+                model=self.model, max_tokens=max_tokens, messages=[{"role": "user", "content": prompt}],
+                # Anthropic's create() has no temperature argument: sent in the body only when asked for.
                 extra_body=None if temperature is None else {"temperature": temperature},
             )
-        text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", None) == "text")
-        usage = getattr(msg, "usage", None)
-        return Reply(text, getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None))
-
-
-class OpenAIClient:
-    """The official `openai` SDK (chat completions) for any compatible server via base_url.
-
-    A local server (llama.cpp, vLLM, Ollama) needs no key: OPENAI_API_KEY is used when set,
-    else a placeholder is sent. Retries: the SDK's.
-    """
-
-    name = "openai"
-
-    def __init__(self, model: str, base_url: str | None = None, max_retries: int = 2, timeout: float = 600.0):
-        key = os.environ.get("OPENAI_API_KEY")
-        if not key and not base_url:
-            raise ClientUnavailable("OPENAI_API_KEY is not set (give --base-url for a local server that needs none)")
-        self._sdk = _import_sdk("openai")
-        self.model = model
-        self._client = self._sdk.OpenAI(api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout)
-
-    def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
-        with _sdk_errors(self._sdk, self.name, "the server"):
-            resp = self._client.chat.completions.create(
-                model=self.model,
-                max_tokens=max_tokens,
-                messages=[{"role": "user", "content": prompt}],
-                **({} if temperature is None else {"temperature": temperature}),
-            )
-        if not resp.choices:
+        except self._sdk.APIConnectionError as exc:  # includes timeouts, after the SDK's retries
+            raise ClientUnavailable(f"cannot reach {self._server}: {exc}") from None
+        except self._sdk.AuthenticationError as exc:
+            raise ClientUnavailable(f"{self._server} refused the key: {_status(exc)}") from None
+        except self._sdk.APIError as exc:
+            raise CallFailed(f"{self.name}: {_status(exc)}") from None
+        if self.name == "anthropic":
+            text = "".join(getattr(b, "text", "") for b in resp.content if getattr(b, "type", None) == "text")
+        elif resp.choices:
+            text = resp.choices[0].message.content or ""
+        else:
             raise CallFailed("openai: reply has no choices")
-        text = resp.choices[0].message.content or ""
         usage = getattr(resp, "usage", None)
-        return Reply(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        return Reply(text, *(getattr(usage, field, None) for field in self._usage))
 
 
 class CommandClient:
@@ -106,12 +93,11 @@ class CommandClient:
     def __init__(self, command: str, model: str = "command", timeout: float = 600.0):
         if not command:
             raise ClientUnavailable("--client command needs --command 'CMD' (reads the prompt on stdin, prints the reply)")
-        self.command = command
-        self.model = model
-        self.timeout = timeout
+        self.command, self.model, self.timeout = command, model, timeout
 
     def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
-        env = dict(os.environ, MEASURE_TEMPERATURE="" if temperature is None else str(temperature), MEASURE_MAX_TOKENS=str(max_tokens), MEASURE_MODEL=self.model)
+        env = dict(os.environ, MEASURE_TEMPERATURE="" if temperature is None else str(temperature),
+                   MEASURE_MAX_TOKENS=str(max_tokens), MEASURE_MODEL=self.model)
         try:
             done = subprocess.run(
                 self.command, shell=True, input=prompt.encode(), capture_output=True, timeout=self.timeout, env=env
@@ -133,19 +119,6 @@ def _import_sdk(name: str):
         raise ClientUnavailable(f"the {name} SDK is not installed: pip install -e '.[extract]'") from None
 
 
-@contextmanager
-def _sdk_errors(sdk, client: str, server: str):
-    """An SDK's errors as this module's: no connection or a refused key stops the run, others fail one call."""
-    try:
-        yield
-    except sdk.APIConnectionError as exc:  # includes timeouts, after the SDK's retries
-        raise ClientUnavailable(f"cannot reach {server}: {exc}") from None
-    except sdk.AuthenticationError as exc:
-        raise ClientUnavailable(f"{server} refused the key: {_status(exc)}") from None
-    except sdk.APIError as exc:
-        raise CallFailed(f"{client}: {_status(exc)}") from None
-
-
 def _status(exc) -> str:
     code = getattr(exc, "status_code", None)
     message = getattr(exc, "message", None) or str(exc)
@@ -155,11 +128,8 @@ def _status(exc) -> str:
 def make_client(name: str, model: str | None, base_url: str | None = None, command: str | None = None, max_retries: int = 2, timeout: float = 600.0) -> Client:
     """The client named `name` (see CLIENTS). Raises ClientUnavailable with a one-line reason."""
     model = model or DEFAULT_MODELS.get(name, name)
-    if name == "anthropic":
-        return AnthropicClient(model, base_url, max_retries, timeout)
-    if name == "openai":
-        return OpenAIClient(model, base_url, max_retries, timeout)
+    if name in _SDKS:
+        return SDKClient(name, model, base_url, max_retries, timeout)
     if name == "command":
         return CommandClient(command or "", model, timeout)
     raise ClientUnavailable(f"unknown client {name!r}; choose from {', '.join(CLIENTS)}")
-
