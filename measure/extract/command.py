@@ -12,15 +12,6 @@ from measure.extract.clients import CLIENTS, ClientUnavailable
 from measure.options import COUNT, EPOCH_MS, JOBS, Finite
 from measure.runner import progress
 
-# What an experiment can spend: a sample count, a reply's tokens, retries and seconds of one
-# call (the SDKs take floats; NaN and infinity are refused, as every bound refuses them).
-SAMPLES = click.IntRange(1, 1000)
-TOKENS = click.IntRange(1, 2**31)
-RETRIES = click.IntRange(0, 100)
-CALL_SECONDS = Finite(0, 2**31, min_open=True)
-TEMPERATURE = Finite(0, 2)
-PRICE = Finite(0, 10**6)
-
 
 def _strategies(ctx, param, text: str) -> tuple[str, ...]:
     names = tuple(s for s in text.replace(" ", "").split(",") if s)
@@ -48,18 +39,18 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
               help="for --client command: a shell command reading the prompt on stdin and printing the reply")
 @click.option("--template", metavar="PATH",
               help="prompt template (default: the bundled one); its Output example is the reply contract")
-@click.option("--temperature", type=TEMPERATURE, help="sampling temperature, e.g. 0 (default: not sent, the server's default)")
-@click.option("--max-tokens", type=TOKENS, default=4096, metavar="N", help="reply token limit (default 4096)")
-@click.option("--samples", type=SAMPLES, default=1, metavar="K",
+@click.option("--temperature", type=Finite(0, 2), help="sampling temperature, e.g. 0 (default: not sent, the server's default)")
+@click.option("--max-tokens", type=click.IntRange(1, 2**31), default=4096, metavar="N", help="reply token limit (default 4096)")
+@click.option("--samples", type=click.IntRange(1, 1000), default=1, metavar="K",
               help="samples per prompt; K > 1 measures sampling noise (default 1)")
 @click.option("--max-total-chars", "budget", type=COUNT, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
               help=f"pre-filter budget (default {DEFAULT_MAX_TOTAL_CHARS})")
 @click.option("--pin-file-times", "file_time_ms", type=EPOCH_MS, metavar="MS",
               help="use MS as every file's mtime (default: pinned for roots under fixtures/)")
-@click.option("--price-per-mtok", type=PRICE, default=3.0, metavar="USD",
+@click.option("--price-per-mtok", type=Finite(0, 10**6), default=3.0, metavar="USD",
               help="input price per million tokens for the --dry-run estimate (default 3.0)")
-@click.option("--max-retries", type=RETRIES, default=2, metavar="N", help="SDK retries per call (default 2)")
-@click.option("--timeout", type=CALL_SECONDS, default=600.0, metavar="SECONDS", help="seconds per call (default 600)")
+@click.option("--max-retries", type=click.IntRange(0, 100), default=2, metavar="N", help="SDK retries per call (default 2)")
+@click.option("--timeout", type=Finite(0, 2**31, min_open=True), default=600.0, metavar="SECONDS", help="seconds per call (default 600)")
 @click.option("--jobs", type=JOBS, metavar="N",
               help="worker processes for the selection's measurement (default: CPU count)")
 @click.option("--redact", is_flag=True, help="hash session ids and paths in the tables and extract.json")
