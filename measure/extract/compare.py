@@ -31,25 +31,18 @@ def match(texts_a: list[str], texts_b: list[str], threshold: float = MATCH_THRES
     Every pair at or over `threshold` is a match candidate; pairs are taken best first (ties by
     index), each candidate used once. The result is deterministic and symmetric in counts.
     """
-    wa = [word_set(t) for t in texts_a]
-    wb = [word_set(t) for t in texts_b]
+    wa, wb = [word_set(t) for t in texts_a], [word_set(t) for t in texts_b]
     scored = sorted((-set_jaccard(x, y), i, j) for i, x in enumerate(wa) for j, y in enumerate(wb))
-    used_a: set[int] = set()
-    used_b: set[int] = set()
-    pairs = []
+    pairs: dict[int, int] = {}  # a's index -> b's
+    taken_b: set[int] = set()
     for neg, i, j in scored:
         if -neg < threshold:
             break
-        if i in used_a or j in used_b:
-            continue
-        used_a.add(i)
-        used_b.add(j)
-        pairs.append((i, j))
-    return Matching(
-        tuple(sorted(pairs)),
-        tuple(i for i in range(len(wa)) if i not in used_a),
-        tuple(j for j in range(len(wb)) if j not in used_b),
-    )
+        if i not in pairs and j not in taken_b:
+            pairs[i] = j
+            taken_b.add(j)
+    return Matching(tuple(sorted(pairs.items())), tuple(i for i in range(len(wa)) if i not in pairs),
+                    tuple(j for j in range(len(wb)) if j not in taken_b))
 
 
 @dataclass(frozen=True)
@@ -74,8 +67,7 @@ def classify(text: str, ev: Evidence, threshold: float = RESTATES_THRESHOLD) -> 
         return "inline_ref"
     if any(coverage(words, n) >= threshold for n in ev.notifications):
         return "notification"
-    parent_all = ev.parent.union(*ev.notifications) if ev.notifications else ev.parent
-    in_parent = coverage(words, parent_all) >= threshold
+    in_parent = coverage(words, ev.parent.union(*ev.notifications)) >= threshold
     if coverage(words, ev.subagent) >= threshold and not in_parent:
         return "subagent_only"
     return "parent" if in_parent else "none"

@@ -21,12 +21,9 @@ DEFAULT_CONTRACT = Contract("candidates", ("type", "title", "body", "evidence", 
 
 
 def contract_from_template(template: str) -> Contract:
-    """The first JSON object in a fenced block of the template whose value is a list of objects.
-
-    The bundled template shows `{"candidates": [{"type", "title", "body", ...}]}`; akm's own
-    template is read the same way, so its key and fields are followed. Falls back to the bundled
-    contract when the template shows no such example.
-    """
+    """The first key of a JSON object in a fenced block of the template whose value is a list of objects
+    (the bundled template shows `{"candidates": [{"type", "title", "body", ...}]}`, akm's own is followed
+    the same way); the bundled contract when the template shows no such example."""
     for block in _FENCE.findall(template):
         try:
             obj = json.loads(block)
@@ -75,6 +72,4 @@ def parse_candidates(reply: str, contract: Contract = DEFAULT_CONTRACT) -> list[
 def candidate_text(candidate: dict) -> str:
     """What the similarity rule compares: title and body, else every string field in order."""
     parts = [candidate.get(k) for k in ("title", "body") if isinstance(candidate.get(k), str)]
-    if not parts:
-        parts = [v for v in candidate.values() if isinstance(v, str)]
-    return " ".join(parts)
+    return " ".join(parts or [v for v in candidate.values() if isinstance(v, str)])

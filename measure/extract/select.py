@@ -18,18 +18,11 @@ SELECT_RULE = (
 
 def rank_sessions(sessions: pl.DataFrame) -> list[str]:
     """Session paths of a `sessions` table, most delegated work first (SELECT_RULE)."""
-    fold = sessions.filter(pl.col("strategy") == "fold").select(
-        "session_path", "subagent_kept_chars", "subagent_files", pl.col("raw_chars").alias("fold_raw")
-    )
-    link = sessions.filter(pl.col("strategy") == "link").select("session_path", pl.col("raw_chars").alias("link_raw"))
-    df = fold.join(link, on="session_path", how="left").with_columns(
-        (pl.col("fold_raw") - pl.col("link_raw").fill_null(0)).alias("subagent_raw")
-    )
-    df = df.sort(
-        ["subagent_kept_chars", "subagent_files", "subagent_raw", "session_path"],
-        descending=[True, True, True, False],
-    )
-    return df["session_path"].to_list()
+    link = sessions.filter(pl.col("strategy") == "link").select("session_path", link_raw="raw_chars")
+    fold = sessions.filter(pl.col("strategy") == "fold").join(link, on="session_path", how="left")
+    ranked = fold.with_columns(subagent_raw=pl.col("raw_chars") - pl.col("link_raw").fill_null(0)).sort(
+        "subagent_kept_chars", "subagent_files", "subagent_raw", "session_path", descending=[True, True, True, False])
+    return ranked["session_path"].to_list()
 
 
 def select_sessions(sessions: pl.DataFrame, rule: str = "most_delegated", limit: int = 10, wanted: list[str] | None = None) -> list[str]:
