@@ -106,19 +106,14 @@ def _evidence(ctx: SessionContext) -> compare.Evidence:
     for e in s.folded:
         if e.file == parent_path and "<task-notification>" in e.text:
             notes.setdefault(id(e), e)
-    parent: set[str] = set()
-    sub: set[str] = set()
+    parent, sub = set(), set()
     for e in s.folded:
         if e.file != parent_path:
             sub |= word_set(e.text)
         elif id(e) not in notes:
             parent |= word_set(e.text)
-    return compare.Evidence(
-        inline_refs=tuple(frozenset(word_set(r.text)) for r in s.refs),
-        notifications=tuple(frozenset(word_set(e.text)) for e in notes.values()),
-        parent=frozenset(parent),
-        subagent=frozenset(sub),
-    )
+    return compare.Evidence(tuple(frozenset(word_set(r.text)) for r in s.refs),
+                            tuple(frozenset(word_set(e.text)) for e in notes.values()), frozenset(parent), frozenset(sub))
 
 
 def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Plan:
@@ -143,11 +138,8 @@ def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Pla
         ctx = SessionContext(session, params, timelines=lines.get("tasks"))
         out.evidence[session_path] = _evidence(ctx)
         for name in p.strategies:
-            result = STRATEGIES[name](ctx)
-            for i, call in enumerate(result.calls):
-                out.calls.append(
-                    PlannedCall(session.ref.session_id, session_path, name, i, call.prompt.text, call.prompt.sha256, call.prompt.chars)
-                )
+            out.calls += [PlannedCall(session.ref.session_id, session_path, name, i, c.prompt.text, c.prompt.sha256, c.prompt.chars)
+                          for i, c in enumerate(STRATEGIES[name](ctx).calls)]
     return out
 
 
@@ -189,7 +181,9 @@ def execute(
     bar.start(len(planned.calls) * p.samples, sum(c.prompt_chars for c in planned.calls) * p.samples)
     for c in planned.calls:
         for sample in range(p.samples):
-            key = reply_key(client_name, model, p.key_params(), c.prompt_sha256, sample)
+            ident = {"client": client_name, "model": model, "params": p.key_params(), "prompt_sha256": c.prompt_sha256,
+                     "sample": sample}
+            key = reply_key(**ident)
             # the columns a row lacks (tokens, latency, error, candidates) are null in the table
             row = {"session_id": c.session_id, "session_path": c.session_path, "strategy": c.strategy, "call_index": c.call_index,
                    "sample": sample, "client": client_name, "model": model, "prompt_sha256": c.prompt_sha256,
@@ -207,11 +201,8 @@ def execute(
                     row.update(status="call_failed", error=str(exc))
                 else:
                     ms = round((time.perf_counter() - started) * 1000)  # the call's wall time
-                    record = {
-                        "client": client_name, "model": model, "params": p.key_params(), "prompt_sha256": c.prompt_sha256,
-                        "sample": sample, "reply": reply.text, "input_tokens": reply.input_tokens,
-                        "output_tokens": reply.output_tokens, "latency_ms": ms,
-                    }
+                    record = {**ident, "reply": reply.text, "input_tokens": reply.input_tokens,
+                              "output_tokens": reply.output_tokens, "latency_ms": ms}
                     store.put(key, record)
                     sent += 1
                     if log:
@@ -241,12 +232,14 @@ def _unmatched_pct(a: list[dict], b: list[dict]) -> float:
     return percent(len(m.unique_a) + len(m.unique_b), len(a) + len(b))
 
 
+def _mean_unmatched_pct(pairs) -> float | None:
+    """The mean of _unmatched_pct over pairs of candidate lists, one decimal; None without pairs."""
+    pcts = [_unmatched_pct(a, b) for a, b in pairs]
+    return rounded(sum(pcts) / len(pcts), 1) if pcts else None
+
+
 def _noise(samples: list[list[dict] | None]) -> float | None:
-    done = [s for s in samples if s is not None]
-    pairs = list(itertools.combinations(done, 2))
-    if not pairs:
-        return None
-    return rounded(sum(_unmatched_pct(a, b) for a, b in pairs) / len(pairs), 1)
+    return _mean_unmatched_pct(itertools.combinations([s for s in samples if s is not None], 2))
 
 
 def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
@@ -256,7 +249,8 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
     for path in planned.sessions:
         ev = planned.evidence[path]
         for sa, sb in itertools.combinations(p.strategies, 2):
-            a, b = cands.get((path, sa, 0)), cands.get((path, sb, 0))
+            samples_a, samples_b = ([cands.get((path, s, k)) for k in range(p.samples)] for s in (sa, sb))
+            a, b = samples_a[0], samples_b[0]
             complete = a is not None and b is not None
             row = {"session_id": ids.get(path), "session_path": path, "strategy_a": sa, "strategy_b": sb,
                    "samples": p.samples, "complete": complete}
@@ -267,14 +261,9 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
                     kinds = [compare.classify(candidate_text(items[i]), ev) for i in idx]
                     for k in compare.SOURCES:
                         row[f"unique_{arm}_{k}"] = kinds.count(k)
-                ab = [
-                    _unmatched_pct(x, y)
-                    for x, y in ((cands.get((path, sa, s)), cands.get((path, sb, s))) for s in range(p.samples))
-                    if x is not None and y is not None
-                ]
-                row["unmatched_pct"] = rounded(sum(ab) / len(ab), 1)
-            row["noise_a_unmatched_pct"] = _noise([cands.get((path, sa, s)) for s in range(p.samples)])
-            row["noise_b_unmatched_pct"] = _noise([cands.get((path, sb, s)) for s in range(p.samples)])
+                row["unmatched_pct"] = _mean_unmatched_pct(
+                    (x, y) for x, y in zip(samples_a, samples_b) if x is not None and y is not None)
+            row["noise_a_unmatched_pct"], row["noise_b_unmatched_pct"] = _noise(samples_a), _noise(samples_b)
             rows.append(row)
     return rows
 
@@ -326,9 +315,8 @@ def run_extract(
     if dry_run:
         sys.stdout.write(dry_run_text(planned, p))
         return ExtractSummary(len(planned.sessions), len(planned.calls) * p.samples, 0, 0, 0, os.fspath(out_dir))
-    client = None
-    if not offline and planned.calls:
-        client = make_client(p.client, p.model, p.base_url, p.command, p.max_retries, p.timeout)
+    client = (make_client(p.client, p.model, p.base_url, p.command, p.max_retries, p.timeout)
+              if not offline and planned.calls else None)
     calls, cands, sent, reused = execute(planned, p, store_dir or out_dir, client, contract, log)
     ab = ab_rows(planned, p, cands)
     write_outputs(Path(out_dir), os.fspath(root), p, planned, calls, ab, contract)
@@ -337,18 +325,15 @@ def run_extract(
 
 
 def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None = None, target: str | os.PathLike | None = None) -> Path:
-    """Recompute the tables of an extraction run from its store and extract.json, with no network.
-
-    Writes into `target` (default: `out_dir` itself); the store is read from `out_dir`.
-    """
+    """Recompute an extraction run's tables from its store (in `out_dir`) and extract.json, with no network,
+    into `target` (default: `out_dir` itself)."""
     src = Path(out_dir)
     meta = json.loads((src / "extract.json").read_text(encoding="utf-8"))
     given = meta["params"]
-    kw = {**given, "strategies": tuple(given["strategies"]), "sessions": tuple(given["sessions"])}
-    if kw.get("template_path"):
-        kw["template_path"] = os.fspath(paths.resolve(kw["template_path"]))
-    kw["model"] = meta.get("model") or kw.get("model")
-    p = ExtractParams(**kw)
+    template = given.get("template_path")
+    p = ExtractParams(**{**given, "strategies": tuple(given["strategies"]), "sessions": tuple(given["sessions"]),
+                         "template_path": os.fspath(paths.resolve(template)) if template else template,
+                         "model": meta.get("model") or given.get("model")})
     out = Path(target) if target else src
     run_extract(paths.resolve(sessions_root or meta["sessions_root"]), out, p, offline=True, store_dir=src)
     return out
