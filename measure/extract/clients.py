@@ -6,7 +6,6 @@ import importlib
 import os
 import subprocess
 from dataclasses import dataclass
-from typing import Protocol
 
 CLIENTS = ("anthropic", "openai", "command")
 
@@ -31,13 +30,6 @@ class ClientUnavailable(Exception):
     """No call can succeed (missing key, server unreachable): the run stops with one line."""
 
 
-class Client(Protocol):
-    name: str
-    model: str
-
-    def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply: ...
-
-
 _SDKS = {"anthropic": ("Anthropic", "the Anthropic API", ("input_tokens", "output_tokens")),
          "openai": ("OpenAI", "the server", ("prompt_tokens", "completion_tokens"))}
 """Client -> its SDK's client class, how a failure names the server, and the usage fields (input, output)."""
@@ -54,7 +46,10 @@ class SDKClient:
         if not key and not base_url:  # a local server (llama.cpp, vLLM, Ollama) needs no key: a placeholder is sent
             raise ClientUnavailable("OPENAI_API_KEY is not set (give --base-url for a local server that needs none)")
         self.name, self.model = name, model
-        self._sdk = _import_sdk(name)
+        try:
+            self._sdk = importlib.import_module(name)
+        except ImportError:
+            raise ClientUnavailable(f"the {name} SDK is not installed: pip install -e '.[extract]'") from None
         sdk_client, self._server, self._usage = _SDKS[name]
         self._client = getattr(self._sdk, sdk_client)(
             api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout
@@ -99,9 +94,8 @@ class CommandClient:
         env = dict(os.environ, MEASURE_TEMPERATURE="" if temperature is None else str(temperature),
                    MEASURE_MAX_TOKENS=str(max_tokens), MEASURE_MODEL=self.model)
         try:
-            done = subprocess.run(
-                self.command, shell=True, input=prompt.encode(), capture_output=True, timeout=self.timeout, env=env
-            )
+            done = subprocess.run(self.command, shell=True, input=prompt.encode(), capture_output=True,
+                                  timeout=self.timeout, env=env)
         except subprocess.TimeoutExpired:
             raise CallFailed(f"command timed out after {self.timeout:g} s") from None
         if done.returncode == 127:
@@ -112,20 +106,18 @@ class CommandClient:
         return Reply(done.stdout.decode(errors="replace"))
 
 
-def _import_sdk(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        raise ClientUnavailable(f"the {name} SDK is not installed: pip install -e '.[extract]'") from None
-
-
 def _status(exc) -> str:
     code = getattr(exc, "status_code", None)
     message = getattr(exc, "message", None) or str(exc)
     return f"HTTP {code}: {message}"[:300] if code else message[:300]
 
 
-def make_client(name: str, model: str | None, base_url: str | None = None, command: str | None = None, max_retries: int = 2, timeout: float = 600.0) -> Client:
+Client = SDKClient | CommandClient
+"""A client: its `complete(prompt, *, temperature, max_tokens)` returns a Reply."""
+
+
+def make_client(name: str, model: str | None, base_url: str | None = None, command: str | None = None,
+                max_retries: int = 2, timeout: float = 600.0) -> Client:
     """The client named `name` (see CLIENTS). Raises ClientUnavailable with a one-line reason."""
     model = model or DEFAULT_MODELS.get(name, name)
     if name in _SDKS:
