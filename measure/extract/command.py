@@ -71,19 +71,14 @@ def command(root, out, template, file_time_ms, jobs, offline, dry_run, quiet, **
         root_path = resolve_root(root)
         if not os.path.isdir(root_path):
             raise ValueError(f"sessions root not found: {root_path}")
-        params = ExtractParams(
-            template_path=os.path.abspath(template) if template else None,
-            file_time_ms=file_time_ms if file_time_ms is not None else paths.file_time_for(root_path),
-            **options,
-        )
+        params = ExtractParams(template_path=os.path.abspath(template) if template else None, **options,
+                               file_time_ms=file_time_ms if file_time_ms is not None else paths.file_time_for(root_path))
         with progress.shown(bar):
             summary = run_extract(root_path, out, params, dry_run=dry_run, offline=offline, jobs=jobs, log=log)
     except (ClientUnavailable, OSError, ValueError) as exc:
         print(f"measure extract: {exc}", file=sys.stderr)
         return 2
     if not dry_run:
-        bar.finish(
-            f"extract: {summary.sessions} session(s), {summary.calls} call(s): {summary.sent} sent, "
-            f"{summary.reused} from the store, {summary.errors} error row(s); tables in {paths.portable(summary.out_dir)}"
-        )
+        bar.finish(f"extract: {summary.sessions} session(s), {summary.calls} call(s): {summary.sent} sent, {summary.reused} "
+                   f"from the store, {summary.errors} error row(s); tables in {paths.portable(summary.out_dir)}")
     return 0

@@ -179,50 +179,48 @@ def execute(
     sent = reused = 0
     bar = progress.current()  # a bar on a terminal when `measure extract` made one active
     bar.start(len(planned.calls) * p.samples, sum(c.prompt_chars for c in planned.calls) * p.samples)
-    for c in planned.calls:
-        for sample in range(p.samples):
-            ident = {"client": client_name, "model": model, "params": p.key_params(), "prompt_sha256": c.prompt_sha256,
-                     "sample": sample}
-            key = reply_key(**ident)
-            # the columns a row lacks (tokens, latency, error, candidates) are null in the table
-            row = {"session_id": c.session_id, "session_path": c.session_path, "strategy": c.strategy, "call_index": c.call_index,
-                   "sample": sample, "client": client_name, "model": model, "prompt_sha256": c.prompt_sha256,
-                   "prompt_chars": c.prompt_chars, "reply_key": key, "status": "ok"}
-            slot = (c.session_path, c.strategy, sample)
-            cands.setdefault(slot, [])
-            record = store.get(key)
-            if record is None and client is None:
-                row.update(status="not_in_store", error="no stored reply and no client (offline rebuild)")
-            elif record is None:
-                started = time.perf_counter()
-                try:
-                    reply = client.complete(c.prompt, temperature=p.temperature, max_tokens=p.max_tokens)
-                except CallFailed as exc:
-                    row.update(status="call_failed", error=str(exc))
-                else:
-                    ms = round((time.perf_counter() - started) * 1000)  # the call's wall time
-                    record = {**ident, "reply": reply.text, "input_tokens": reply.input_tokens,
-                              "output_tokens": reply.output_tokens, "latency_ms": ms}
-                    store.put(key, record)
-                    sent += 1
-                    if log:
-                        log(f"sent {c.session_path} {c.strategy} #{c.call_index} sample {sample}: {ms} ms")
+    for c, sample in itertools.product(planned.calls, range(p.samples)):
+        ident = {"client": client_name, "model": model, "params": p.key_params(), "prompt_sha256": c.prompt_sha256,
+                 "sample": sample}
+        key = reply_key(**ident)
+        # the columns a row lacks (tokens, latency, error, candidates) are null in the table
+        row = {"session_id": c.session_id, "session_path": c.session_path, "strategy": c.strategy, "call_index": c.call_index,
+               "sample": sample, "client": client_name, "model": model, "prompt_sha256": c.prompt_sha256,
+               "prompt_chars": c.prompt_chars, "reply_key": key, "status": "ok"}
+        record = store.get(key)
+        if record is not None:
+            reused += 1
+        elif client is None:
+            row.update(status="not_in_store", error="no stored reply and no client (offline rebuild)")
+        else:
+            started = time.perf_counter()
+            try:
+                reply = client.complete(c.prompt, temperature=p.temperature, max_tokens=p.max_tokens)
+            except CallFailed as exc:
+                row.update(status="call_failed", error=str(exc))
             else:
-                reused += 1
-            if record is not None:
-                row.update(input_tokens=record.get("input_tokens"), output_tokens=record.get("output_tokens"), latency_ms=record.get("latency_ms"))
-                try:
-                    found = parse_candidates(record.get("reply", ""), contract)
-                except BadReply as exc:
-                    row.update(status="invalid_reply", error=str(exc))
-                else:
-                    row["candidates"] = len(found)
-                    if cands[slot] is not None:
-                        cands[slot].extend(found)
-            if row["status"] != "ok":
-                cands[slot] = None  # an arm with a failed call is incomplete: not compared
-            rows.append(row)
-            bar.advance(c.prompt_chars)  # prompt chars stand in for bytes: the bar's MB/s is prompt text sent
+                ms = round((time.perf_counter() - started) * 1000)  # the call's wall time
+                record = {**ident, "reply": reply.text, "input_tokens": reply.input_tokens,
+                          "output_tokens": reply.output_tokens, "latency_ms": ms}
+                store.put(key, record)
+                sent += 1
+                if log:
+                    log(f"sent {c.session_path} {c.strategy} #{c.call_index} sample {sample}: {ms} ms")
+        found = None
+        if record is not None:
+            row.update(input_tokens=record.get("input_tokens"), output_tokens=record.get("output_tokens"),
+                       latency_ms=record.get("latency_ms"))
+            try:
+                found = parse_candidates(record.get("reply", ""), contract)
+                row["candidates"] = len(found)
+            except BadReply as exc:
+                row.update(status="invalid_reply", error=str(exc))
+        slot = (c.session_path, c.strategy, sample)
+        known = cands.get(slot, [])
+        # an arm with a failed call is incomplete: not compared
+        cands[slot] = None if found is None or known is None else known + found
+        rows.append(row)
+        bar.advance(c.prompt_chars)  # prompt chars stand in for bytes: the bar's MB/s is prompt text sent
     bar.stop()
     return rows, cands, sent, reused
 
@@ -268,13 +266,6 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
     return rows
 
 
-def _write_frame(df: pl.DataFrame, out: Path, name: str) -> None:
-    parquet = io.BytesIO()
-    df.write_parquet(parquet, compression="zstd", statistics=False)
-    write_atomic(out / f"{name}.csv", df.write_csv(float_precision=None))
-    write_atomic(out / f"{name}.parquet", parquet.getvalue())
-
-
 def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
     selected = list(planned.sessions)
     named = list(p.sessions)
@@ -283,8 +274,11 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, cal
             redact_row(row)
         selected = [redact_path(s) for s in selected]
         named = [redact(s) for s in named]
-    _write_frame(frame(EXTRACTION_CALLS, calls), out_dir, EXTRACTION_CALLS.name)
-    _write_frame(frame(EXTRACTION_AB, ab), out_dir, EXTRACTION_AB.name)
+    for table, rows in ((EXTRACTION_CALLS, calls), (EXTRACTION_AB, ab)):
+        df, parquet = frame(table, rows), io.BytesIO()
+        df.write_parquet(parquet, compression="zstd", statistics=False)
+        write_atomic(out_dir / f"{table.name}.csv", df.write_csv(float_precision=None))
+        write_atomic(out_dir / f"{table.name}.parquet", parquet.getvalue())
     meta = {
         "sessions_root": paths.portable(root),
         "params": {k: v for k, v in asdict(p).items() if k not in ("max_retries", "timeout")}
