@@ -18,14 +18,8 @@ class Table:
 
     def __init__(self, name: str, sort: tuple[str, ...], doc: str, *columns: tuple[str, pl.DataType, str]):
         self.name, self.sort, self.doc, self.columns = name, sort, doc, columns
-
-    @property
-    def names(self) -> list[str]:
-        return [c[0] for c in self.columns]
-
-    @property
-    def polars_schema(self) -> dict[str, pl.DataType]:
-        return {c[0]: c[1] for c in self.columns}
+        self.names: list[str] = [c[0] for c in columns]
+        self.polars_schema: dict[str, pl.DataType] = {c[0]: c[1] for c in columns}
 
 
 _SESSION = (
@@ -470,14 +464,11 @@ BREAKDOWN = Table(
     ("chunked_multiplier", Float, "llm_calls_chunked / llm_calls_link, two decimals"),
 )
 
-TABLES: dict[str, Table] = {
-    t.name: t
-    for t in (
-        SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS,
-        BACKGROUND, REPLAY, TOKENS, WAKEUPS, REPEAT_READS, COST_SESSIONS,
-        DELEGATION, VERDICT, CHOICE, ROBUSTNESS, SESSION_INFO, BREAKDOWN,
-    )
-}
+TABLES: dict[str, Table] = {t.name: t for t in (
+    SESSIONS, EVICTION, DUPLICATES, LLM_CALLS, RUN_COST, BUDGET_SWEEP, SUBAGENTS, ERRORS, QUIRKS,
+    BACKGROUND, REPLAY, TOKENS, WAKEUPS, REPEAT_READS, COST_SESSIONS,
+    DELEGATION, VERDICT, CHOICE, ROBUSTNESS, SESSION_INFO, BREAKDOWN,
+)}
 
 # --- measure extract: real extraction calls and the A/B diff of their candidates ------------
 # Written by `measure extract` into its own --out, not by `measure run`: kept out of TABLES
