@@ -103,13 +103,12 @@ def _evidence(ctx: SessionContext) -> compare.Evidence:
     s = ctx.session
     parent_path = s.ref.path
     notes = {id(p.notification): p.notification for p in ctx.pairs}
-    for e in s.folded:
-        if e.file == parent_path and "<task-notification>" in e.text:
-            notes.setdefault(id(e), e)
     parent, sub = set(), set()
     for e in s.folded:
         if e.file != parent_path:
             sub |= word_set(e.text)
+        elif "<task-notification>" in e.text:
+            notes.setdefault(id(e), e)
         elif id(e) not in notes:
             parent |= word_set(e.text)
     return compare.Evidence(tuple(frozenset(word_set(r.text)) for r in s.refs),
@@ -129,8 +128,8 @@ def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Pla
         )
         sessions_table = pl.read_parquet(Path(tmp) / "sessions.parquet")
     chosen = select_sessions(sessions_table, p.select, p.max_sessions, list(p.sessions))
-    template = load_template(p.template_path)
-    params = Params(template=template, budget=p.budget, max_event_text_length=p.max_event_text_length, keep_prompts=True)
+    params = Params(template=load_template(p.template_path), budget=p.budget,
+                    max_event_text_length=p.max_event_text_length, keep_prompts=True)
     out = Plan(sessions=chosen, calls=[])
     for session_path in chosen:
         lines = SessionLines()  # the task timelines: hybrid_undelivered reads how results reached the parent
@@ -153,19 +152,16 @@ def dry_run_text(planned: Plan, p: ExtractParams) -> str:
         chars = sum(c.prompt_chars for c in group)
         total_chars += chars * p.samples
         lines.append(f"{path:<{w}}{strategy:<20}{len(group) * p.samples:>6}{chars * p.samples:>14}{chars * p.samples // CHARS_PER_TOKEN:>15}")
-    calls = len(planned.calls) * p.samples
     tokens = total_chars // CHARS_PER_TOKEN
-    lines.append(
-        f"{len(planned.sessions)} session(s), {calls} call(s), {total_chars} prompt chars, ~{tokens} input tokens "
-        f"(chars/{CHARS_PER_TOKEN}), ~${rounded(tokens * p.price_per_mtok / 1e6, 2):.2f} input at ${p.price_per_mtok:g}/Mtok; "
-        "nothing sent (--dry-run)"
-    )
+    cost = rounded(tokens * p.price_per_mtok / 1e6, 2)
+    lines.append(f"{len(planned.sessions)} session(s), {len(planned.calls) * p.samples} call(s), "
+                 f"{total_chars} prompt chars, ~{tokens} input tokens (chars/{CHARS_PER_TOKEN}), "
+                 f"~${cost:.2f} input at ${p.price_per_mtok:g}/Mtok; nothing sent (--dry-run)")
     return "\n".join(lines) + "\n"
 
 
-def execute(
-    planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client: Client | None, contract: Contract, log=None
-) -> tuple[list[dict], dict, int, int]:
+def execute(planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client: Client | None, contract: Contract,
+            log=None) -> tuple[list[dict], dict, int, int]:
     """Send (or reuse) every call; returns call rows, candidates per (session, strategy, sample), sent, reused.
 
     `client=None` is offline: only the store answers, a missing reply is a `not_in_store` row.
@@ -294,10 +290,9 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, cal
     write_atomic(out_dir / "extract.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
 
-def run_extract(
-    root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractParams, *, dry_run: bool = False,
-    offline: bool = False, jobs: int | None = 1, log=None, store_dir: str | os.PathLike | None = None,
-) -> ExtractSummary:
+def run_extract(root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractParams, *, dry_run: bool = False,
+                offline: bool = False, jobs: int | None = 1, log=None,
+                store_dir: str | os.PathLike | None = None) -> ExtractSummary:
     """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending.
 
     The replies are stored in (and reused from) `store_dir`, by default `out_dir`. Raises
