@@ -80,5 +80,5 @@ def command(root, out, template, file_time_ms, jobs, offline, dry_run, quiet, **
         return 2
     if not dry_run:
         bar.finish(f"extract: {summary.sessions} session(s), {summary.calls} call(s): {summary.sent} sent, {summary.reused} "
-                   f"from the store, {summary.errors} error row(s); tables in {paths.portable(summary.out_dir)}")
+                   f"from the store, {summary.errors} error row(s); tables in {paths.portable(out)}")
     return 0

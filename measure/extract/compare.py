@@ -26,11 +26,8 @@ class Matching:
 
 
 def match(texts_a: list[str], texts_b: list[str], threshold: float = MATCH_THRESHOLD) -> Matching:
-    """Greedy one-to-one matching by word-set Jaccard (#840's words: lowercase, over 3 chars).
-
-    Every pair at or over `threshold` is a match candidate; pairs are taken best first (ties by
-    index), each candidate used once. The result is deterministic and symmetric in counts.
-    """
+    """Greedy one-to-one matching by word-set Jaccard (#840's words: lowercase, over 3 chars): the pairs at or
+    over `threshold`, best first (ties by index), each candidate used once; symmetric in counts."""
     wa, wb = [word_set(t) for t in texts_a], [word_set(t) for t in texts_b]
     scored = sorted((-set_jaccard(x, y), i, j) for i, x in enumerate(wa) for j, y in enumerate(wb))
     pairs: dict[int, int] = {}  # a's index -> b's

@@ -41,8 +41,7 @@ class BadReply(ValueError):
 
 
 def _json_text(reply: str) -> str:
-    fenced = _FENCE.search(reply)
-    if fenced:
+    if fenced := _FENCE.search(reply):
         return fenced.group(1)
     start, end = reply.find("{"), reply.rfind("}")
     if start < 0 or end < start:

@@ -64,10 +64,6 @@ class ExtractParams:
     timeout: float = 600.0
     redact: bool = False  # hash session ids and paths in the tables and extract.json (runner.redact)
 
-    def key_params(self) -> dict:
-        """The parameters that decide a reply (part of the store key besides client and model)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
-
 
 @dataclass(frozen=True)
 class PlannedCall:
@@ -96,7 +92,6 @@ class ExtractSummary:
     sent: int
     reused: int
     errors: int
-    out_dir: str
 
 
 def _evidence(ctx: SessionContext) -> compare.Evidence:
@@ -119,13 +114,11 @@ def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Pla
     """Select the sessions (a measurement of the root, without the cache) and build every prompt to send."""
     root = os.path.abspath(os.fspath(root))
     check_names(p.strategies)
+    run = RunParams.from_options(max_total_chars=p.budget, max_event_chars=p.max_event_text_length,
+                                 template=p.template_path, sessions=p.sessions, strategies=("link", "fold"),
+                                 file_time_ms=p.file_time_ms)
     with tempfile.TemporaryDirectory(prefix="measure-extract-") as tmp:
-        run_measurement(
-            root, tmp,
-            RunParams.from_options(max_total_chars=p.budget, max_event_chars=p.max_event_text_length, template=p.template_path,
-                                   sessions=p.sessions, strategies=("link", "fold"), file_time_ms=p.file_time_ms),
-            jobs=jobs, progress=progress.Progress(),  # silent: the bar counts calls
-        )
+        run_measurement(root, tmp, run, jobs=jobs, progress=progress.Progress())  # silent: the bar counts calls
         sessions_table = pl.read_parquet(Path(tmp) / "sessions.parquet")
     chosen = select_sessions(sessions_table, p.select, p.max_sessions, list(p.sessions))
     params = Params(template=load_template(p.template_path), budget=p.budget,
@@ -163,10 +156,8 @@ def dry_run_text(planned: Plan, p: ExtractParams) -> str:
 def execute(planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client: Client | None, contract: Contract,
             log=None) -> tuple[list[dict], dict, int, int]:
     """Send (or reuse) every call; returns call rows, candidates per (session, strategy, sample), sent, reused.
-
-    `client=None` is offline: only the store answers, a missing reply is a `not_in_store` row.
-    Raises ClientUnavailable when no call can succeed (replies stored so far are kept).
-    """
+    `client=None` is offline: only the store answers, a missing reply is a `not_in_store` row. Raises
+    ClientUnavailable when no call can succeed (replies stored so far are kept)."""
     store = ReplyStore(out_dir)
     client_name = client.name if client else p.client
     model = client.model if client else (p.model or DEFAULT_MODELS.get(p.client, p.client))
@@ -176,8 +167,9 @@ def execute(planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client:
     bar = progress.current()  # a bar on a terminal when `measure extract` made one active
     bar.start(len(planned.calls) * p.samples, sum(c.prompt_chars for c in planned.calls) * p.samples)
     for c, sample in itertools.product(planned.calls, range(p.samples)):
-        ident = {"client": client_name, "model": model, "params": p.key_params(), "prompt_sha256": c.prompt_sha256,
-                 "sample": sample}
+        # everything that decides a reply: its store key
+        ident = {"client": client_name, "model": model, "prompt_sha256": c.prompt_sha256, "sample": sample,
+                 "params": {"temperature": p.temperature, "max_tokens": p.max_tokens}}
         key = reply_key(**ident)
         # the columns a row lacks (tokens, latency, error, candidates) are null in the table
         row = {"session_id": c.session_id, "session_path": c.session_path, "strategy": c.strategy, "call_index": c.call_index,
@@ -263,8 +255,7 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
 
 
 def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
-    selected = list(planned.sessions)
-    named = list(p.sessions)
+    selected, named = list(planned.sessions), list(p.sessions)
     if p.redact:
         for row in (*calls, *ab):
             redact_row(row)
@@ -293,24 +284,22 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, cal
 def run_extract(root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractParams, *, dry_run: bool = False,
                 offline: bool = False, jobs: int | None = 1, log=None,
                 store_dir: str | os.PathLike | None = None) -> ExtractSummary:
-    """The whole experiment. Raises ClientUnavailable (one-line reason) before or during sending.
-
-    The replies are stored in (and reused from) `store_dir`, by default `out_dir`. Raises
-    OutputError before any work when `out_dir` is inside, equal to or holds the sessions root.
-    """
+    """The whole experiment, its replies stored in (and reused from) `store_dir`, by default `out_dir`. Raises
+    OutputError before any work when `out_dir` is inside, equal to or holds the sessions root, and
+    ClientUnavailable (one-line reason) before or during sending."""
     check_out_dir(out_dir, root)
     planned = plan(root, p, jobs)
     contract = contract_from_template(load_template(p.template_path))
     if dry_run:
         sys.stdout.write(dry_run_text(planned, p))
-        return ExtractSummary(len(planned.sessions), len(planned.calls) * p.samples, 0, 0, 0, os.fspath(out_dir))
+        return ExtractSummary(len(planned.sessions), len(planned.calls) * p.samples, 0, 0, 0)
     client = (make_client(p.client, p.model, p.base_url, p.command, p.max_retries, p.timeout)
               if not offline and planned.calls else None)
     calls, cands, sent, reused = execute(planned, p, store_dir or out_dir, client, contract, log)
     ab = ab_rows(planned, p, cands)
     write_outputs(Path(out_dir), os.fspath(root), p, planned, calls, ab, contract)
     errors = sum(1 for r in calls if r["status"] != "ok")
-    return ExtractSummary(len(planned.sessions), len(calls), sent, reused, errors, os.fspath(out_dir))
+    return ExtractSummary(len(planned.sessions), len(calls), sent, reused, errors)
 
 
 def rebuild(out_dir: str | os.PathLike, sessions_root: str | os.PathLike | None = None, target: str | os.PathLike | None = None) -> Path:
