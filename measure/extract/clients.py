@@ -39,7 +39,7 @@ class SDKClient:
     """An official SDK: `anthropic` (Messages API) or `openai` (chat completions, any compatible server
     via base_url). Retries: the SDK's."""
 
-    def __init__(self, name: str, model: str, base_url: str | None = None, max_retries: int = 2, timeout: float = 600.0):
+    def __init__(self, name: str, model: str, base_url: str | None, max_retries: int, timeout: float):
         key = os.environ.get(f"{name.upper()}_API_KEY")
         if not key and name == "anthropic":
             raise ClientUnavailable("ANTHROPIC_API_KEY is not set (the anthropic client needs an API key)")
@@ -51,9 +51,8 @@ class SDKClient:
         except ImportError:
             raise ClientUnavailable(f"the {name} SDK is not installed: pip install -e '.[extract]'") from None
         sdk_client, self._server, self._usage = _SDKS[name]
-        self._client = getattr(self._sdk, sdk_client)(
-            api_key=key or "not-needed", base_url=base_url, max_retries=max_retries, timeout=timeout
-        )
+        self._client = getattr(self._sdk, sdk_client)(api_key=key or "not-needed", base_url=base_url,
+                                                      max_retries=max_retries, timeout=timeout)
 
     def complete(self, prompt: str, *, temperature: float | None, max_tokens: int) -> Reply:
         """The reply; no connection or a refused key stops the run (ClientUnavailable), other errors fail one call."""

@@ -39,8 +39,10 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
               help="for --client command: a shell command reading the prompt on stdin and printing the reply")
 @click.option("--template", metavar="PATH",
               help="prompt template (default: the bundled one); its Output example is the reply contract")
-@click.option("--temperature", type=Finite(0, 2), help="sampling temperature, e.g. 0 (default: not sent, the server's default)")
-@click.option("--max-tokens", type=click.IntRange(1, 2**31), default=4096, metavar="N", help="reply token limit (default 4096)")
+@click.option("--temperature", type=Finite(0, 2),
+              help="sampling temperature, e.g. 0 (default: not sent, the server's default)")
+@click.option("--max-tokens", type=click.IntRange(1, 2**31), default=4096, metavar="N",
+              help="reply token limit (default 4096)")
 @click.option("--samples", type=click.IntRange(1, 1000), default=1, metavar="K",
               help="samples per prompt; K > 1 measures sampling noise (default 1)")
 @click.option("--max-total-chars", "budget", type=COUNT, default=DEFAULT_MAX_TOTAL_CHARS, metavar="N",
@@ -49,8 +51,10 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
               help="use MS as every file's mtime (default: pinned for roots under fixtures/)")
 @click.option("--price-per-mtok", type=Finite(0, 10**6), default=3.0, metavar="USD",
               help="input price per million tokens for the --dry-run estimate (default 3.0)")
-@click.option("--max-retries", type=click.IntRange(0, 100), default=2, metavar="N", help="SDK retries per call (default 2)")
-@click.option("--timeout", type=Finite(0, 2**31, min_open=True), default=600.0, metavar="SECONDS", help="seconds per call (default 600)")
+@click.option("--max-retries", type=click.IntRange(0, 100), default=2, metavar="N",
+              help="SDK retries per call (default 2)")
+@click.option("--timeout", type=Finite(0, 2**31, min_open=True), default=600.0, metavar="SECONDS",
+              help="seconds per call (default 600)")
 @click.option("--jobs", type=JOBS, metavar="N",
               help="worker processes for the selection's measurement (default: CPU count)")
 @click.option("--redact", is_flag=True, help="hash session ids and paths in the tables and extract.json")
@@ -72,13 +76,13 @@ def command(root, out, template, file_time_ms, jobs, offline, dry_run, quiet, **
         if not os.path.isdir(root_path):
             raise ValueError(f"sessions root not found: {root_path}")
         params = ExtractParams(template_path=os.path.abspath(template) if template else None, **options,
-                               file_time_ms=file_time_ms if file_time_ms is not None else paths.file_time_for(root_path))
+                               file_time_ms=paths.file_time_for(root_path) if file_time_ms is None else file_time_ms)
         with progress.shown(bar):
             summary = run_extract(root_path, out, params, dry_run=dry_run, offline=offline, jobs=jobs, log=log)
     except (ClientUnavailable, OSError, ValueError) as exc:
         print(f"measure extract: {exc}", file=sys.stderr)
         return 2
     if not dry_run:
-        bar.finish(f"extract: {summary.sessions} session(s), {summary.calls} call(s): {summary.sent} sent, {summary.reused} "
-                   f"from the store, {summary.errors} error row(s); tables in {paths.portable(out)}")
+        bar.finish(f"extract: {summary.sessions} session(s), {summary.calls} call(s): {summary.sent} sent, "
+                   f"{summary.reused} from the store, {summary.errors} error row(s); tables in {paths.portable(out)}")
     return 0

@@ -60,12 +60,10 @@ def parse_candidates(reply: str, contract: Contract = DEFAULT_CONTRACT) -> list[
     items = obj[contract.list_key]
     if not isinstance(items, list):
         raise BadReply(f'"{contract.list_key}" is not a list')
-    out = []
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise BadReply(f'"{contract.list_key}"[{i}] is not an object')
-        out.append({k: (v.strip() if isinstance(v, str) else v) for k, v in item.items()})
-    return out
+    return [{k: (v.strip() if isinstance(v, str) else v) for k, v in item.items()} for item in items]
 
 
 def candidate_text(candidate: dict) -> str:

@@ -107,7 +107,8 @@ def _evidence(ctx: SessionContext) -> compare.Evidence:
         elif id(e) not in notes:
             parent |= word_set(e.text)
     return compare.Evidence(tuple(frozenset(word_set(r.text)) for r in s.refs),
-                            tuple(frozenset(word_set(e.text)) for e in notes.values()), frozenset(parent), frozenset(sub))
+                            tuple(frozenset(word_set(e.text)) for e in notes.values()),
+                            frozenset(parent), frozenset(sub))
 
 
 def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Plan:
@@ -130,8 +131,8 @@ def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Pla
         ctx = SessionContext(session, params, timelines=lines.get("tasks"))
         out.evidence[session_path] = _evidence(ctx)
         for name in p.strategies:
-            out.calls += [PlannedCall(session.ref.session_id, session_path, name, i, c.prompt.text, c.prompt.sha256, c.prompt.chars)
-                          for i, c in enumerate(STRATEGIES[name](ctx).calls)]
+            out.calls += [PlannedCall(session.ref.session_id, session_path, name, i, c.prompt.text, c.prompt.sha256,
+                                      c.prompt.chars) for i, c in enumerate(STRATEGIES[name](ctx).calls)]
     return out
 
 
@@ -219,13 +220,10 @@ def _unmatched_pct(a: list[dict], b: list[dict]) -> float:
 
 
 def _mean_unmatched_pct(pairs) -> float | None:
-    """The mean of _unmatched_pct over pairs of candidate lists, one decimal; None without pairs."""
-    pcts = [_unmatched_pct(a, b) for a, b in pairs]
+    """The mean of _unmatched_pct over pairs of candidate lists, one decimal, a pair with an incomplete side left
+    out; None without pairs."""
+    pcts = [_unmatched_pct(a, b) for a, b in pairs if a is not None and b is not None]
     return rounded(sum(pcts) / len(pcts), 1) if pcts else None
-
-
-def _noise(samples: list[list[dict] | None]) -> float | None:
-    return _mean_unmatched_pct(itertools.combinations([s for s in samples if s is not None], 2))
 
 
 def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
@@ -245,11 +243,10 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
                 row.update(candidates_a=len(a), candidates_b=len(b), matched=len(m.pairs), unique_a=len(m.unique_a), unique_b=len(m.unique_b))
                 for arm, items, idx in (("a", a, m.unique_a), ("b", b, m.unique_b)):
                     kinds = [compare.classify(candidate_text(items[i]), ev) for i in idx]
-                    for k in compare.SOURCES:
-                        row[f"unique_{arm}_{k}"] = kinds.count(k)
-                row["unmatched_pct"] = _mean_unmatched_pct(
-                    (x, y) for x, y in zip(samples_a, samples_b) if x is not None and y is not None)
-            row["noise_a_unmatched_pct"], row["noise_b_unmatched_pct"] = _noise(samples_a), _noise(samples_b)
+                    row.update({f"unique_{arm}_{k}": kinds.count(k) for k in compare.SOURCES})
+                row["unmatched_pct"] = _mean_unmatched_pct(zip(samples_a, samples_b))  # sample i vs sample i
+            row["noise_a_unmatched_pct"] = _mean_unmatched_pct(itertools.combinations(samples_a, 2))
+            row["noise_b_unmatched_pct"] = _mean_unmatched_pct(itertools.combinations(samples_b, 2))
             rows.append(row)
     return rows
 
