@@ -94,15 +94,15 @@ def test_failed_and_invalid_calls_are_error_rows_and_the_rest_go_on(tmp_path, mo
     p = ExtractParams(max_sessions=2, file_time_ms=FIXTURE_FILE_TIME_MS)
     calls = plan(ROOT, p).calls
     fold = [c for c in calls if c.strategy == "fold"]
-    replies = {fold[0].prompt_sha256: 500, fold[1].prompt_sha256: "I found nothing worth keeping."}
+    replies = {fold[0].prompt.sha256: 500, fold[1].prompt.sha256: "I found nothing worth keeping."}
     out = tmp_path / "o"
     with FakeLLM(replies) as srv:
         assert _extract(out, "--base-url", srv.url, "--max-sessions", "2") == 0
         sent = len(srv.requests)
     rows = pl.read_parquet(out / "extraction_calls.parquet")
     status = dict(zip(rows["prompt_sha256"], rows["status"]))
-    assert status[fold[0].prompt_sha256] == "call_failed"
-    assert status[fold[1].prompt_sha256] == "invalid_reply"
+    assert status[fold[0].prompt.sha256] == "call_failed"
+    assert status[fold[1].prompt.sha256] == "invalid_reply"
     assert "no JSON object" in rows.filter(pl.col("status") == "invalid_reply")["error"][0]
     assert rows.filter(pl.col("strategy") == "hybrid")["status"].to_list() == ["ok", "ok"]
     ab = pl.read_parquet(out / "extraction_ab.parquet")

@@ -16,7 +16,7 @@ import polars as pl
 
 from measure import paths
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
-from measure.akm.prompt import load_template
+from measure.akm.prompt import Prompt, load_template
 from measure.akm.read import read_session
 from measure.extract import compare
 from measure.extract.clients import DEFAULT_MODELS, CallFailed, Client, make_client
@@ -71,9 +71,7 @@ class PlannedCall:
     session_path: str
     strategy: str
     call_index: int
-    prompt: str
-    prompt_sha256: str
-    prompt_chars: int
+    prompt: Prompt  # its text kept
 
 
 @dataclass
@@ -131,8 +129,8 @@ def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Pla
         ctx = SessionContext(session, params, timelines=lines.get("tasks"))
         out.evidence[session_path] = _evidence(ctx)
         for name in p.strategies:
-            out.calls += [PlannedCall(session.ref.session_id, session_path, name, i, c.prompt.text, c.prompt.sha256,
-                                      c.prompt.chars) for i, c in enumerate(STRATEGIES[name](ctx).calls)]
+            out.calls += [PlannedCall(session.ref.session_id, session_path, name, i, c.prompt)
+                          for i, c in enumerate(STRATEGIES[name](ctx).calls)]
     return out
 
 
@@ -143,7 +141,7 @@ def dry_run_text(planned: Plan, p: ExtractParams) -> str:
     total_chars = 0
     for (path, strategy), group in itertools.groupby(planned.calls, key=lambda c: (c.session_path, c.strategy)):
         group = list(group)
-        chars = sum(c.prompt_chars for c in group)
+        chars = sum(c.prompt.chars for c in group)
         total_chars += chars * p.samples
         lines.append(f"{path:<{w}}{strategy:<20}{len(group) * p.samples:>6}{chars * p.samples:>14}{chars * p.samples // CHARS_PER_TOKEN:>15}")
     tokens = total_chars // CHARS_PER_TOKEN
@@ -166,16 +164,16 @@ def execute(planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client:
     cands: dict[tuple[str, str, int], list[dict] | None] = {}
     sent = reused = 0
     bar = progress.current()  # a bar on a terminal when `measure extract` made one active
-    bar.start(len(planned.calls) * p.samples, sum(c.prompt_chars for c in planned.calls) * p.samples)
+    bar.start(len(planned.calls) * p.samples, sum(c.prompt.chars for c in planned.calls) * p.samples)
     for c, sample in itertools.product(planned.calls, range(p.samples)):
         # everything that decides a reply: its store key
-        ident = {"client": client_name, "model": model, "prompt_sha256": c.prompt_sha256, "sample": sample,
+        ident = {"client": client_name, "model": model, "prompt_sha256": c.prompt.sha256, "sample": sample,
                  "params": {"temperature": p.temperature, "max_tokens": p.max_tokens}}
         key = reply_key(**ident)
         # the columns a row lacks (tokens, latency, error, candidates) are null in the table
         row = {"session_id": c.session_id, "session_path": c.session_path, "strategy": c.strategy, "call_index": c.call_index,
-               "sample": sample, "client": client_name, "model": model, "prompt_sha256": c.prompt_sha256,
-               "prompt_chars": c.prompt_chars, "reply_key": key, "status": "ok"}
+               "sample": sample, "client": client_name, "model": model, "prompt_sha256": c.prompt.sha256,
+               "prompt_chars": c.prompt.chars, "reply_key": key, "status": "ok"}
         record = store.get(key)
         if record is not None:
             reused += 1
@@ -184,7 +182,7 @@ def execute(planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client:
         else:
             started = time.perf_counter()
             try:
-                reply = client.complete(c.prompt, temperature=p.temperature, max_tokens=p.max_tokens)
+                reply = client.complete(c.prompt.text, temperature=p.temperature, max_tokens=p.max_tokens)
             except CallFailed as exc:
                 row.update(status="call_failed", error=str(exc))
             else:
@@ -209,7 +207,7 @@ def execute(planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client:
         # an arm with a failed call is incomplete: not compared
         cands[slot] = None if found is None or known is None else known + found
         rows.append(row)
-        bar.advance(c.prompt_chars)  # prompt chars stand in for bytes: the bar's MB/s is prompt text sent
+        bar.advance(c.prompt.chars)  # prompt chars stand in for bytes: the bar's MB/s is prompt text sent
     bar.stop()
     return rows, cands, sent, reused
 
