@@ -1,7 +1,6 @@
 """What every page shares: load a run's tables, order sessions, format numbers, the run summary.
 
-Every view formats the schema tables the run wrote; rows are always sorted, so output is
-byte-stable from run to run. Notebooks stay thin: `load(...)`, then one view per table or paragraph.
+Views format the run's schema tables, rows always sorted (byte-stable output); a notebook is `load(...)`, then views.
 """
 
 from __future__ import annotations
@@ -39,18 +38,13 @@ class Report:
         return self.tables[name]
 
     def pandas(self, name: str | None = None):
-        """Table `name` as a pandas DataFrame (every table, as a dict by name, when `name` is None).
-
-        Columns are `pd.ArrowDtype` backed by the polars buffers, so numbers are not copied. Needs the
-        `pandas` extra (`make lab` has it).
-        """
+        """Table `name` as a pandas DataFrame of `pd.ArrowDtype` columns (numbers not copied); None: every table."""
         try:
             import pandas  # noqa: F401, PLC0415
             import pyarrow  # noqa: F401, PLC0415
         except ImportError as exc:
-            raise ImportError(
-                "Report.pandas needs pandas and pyarrow: pip install -e '.[pandas]' (make lab installs them)"
-            ) from exc
+            raise ImportError("Report.pandas needs pandas and pyarrow: "
+                              "pip install -e '.[pandas]' (make lab installs them)") from exc
         if name is None:
             return {n: self.pandas(n) for n in self.tables}
         if name not in self.tables:
@@ -72,16 +66,12 @@ def load(
 ) -> Report:
     """Return the tables of a measurement of `sessions_root` (repo-relative or `~/...`).
 
-    `out_dir` is a `measure run` directory whose tables are read (the root its run.json names wins);
-    None measures the root now, into a temporary directory, without the cache (what golden notebooks
-    do, so nbval always checks freshly computed numbers); the other options are the run's then.
-    A run made for other `sessions` (ids, prefixes or paths) or other `priorities` is not filtered
-    but measured again with these, so its run-level tables (run_cost, breakdown, verdict) are the
-    runner's over exactly them. `replay` None makes no replay table: only 04-background needs one,
-    and replaying costs a pipeline run per moment.
-
-    Raises FileNotFoundError for an `out_dir` without run.json or a root that does not exist,
-    and `measure.runner.select.UnknownSessions` when a `sessions` value names no session.
+    `out_dir` is a `measure run` directory to read (the root its run.json names wins); None measures the root now,
+    into a temporary directory without the cache (so golden notebooks check fresh numbers) with the other options.
+    A run made for other `sessions` or `priorities` is measured again with these, so its run-level tables (run_cost,
+    breakdown, verdict) are over exactly them. `replay` None makes no replay table (only 04-background needs one).
+    Raises FileNotFoundError for an `out_dir` without run.json or a missing root, and
+    `measure.runner.select.UnknownSessions` when a `sessions` value names no session.
     """
     sessions = list(sessions or [])
     if out_dir:
@@ -118,12 +108,8 @@ def _report(tables: Mapping[str, pl.DataFrame], run: dict, sessions_root, show_e
 
 
 class LazyTables(Mapping):
-    """Every table of a run directory, read from its Parquet file each time it is asked for.
-
-    Nothing is held between two views: a notebook of a 20,000-session report has a
-    1,080,000-row budget_sweep, and a kernel that kept every table it had read would hold it
-    through every later cell. `scan(r, name)` reads only the columns a query selects.
-    """
+    """Every table of a run directory, read from its Parquet file each time it is asked for: nothing is held between
+    views (a 20,000-session budget_sweep has 1,080,000 rows). `scan(r, name)` reads only the columns a query selects."""
 
     def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
@@ -141,8 +127,7 @@ class LazyTables(Mapping):
 
 
 def scan(r: Report, name: str) -> pl.LazyFrame | None:
-    """Table `name` of a report as a LazyFrame (None when there is none): from a run directory, only the
-    columns a query selects are read."""
+    """Table `name` as a LazyFrame (None when there is none): from a run directory, only the columns a query selects."""
     if isinstance(r.tables, LazyTables) and (r.tables.directory / f"{name}.parquet").is_file():
         return pl.scan_parquet(r.tables.directory / f"{name}.parquet")
     df = r.tables.get(name)
@@ -185,7 +170,7 @@ def relevance_rank(r: Report) -> dict[str, int]:
             for sid, v in lf.group_by("session_id").agg(pl.col(value).max()).collect().iter_rows():
                 if sid in key and v is not None:
                     key[sid][slot] = max(key[sid][slot], v)
-        ranked = sorted(order, key=lambda sid: (-key[sid][0], -key[sid][1], -key[sid][2]))  # stable: ties keep session order
+        ranked = sorted(order, key=lambda sid: [-v for v in key[sid]])  # stable: ties keep session order
         r.memo["relevance_rank"] = {sid: i for i, sid in enumerate(ranked)}
     return r.memo["relevance_rank"]
 
@@ -214,9 +199,14 @@ def session_column(r: Report) -> pl.Expr:
     return pl.col("session_id").replace_strict(short_ids(session_order(r)), default=pl.col("session_id")).alias("session")
 
 
+def session_ids(r: Report) -> pl.DataFrame:
+    """A one-column frame of every session_id, in session order: the left side of a per-session join."""
+    return pl.DataFrame({"session_id": session_order(r)}, schema={"session_id": pl.String})
+
+
 def wide(df: pl.DataFrame, value: str, strategies: list[str], r: Report, rename=None) -> pl.DataFrame:
     """One row per session, one column per strategy holding `value` (null when absent)."""
-    base = pl.DataFrame({"session_id": session_order(r)}, schema={"session_id": pl.String})
+    base = session_ids(r)
     for s in strategies:  # the two columns, then the strategy's rows: a filter copies only what it keeps
         part = df.select("session_id", "strategy", value).filter(pl.col("strategy") == s).select(
             "session_id", pl.col(value).alias((rename or {}).get(s, s)))
@@ -236,15 +226,11 @@ class Top:
     order: str = RELEVANCE_ORDER
 
     def caption(self) -> str:
-        if self.df.height == 0:
+        n = self.df.height
+        if n == 0:
             return f"No {self.what} here."
-        if self.df.height > self.n:
-            head = f"{self.n} of {self.df.height} {self.what}"
-        elif self.df.height == 1:
-            head = f"The one row of {self.what}"
-        else:
-            head = f"All {self.df.height} {self.what}"
-        return f"{head}, ordered by {self.order}. Every row: tables/{self.table}.csv of the report."
+        head = f"{self.n} of {n}" if n > self.n else "The one row of" if n == 1 else f"All {n}"
+        return f"{head} {self.what}, ordered by {self.order}. Every row: tables/{self.table}.csv of the report."
 
     def _repr_html_(self) -> str:
         if self.df.height == 0:
@@ -287,9 +273,7 @@ def column_label(name: str) -> str:
     """The header a page shows for column `name` (strategy ids stay as they are: they are names, in every sentence)."""
     if name in COLUMN_LABELS:
         return COLUMN_LABELS[name]
-    if any(name == sid or name.startswith(sid + " ") for sid in STRATEGY_ORDER):
-        return name
-    return name.replace("_", " ")
+    return name if any(name == sid or name.startswith(sid + " ") for sid in STRATEGY_ORDER) else name.replace("_", " ")
 
 
 def frame_html(df: pl.DataFrame) -> str:
@@ -315,6 +299,11 @@ def _cell(value) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`word` as `n` of it are said: `many` (default `word` + "s") unless n is 1."""
+    return word if n == 1 else many or word + "s"
 
 
 def fmt_int(n: int | float | None) -> str:
@@ -347,7 +336,7 @@ def run_summary(r: Report):
     legacy = s.filter(pl.col("legacy_agent"))["session_id"].n_unique()
     subagents, errors = (scan(r, name).select(pl.len()).collect().item() for name in ("subagents", "errors"))
     lines = [
-        f"- **Sessions root:** `{r.sessions_root}` ({n} session{'s' if n != 1 else ''} measured"
+        f"- **Sessions root:** `{r.sessions_root}` ({n} {plural(n, 'session')} measured"
         + (f", {legacy} of them legacy sibling `agent-*.jsonl` transcripts akm lists as sessions" if legacy else "")
         + f", {subagents} subagent transcripts, {errors} error rows)",
         f"- **Budget (`maxTotalChars`):** {', '.join(fmt_int(b) for b in budget) or 'n/a'}; "
@@ -358,10 +347,8 @@ def run_summary(r: Report):
         template = (r.run.get("parameters") or {}).get("template_path") or "the bundled template"
         digest = r.run.get("template_sha256")
         lines.append(f"- **Prompt template:** {template}" + (f" (sha256 `{digest[:12]}…`)" if digest else ""))
-        fingerprint = (r.run.get("input") or {}).get("fingerprint")
-        if fingerprint:
+        if fingerprint := (r.run.get("input") or {}).get("fingerprint"):
             lines.append(f"- **Input fingerprint:** `{str(fingerprint)[:16]}…` (paths, sizes and contents of the files read)")
-        version = (r.run.get("versions") or {}).get("measure")
-        if version:
+        if version := (r.run.get("versions") or {}).get("measure"):
             lines.append(f"- **measure version:** {version}")
     return markdown("\n".join(lines))

@@ -14,7 +14,7 @@ from measure.numbers import ROUND_MODE
 from measure.report.shaping import chosen_pairs
 from measure.report.style import STRATEGY_LABELS, label, ordered_strategies, strategy_rank
 from measure.report.views import extraction
-from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, wide
+from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, plural, wide
 from measure.report.views.duplication import pair_totals
 
 
@@ -62,7 +62,7 @@ ADVANTAGES = {
 
 
 def _advantage(c: str, a: float, b: float, loser: str, k: int | None, cap: int | None) -> str:
-    """What a value `a` gains over `b` on criterion `c`, in words (a is the better one; `loser` has b)."""
+    """What the better value `a` gains over `b` (`loser`'s) on criterion `c`, in words."""
     return ADVANTAGES[c].format(d=fmt_int(abs(a - b)), a=fmt_int(a), b=fmt_int(b),
                                 where=f", {loser} evicting in {k} session(s)" if k else "",
                                 under=f" under akm's cap of {cap} sessions per run" if cap else "")
@@ -76,8 +76,7 @@ def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
         x, y = cell.get((c, a)), cell.get((c, b))
         if x is None or y is None or x["value"] == y["value"]:
             continue
-        a_better = (x["value"] < y["value"]) == (x["better"] == "lower")
-        if a_better:
+        if (x["value"] < y["value"]) == (x["better"] == "lower"):
             gains.append(_advantage(c, x["value"], y["value"], b, y["sessions"], cap))
         else:
             losses.append(_advantage(c, y["value"], x["value"], a, x["sessions"], cap))
@@ -87,80 +86,61 @@ def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
 
 def verdict(r: Report, out_dir: str | os.PathLike | None = None):
     """Markdown: the decision of the `verdict` table (a Pareto analysis), its trade-offs and criteria, then
-    what a model extracted when there are extraction results (see extraction.verdict_section for `out_dir`).
-    """
-    s = r.tables["sessions"]
-    v = r["verdict"]
+    what a model extracted when there are extraction results (see extraction.verdict_section for `out_dir`)."""
+    s, v = r["sessions"], r["verdict"]
     decision_row = v.filter(pl.col("criterion") == "decision").row(0, named=True)
     decision = decision_row["decision"]
     if decision == "no_sessions":
-        errs = r.tables["errors"].height
-        return markdown(
-            f"**No sessions were measured under `{r.sessions_root}`**, so there is nothing to compare."
-            + (f" The errors table below says why {errs} file(s) could not be read." if errs else
-               " No file under it could be read as a session, and none failed: the root holds no session transcripts.")
-        )
+        errs = r["errors"].height
+        return markdown(f"**No sessions were measured under `{r.sessions_root}`**, so there is nothing to compare."
+                        + (f" The errors table below says why {errs} file(s) could not be read." if errs else
+                           " No file under it could be read as a session, and none failed: the root holds no session "
+                           "transcripts."))
     n = s["session_id"].n_unique()
-    cost = r.tables["run_cost"]
+    cost = r["run_cost"]
     cap = int(cost["session_cap"][0]) if cost.height else None
     front = [g.split("=") for g in (decision_row["strategy"] or "").split(",") if g]
     lines: list[str] = []
     if decision == "no_delegated_work":
         prompt = wide(s, "prompt_chars", ["link", "fold", "hybrid"], r)
-        head = (
-            f"**No delegated work under this root** ({n} session(s)): no task or workflow agent transcripts, so there "
-            "is no subagent-only content for any strategy to send or lose, and nothing here can favour one way of "
-            "delivering delegated work over another."
-        )
+        head = (f"**No delegated work under this root** ({n} session(s)): no task or workflow agent transcripts, so "
+                "there is no subagent-only content for any strategy to send or lose, and nothing here can favour one way "
+                "of delivering delegated work over another.")
         bg = r.tables.get("background")
         if bg is not None and bg.height:
             # Background tasks without transcripts still deliver results, but only through the parent's own
             # events, which every single-call strategy reads alike (see 04-background).
             turns = bg.filter(pl.col("delivery") == "turn").height
-            head += (
-                f" The parents did launch {fmt_int(bg.height)} background task(s) ({fmt_int(turns)} result(s) reached "
-                "them as a turn, see 04-background); those results are parent events, the same for every strategy."
-            )
+            head += (f" The parents did launch {fmt_int(bg.height)} background task(s) ({fmt_int(turns)} result(s) "
+                     "reached them as a turn, see 04-background); those results are parent events, the same for every "
+                     "strategy.")
         if prompt.height:
-            head += (
-                f" The single-call strategies send {fmt_int(prompt['link'].sum())} (link), "
-                f"{fmt_int(prompt['fold'].sum())} (fold) and {fmt_int(prompt['hybrid'].sum())} (hybrid) prompt chars in all."
-            )
+            head += (f" The single-call strategies send {fmt_int(prompt['link'].sum())} (link), "
+                     f"{fmt_int(prompt['fold'].sum())} (fold) and {fmt_int(prompt['hybrid'].sum())} (hybrid) prompt chars "
+                     "in all.")
     elif decision == "trade_off":
-        names = ", ".join(" = ".join(g) for g in front)
-        head = (
-            f"**No strategy dominates on this root: the data shows a trade-off** (measured over {n} session(s)). "
-            f"On the Pareto front, where no other strategy is at least as good on every criterion below and better on one: "
-            f"{names}. What each gives up:"
-        )
+        head = (f"**No strategy dominates on this root: the data shows a trade-off** (measured over {n} session(s)). "
+                "On the Pareto front, where no other strategy is at least as good on every criterion below and better on "
+                f"one: {', '.join(' = '.join(g) for g in front)}. What each gives up:")
         reps = [g[0] if "hybrid" not in g else "hybrid" for g in front]
         ref = "hybrid" if "hybrid" in reps else reps[0]
         lines += [_trade(v, a, ref, cap) for a in reps if a != ref]
     else:
-        group = next((g for g in front if decision in g), [decision])
-        ties = [x for x in group if x != decision]
-        head = (
-            f"**The data supports {CANDIDATES.get(decision, decision)}** (measured over {n} session(s)): on every "
-            "criterion below it is at least as good as every other strategy, and better than each on at least one."
-        )
+        ties = [x for x in next((g for g in front if decision in g), [decision]) if x != decision]
+        head = (f"**The data supports {CANDIDATES.get(decision, decision)}** (measured over {n} session(s)): on every "
+                "criterion below it is at least as good as every other strategy, and better than each on at least one.")
         if ties:
-            head += (
-                f" {', '.join(ties)} {'ties' if len(ties) == 1 else 'tie'} with it on every criterion; a tie goes to "
-                "hybrid, the path akm ships (#843)."
-            )
+            head += (f" {', '.join(ties)} {plural(len(ties), 'ties', 'tie')} with it on every criterion; a tie goes to "
+                     "hybrid, the path akm ships (#843).")
     dominated = v.filter((pl.col("criterion") == "prompt_chars") & (pl.col("dominated_by") != ""))
     if decision != "no_delegated_work" and dominated.height:
-        lines.append(
-            "- **Dominated.** "
-            + "; ".join(f"{x['strategy']} (by {x['dominated_by'].replace(',', ', ')})" for x in dominated.iter_rows(named=True))
-            + "."
-        )
+        lines.append("- **Dominated.** " + "; ".join(f"{x['strategy']} (by {x['dominated_by'].replace(',', ', ')})"
+                                                     for x in dominated.iter_rows(named=True)) + ".")
     lines += ["", "The criteria, summed over the run (an *identity* holds by construction and is not a finding):", ""]
     for c, label in CRITERION_LABELS.items():
         rows = v.filter(pl.col("criterion") == c)
         if not rows.height:
             continue
-        better = rows["better"][0]
         cells = []
         for x in rows.sort(strategy_rank(rows["strategy"])).iter_rows(named=True):
             cell = f"{x['strategy']} {fmt_int(x['value'])}"
@@ -169,14 +149,12 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             if x["identity"]:
                 cell += f" *(identity: {x['identity']})*"
             cells.append(cell)
-        lines.append(f"- **{label}** ({better} is better): " + "; ".join(cells) + ".")
+        lines.append(f"- **{label}** ({rows['better'][0]} is better): " + "; ".join(cells) + ".")
     saved = r.tables["eviction"].group_by("strategy").agg(pl.col("stub_saved_chars").sum()).filter(pl.col("stub_saved_chars") > 0)
     if saved.height:
-        lines.append(
-            "- **Stub savings are not eviction.** Parent chars a notification stub shortened on purpose: "
-            + "; ".join(f"{x['strategy']} {fmt_int(x['stub_saved_chars'])}" for x in saved.sort("strategy").iter_rows(named=True))
-            + "."
-        )
+        lines.append("- **Stub savings are not eviction.** Parent chars a notification stub shortened on purpose: "
+                     + "; ".join(f"{x['strategy']} {fmt_int(x['stub_saved_chars'])}"
+                                 for x in saved.sort("strategy").iter_rows(named=True)) + ".")
     # Totals per pairing method, never summed: only sidecar pairs are #840's definition.
     per = [f"`{x['pairing']}`: {x['pairs']} pairs, {x['both in prompt']} with both copies in the fold prompt, "
            f"{fmt_int(x['a stub would save (chars)'])} raw chars a stub would save" for x in pair_totals(r).iter_rows(named=True)]
@@ -220,7 +198,7 @@ FLIP_WORDS = {
 
 def choice(r: Report):
     """Markdown: the strategy the stated priorities choose, step by step, what would flip it, whether a
-    suite proposal dominates #840's four, and the robustness caveats (all read from the tables)."""
+    suite proposal dominates #840's four, and the robustness caveats."""
     rows = r["choice"].sort("step").to_dicts()
     if not rows or rows[0]["note"] == "no sessions were measured":
         return markdown("_No sessions were measured, so no priorities can choose among the strategies._")
@@ -244,9 +222,8 @@ def choice(r: Report):
             how = (f"by a tie: {', '.join(tied[:-1])} and {tied[-1]} remain after every item, and the tie goes to "
                    + (f"{w}, akm's incumbent (#843)" if "incumbent" in end["note"] else f"{label(w)}, first in registry order"))
         head = f"**Under the stated priorities, the choice is {label(w)}**{origin}, {how}."
-    lines.append(f"{head} Priorities: `{text}` ({intro}). Constraints apply first, then each criterion in order keeps "
-                 "the strategies within its tolerance of the best; the first step that leaves one strategy decides.")
-    lines.append("")
+    lines += [f"{head} Priorities: `{text}` ({intro}). Constraints apply first, then each criterion in order keeps "
+              "the strategies within its tolerance of the best; the first step that leaves one strategy decides.", ""]
     walk = [x for x in rows if x["kind"] in ("constraint", "criterion")]
     for x in walk:
         decides = x is walk[-1] and end["note"].startswith("decided by")
@@ -263,8 +240,7 @@ def choice(r: Report):
         said = ", ".join(none[:-1]) + " and " + none[-1] if len(none) > 1 else none[0]
         lines.append(("- " if flips else "") + f"{said.capitalize()} changes the choice.")
     lines += ["", _proposals(r)]
-    caveats = _caveats(r, {parse(x["item"])[0].name for x in walk})
-    if caveats:
+    if caveats := _caveats(r, {parse(x["item"])[0].name for x in walk}):
         lines += ["", caveats]
     return markdown("\n".join(lines))
 
@@ -283,7 +259,8 @@ def _proposals(r: Report) -> str:
     whole = [p for p, b in beats.items() if len(b) == len(four)]
     names = ", ".join(label(x["strategy"]) for x in four)
     if whole:
-        head = f"**{', '.join(label(p) for p in whole)} dominate{'s' if len(whole) == 1 else ''} all of #840's candidates** ({names})"
+        verb = plural(len(whole), "dominates", "dominate")
+        head = f"**{', '.join(map(label, whole))} {verb} all of #840's candidates** ({names})"
     else:
         head = f"**No suite proposal dominates all of #840's candidates** ({names}) on this root"
     parts = [f"{label(p)} dominates {_names(','.join(b))}" for p, b in beats.items()]
@@ -291,9 +268,8 @@ def _proposals(r: Report) -> str:
 
 
 def _caveats(r: Report, criteria: set[str]) -> str:
-    """The robustness caveats of the comparisons the choice rests on (the chosen strategy against each
-    other front member and rival, on the criteria of the priorities): one session carrying a
-    difference, and totals that run against most sessions; then the count over every criterion."""
+    """The robustness caveats of the chosen strategy against each other front member and rival on the priorities'
+    criteria (one session carrying a difference, totals against most sessions), then the count over every criterion."""
     pairs = chosen_pairs(r["robustness"])
     if pairs.height == 0:
         return ""
@@ -318,10 +294,8 @@ def _caveats(r: Report, criteria: set[str]) -> str:
 
 
 def robustness_table(r: Report) -> pl.DataFrame:
-    """The chosen strategy against each other front member and rival, per criterion where some session
-    differs (robustness table)."""
-    pairs = chosen_pairs(r["robustness"], differing=True)
-    return pairs.select(
+    """The chosen strategy against each other front member and rival, per criterion where some session differs."""
+    return chosen_pairs(r["robustness"], differing=True).select(
         pl.col("strategy_b").alias("against"), "criterion", "better", pl.col("a_better").alias("chosen better"),
         "ties", pl.col("b_better").alias("other better"), pl.col("total_difference").alias("total (chosen − other)"),
         pl.col("ci_low").alias("95% low"), pl.col("ci_high").alias("95% high"),

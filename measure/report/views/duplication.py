@@ -5,7 +5,8 @@ from __future__ import annotations
 import polars as pl
 
 from measure.numbers import ROUND_MODE
-from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, per_session, session_column, session_order
+from measure.report.views.common import (Report, fmt_int, fmt_pct, markdown, per_session, plural, session_column,
+                                         session_ids)
 
 
 def _pct(expr: pl.Expr) -> pl.Expr:
@@ -17,42 +18,32 @@ def pair_summary(r: Report, pairing: str | None = None) -> pl.DataFrame:
     dup = r.tables["duplicates"]
     if pairing is not None:
         dup = dup.filter(pl.col("pairing") == pairing)
-    keys = ["session_id"] if pairing is not None else ["session_id", "pairing"]
-    agg = dup.group_by(keys).agg(
+    agg = dup.group_by("session_id", *(["pairing"] if pairing is None else [])).agg(
         pl.len().cast(pl.Int64).alias("pairs"),
         _pct(pl.col("overlap").min()).alias("min overlap %"),
         _pct(pl.col("overlap").max()).alias("max overlap %"),
         _pct(pl.col("overlap").mean()).alias("mean overlap %"),
-        pl.col("notification_in_prompt").sum().cast(pl.Int64).alias("notification in prompt"),
-        pl.col("final_in_prompt").sum().cast(pl.Int64).alias("final in prompt"),
-        pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
+        *(pl.col(f"{c}_in_prompt").sum().cast(pl.Int64).alias(f"{c} in prompt")
+          for c in ("notification", "final", "both")),
         pl.col("stub_would_save_chars").sum().alias("a stub would save (chars)"),
     )
     if pairing is not None:
         # Sessions without pairs still get a row (0 pairs), as in the published table.
-        base = pl.DataFrame({"session_id": session_order(r)}, schema={"session_id": pl.String})
-        agg = base.join(agg, on="session_id", how="left", maintain_order="left").with_columns(
-            pl.col("pairs", "notification in prompt", "final in prompt", "both in prompt", "a stub would save (chars)").fill_null(0)
-        )
-        return per_session(agg, r)
+        agg = session_ids(r).join(agg, on="session_id", how="left", maintain_order="left")
+        return per_session(agg.with_columns(pl.exclude("session_id", "^.*overlap %$").fill_null(0)), r)
     return per_session(agg.sort("session_id", "pairing"), r).sort("pairing", maintain_order=True)
 
 
 def pair_totals(r: Report) -> pl.DataFrame:
     """Per pairing method: pairs, mean overlap, how many reach the fold prompt with both copies, stub savings."""
-    dup = r.tables["duplicates"]
-    return (
-        dup.group_by("pairing")
-        .agg(
-            pl.len().cast(pl.Int64).alias("pairs"),
-            pl.col("session_id").n_unique().cast(pl.Int64).alias("sessions"),
-            _pct(pl.col("overlap").mean()).alias("mean overlap %"),
-            (pl.col("overlap") >= 0.8).sum().cast(pl.Int64).alias("pairs ≥ 80% alike"),
-            pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
-            pl.col("stub_would_save_chars").sum().alias("a stub would save (chars)"),
-        )
-        .sort("pairing")
-    )
+    return r.tables["duplicates"].group_by("pairing").agg(
+        pl.len().cast(pl.Int64).alias("pairs"),
+        pl.col("session_id").n_unique().cast(pl.Int64).alias("sessions"),
+        _pct(pl.col("overlap").mean()).alias("mean overlap %"),
+        (pl.col("overlap") >= 0.8).sum().cast(pl.Int64).alias("pairs ≥ 80% alike"),
+        pl.col("both_in_prompt").sum().cast(pl.Int64).alias("both in prompt"),
+        pl.col("stub_would_save_chars").sum().alias("a stub would save (chars)"),
+    ).sort("pairing")
 
 
 def top_pairs(r: Report, n: int = 10) -> pl.DataFrame:
@@ -73,16 +64,12 @@ def top_pairs(r: Report, n: int = 10) -> pl.DataFrame:
 
 def duplication_summary(r: Report):
     """Markdown: how many pairs, how alike, how many reach the prompt twice, what a stub saves."""
-    dup = r.tables["duplicates"]
-    if dup.height == 0:
+    if r.tables["duplicates"].height == 0:
         return markdown("No task-notification ↔ subagent pairs were found on this root.")
-    lines = []
-    for row in pair_totals(r).iter_rows(named=True):
-        lines.append(
-            f"- `{row['pairing']}`: {row['pairs']} pairs in {row['sessions']} sessions, mean overlap "
-            f"{fmt_pct(row['mean overlap %'])}; **{row['both in prompt']} reach the fold prompt with both copies**; "
-            f"a stub would save {fmt_int(row['a stub would save (chars)'])} raw chars."
-        )
+    lines = [f"- `{row['pairing']}`: {row['pairs']} pairs in {row['sessions']} sessions, mean overlap "
+             f"{fmt_pct(row['mean overlap %'])}; **{row['both in prompt']} reach the fold prompt with both copies**; "
+             f"a stub would save {fmt_int(row['a stub would save (chars)'])} raw chars."
+             for row in pair_totals(r).iter_rows(named=True)]
     return markdown("\n".join(lines) + "\n\n" + dedupe_effect(r))
 
 
@@ -93,8 +80,7 @@ STUBBING = {"fold_dedupe_scoped": "notifications whose subagent copy is kept (#8
 
 
 def stubs_table(r: Report) -> pl.DataFrame:
-    """Per stubbing strategy: parent copies it stubbed, parent chars the stubs shortened, sessions whose
-    prompt differs from fold's."""
+    """Per stubbing strategy: copies stubbed, parent chars the stubs shortened, sessions whose prompt is not fold's."""
     s, ev = r.tables["sessions"], r.tables["eviction"]
     fold = s.filter(pl.col("strategy") == "fold").select("session_id", pl.col("prompt_sha256").alias("fold"))
     rows = []
@@ -113,17 +99,14 @@ def stubs_table(r: Report) -> pl.DataFrame:
 def stubs_note(r: Report):
     """Markdown: what a stub would save on every pair (a counterfactual), before what was stubbed."""
     dup = r.tables["duplicates"]
-    return markdown(
-        f"A stub on each of the {dup.height} parent copies paired here would save "
-        f"{fmt_int(int(dup['stub_would_save_chars'].sum()))} raw chars (`duplicates.stub_would_save_chars`, summed over every "
-        "pair whether or not the budget kept it: a counterfactual). What each strategy did stub, at the run's budget "
-        "(`sessions.stubbed`, `eviction.stub_saved_chars`):"
-    )
+    return markdown(f"A stub on each of the {dup.height} parent copies paired here would save "
+                    f"{fmt_int(int(dup['stub_would_save_chars'].sum()))} raw chars (`duplicates.stub_would_save_chars`, "
+                    "summed over every pair whether or not the budget kept it: a counterfactual). What each strategy did "
+                    "stub, at the run's budget (`sessions.stubbed`, `eviction.stub_saved_chars`):")
 
 
 def dedupe_effect(r: Report) -> str:
-    """Whether each dedupe changes what the LLM sees, from the prompt digests and stub counts of fold,
-    fold_dedupe_scoped and fold_dedupe_sync (not from the pair counts)."""
+    """Whether each dedupe changes what the LLM sees, from the prompt digests and stub counts (not the pair counts)."""
     s = r.tables["sessions"]
     fold = s.filter(pl.col("strategy") == "fold").select("session_id", pl.col("prompt_sha256").alias("a"))
     out = []
@@ -141,5 +124,5 @@ def dedupe_effect(r: Report) -> str:
                        f"(same sha256) in all {both.height} sessions.")
         else:
             out.append(f"{label} changes the prompt in {changed.height} of {both.height} sessions (different sha256 from "
-                       f"fold), stubbing {stubbed} {what}{'s' if stubbed != 1 else ''} in all.")
+                       f"fold), stubbing {stubbed} {plural(stubbed, what)} in all.")
     return " ".join(out)

@@ -6,7 +6,7 @@ import polars as pl
 
 from measure.report.shaping import SWEEP_EXCLUDED, fold_zero_budget, sweep_curve, zero_budgets
 from measure.report.style import ordered_strategies
-from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, per_session, scan, session_order, wide
+from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, per_session, scan, session_ids, wide
 
 
 def parent_kept(r: Report) -> pl.DataFrame:
@@ -22,7 +22,7 @@ def eviction_table(r: Report) -> pl.DataFrame:
     """Per session and strategy: parent chars evicted by the budget (chars and %), and, for the
     strategies that stub notifications, the parent chars the stubs shortened (not eviction)."""
     ev = r.tables["eviction"]
-    out = pl.DataFrame({"session_id": session_order(r)}, schema={"session_id": pl.String})
+    out = session_ids(r)
     for s in ordered_strategies(ev["strategy"].unique().to_list()):
         columns = [("budget_evicted_chars", "evicted (chars)"), ("budget_evicted_pct", "evicted (%)")]
         if ev.filter((pl.col("strategy") == s) & (pl.col("stub_saved_chars") != 0)).height:
@@ -33,8 +33,7 @@ def eviction_table(r: Report) -> pl.DataFrame:
 
 
 def zero_eviction_budgets(r: Report) -> pl.DataFrame:
-    """Per session: the smallest swept budget from which each strategy evicts no parent content (null: it
-    still evicts at the largest swept budget)."""
+    """Per session: the smallest swept budget from which each strategy evicts no parent content (null: none)."""
     sweep = scan(r, "budget_sweep")  # the columns the query reads, not the table
     swept = sweep.select(pl.col("strategy").unique()).collect()["strategy"].to_list()
     strategies = [s for s in ordered_strategies(swept) if s not in SWEEP_EXCLUDED]
@@ -49,16 +48,14 @@ IDENTITY_ZERO: dict[str, str] = {
 
 def _has_subagent_text(r: Report) -> bool:
     """Whether any session folds subagent transcripts (without them fold's stream is the parent's)."""
-    sub = r.tables.get("subagents")
-    if sub is not None and sub.height:
-        return True
-    s = r.tables.get("sessions")
-    return bool(s is not None and s.height and (s["subagent_files"].fill_null(0) > 0).any())
+    sub, s = r.tables.get("subagents"), r.tables.get("sessions")
+    return bool(sub is not None and sub.height) or bool(
+        s is not None and s.height and (s["subagent_files"].fill_null(0) > 0).any())
 
 
 def eviction_summary(r: Report):
-    """Markdown: who evicts parent content at the run's budget (budget eviction only), what stubs
-    shorten on purpose, and which budget lets fold evict nothing."""
+    """Markdown: who evicts parent content at the run's budget (budget eviction only), what stubs shorten on purpose,
+    and which budget lets fold evict nothing."""
     ev = r.tables["eviction"]
     sweep = scan(r, "budget_sweep")
     swept, largest = sweep.select(pl.len(), pl.col("budget").max()).collect().row(0)
@@ -68,18 +65,16 @@ def eviction_summary(r: Report):
         sub = ev.filter(pl.col("strategy") == s)
         evicting = sub.filter(pl.col("budget_evicted_chars") > 0)
         k = evicting.height
-        top = evicting["budget_evicted_pct"].max() if k else 0.0
         if k == 0 and s in IDENTITY_ZERO:
             # True by construction, so not a finding; a non-zero value would be one (a bug).
             identities.append(f"`{s}` evicts nothing ({IDENTITY_ZERO[s]})")
             continue
-        parts.append(f"`{s}` evicts parent content in {k}/{n} sessions" + (f" (up to {fmt_pct(top)})" if k else ""))
+        parts.append(f"`{s}` evicts parent content in {k}/{n} sessions"
+                     + (f" (up to {fmt_pct(evicting['budget_evicted_pct'].max())})" if k else ""))
         stubbed = sub.filter(pl.col("stub_saved_chars") > 0)
         if stubbed.height:
-            stubs.append(
-                f"`{s}` shortens parent notifications to stubs in {stubbed.height}/{n} sessions "
-                f"({fmt_int(stubbed['stub_saved_chars'].sum())} chars in all)"
-            )
+            stubs.append(f"`{s}` shortens parent notifications to stubs in {stubbed.height}/{n} sessions "
+                         f"({fmt_int(stubbed['stub_saved_chars'].sum())} chars in all)")
     if ev.height == 0:
         return markdown("No sessions were measured, so there is no eviction to report.")
     text = "At the run's budget: " + "; ".join(parts) + "." if parts else "At the run's budget:"
@@ -87,20 +82,14 @@ def eviction_summary(r: Report):
         text += " *Identity, not a finding:* " + "; ".join(identities) + "."
     no_subagents = not _has_subagent_text(r)
     if no_subagents:
-        text += (
-            " *This root has no subagent transcripts, so every fold strategy reads the parent alone: "
-            "no eviction is possible here (identity), and the sweep below cannot show any.*"
-        )
+        text += (" *This root has no subagent transcripts, so every fold strategy reads the parent alone: "
+                 "no eviction is possible here (identity), and the sweep below cannot show any.*")
     if stubs:
         text += " Stubs are dedupe by design and not counted as eviction: " + "; ".join(stubs) + "."
-    if swept:
-        zero = fold_zero_budget(sweep)
-        if zero is None:
-            text += f" Within the sweep, fold still evicts parent content at the largest budget ({fmt_int(largest)})."
-        elif no_subagents:
-            pass  # "fold evicts nothing from the smallest budget" would restate the identity above as a finding
-        else:
-            text += f" Within the sweep, **fold evicts nothing in any session from maxTotalChars = {fmt_int(zero)}**."
+    if swept and (zero := fold_zero_budget(sweep)) is None:
+        text += f" Within the sweep, fold still evicts parent content at the largest budget ({fmt_int(largest)})."
+    elif swept and not no_subagents:  # else "fold evicts nothing from the smallest budget" would restate the identity
+        text += f" Within the sweep, **fold evicts nothing in any session from maxTotalChars = {fmt_int(zero)}**."
     return markdown(text)
 
 

@@ -6,7 +6,7 @@ import polars as pl
 
 from measure.numbers import ROUND_MODE
 from measure.report.style import ordered_strategies, strategy_rank
-from measure.report.views.common import Report, fmt_int, fmt_x, headed, markdown, per_session, wide
+from measure.report.views.common import Report, fmt_int, fmt_x, headed, markdown, per_session, plural, wide
 
 
 def calls_table(r: Report) -> pl.DataFrame:
@@ -24,14 +24,11 @@ def chunking_table(r: Report) -> pl.DataFrame:
         *headed({"parent_windows": "parent windows", "subagent_chunks": "subagent chunks", "llm_calls": "calls",
                  "parent_chars_in_prompts": "parent chars across chunks"}),
     )
-    base = calls.filter(pl.col("strategy") == "link").select(
-        "session_id", pl.col("parent_chars_in_prompts").alias("baseline parent chars")
-    )
+    base = calls.filter(pl.col("strategy") == "link").select("session_id",
+                                                            pl.col("parent_chars_in_prompts").alias("baseline parent chars"))
     out = ch.join(base, on="session_id", how="left", maintain_order="left").with_columns(
         (pl.col("parent chars across chunks") / pl.max_horizontal(pl.col("baseline parent chars"), pl.lit(1)))
-        .round(1, mode=ROUND_MODE)
-        .alias("recovered ×")
-    )
+        .round(1, mode=ROUND_MODE).alias("recovered ×"))
     return per_session(out, r)
 
 
@@ -55,35 +52,25 @@ def calls_summary(r: Report):
     if ch.height == 0:
         return markdown("No chunked rows: every strategy measured makes one call per session.")
     active = ch.filter(pl.col("llm_calls") > 0)
-    ct = chunking_table(r).filter(pl.col("calls") > 0)
-    text = (
-        f"Chunked extraction makes {fmt_int(ch['llm_calls'].sum())} calls for {ch.height} sessions"
-        + (
-            f" ({fmt_x(active['multiplier'].min())}–{fmt_x(active['multiplier'].max())} a single call"
-            f" in the {active.height} sessions with events). " + _recovered(ct)
-            if active.height
-            else "."
-        )
-    )
-    skipped = skipped_sessions(r)
-    if skipped.height:
-        text += (
-            f" {skipped.height} session{' falls' if skipped.height == 1 else 's fall'} below akm's `minContentChars` gate "
-            "(fewer than 10 chars of raw text) and cost no call under the strategies listed below."
-        )
+    text = f"Chunked extraction makes {fmt_int(ch['llm_calls'].sum())} calls for {ch.height} sessions"
+    if active.height:
+        text += (f" ({fmt_x(active['multiplier'].min())}–{fmt_x(active['multiplier'].max())} a single call in the "
+                 f"{active.height} sessions with events). " + _recovered(chunking_table(r).filter(pl.col("calls") > 0)))
+    else:
+        text += "."
+    if k := skipped_sessions(r).height:
+        text += (f" {k} {plural(k, 'session falls', 'sessions fall')} below akm's `minContentChars` gate "
+                 "(fewer than 10 chars of raw text) and cost no call under the strategies listed below.")
     cost = r.tables["run_cost"]
-    chunked = cost.filter(pl.col("strategy") == "chunked")
-    single = cost.filter(pl.col("strategy") != "chunked")
+    chunked, single = cost.filter(pl.col("strategy") == "chunked"), cost.filter(pl.col("strategy") != "chunked")
     if chunked.height and single.height:
         row = chunked.row(0, named=True)
         baseline = int(single["calls_per_run_max"].max() or 0)
-        text += (
-            f" Under akm's cap of {row['session_cap']} sessions per run ({fmt_int(row['sessions'])} sessions here, "
-            f"{fmt_int(row['runs'])} run{'s' if row['runs'] != 1 else ''}), the most expensive run makes "
-            f"**{fmt_int(row['calls_per_run_max'])} calls** where a single-call strategy makes at most "
-            f"{fmt_int(baseline)}"
-            + (f" ({fmt_x(row['calls_per_run_max'] / baseline)})." if baseline else ".")
-        )
+        text += (f" Under akm's cap of {row['session_cap']} sessions per run ({fmt_int(row['sessions'])} sessions "
+                 f"here, {fmt_int(row['runs'])} {plural(row['runs'], 'run')}), the most expensive run makes "
+                 f"**{fmt_int(row['calls_per_run_max'])} calls** where a single-call strategy makes at most "
+                 f"{fmt_int(baseline)}"
+                 + (f" ({fmt_x(row['calls_per_run_max'] / baseline)})." if baseline else "."))
     return markdown(text)
 
 
@@ -91,10 +78,8 @@ def _recovered(ct: pl.DataFrame) -> str:
     """What chunking keeps of the parent, against one parent-alone call: a range, or "the same" when it is 1.0 everywhere."""
     lo, hi = ct["recovered ×"].min(), ct["recovered ×"].max()
     if lo == hi == 1.0:
-        return (
-            "Across its calls it keeps 1.0× the parent-origin chars of one parent-alone call in every session "
-            "(to one decimal): here chunking recovers no parent content a single call loses."
-        )
+        return ("Across its calls it keeps 1.0× the parent-origin chars of one parent-alone call in every session "
+                "(to one decimal): here chunking recovers no parent content a single call loses.")
     return f"It keeps {fmt_x(lo)}–{fmt_x(hi)} the parent-origin chars of one parent-alone call."
 
 
