@@ -19,47 +19,32 @@ def background_summary(r: Report):
     """Markdown: how many background tasks, how long their stub says they ran vs how long they ran."""
     bg = r.tables["background"]
     if bg.height == 0:
-        return markdown(
-            "No session of this run launched a background task: the launch-stub, delivery and late-result sections "
-            "below are empty. The replay at the end covers every session, background tasks or not."
-        )
-    sessions = bg["session_id"].n_unique()
+        return markdown("No session of this run launched a background task: the launch-stub, delivery and late-result "
+                        "sections below are empty. The replay at the end covers every session, background tasks or not.")
     timed = bg.filter(pl.col("stub_seconds").is_not_null() & pl.col("run_seconds").is_not_null())
-    text = f"{fmt_int(bg.height)} background tasks in {fmt_int(sessions)} sessions."
+    text = f"{fmt_int(bg.height)} background tasks in {fmt_int(bg['session_id'].n_unique())} sessions."
     if timed.height:
-        stub, run = timed["stub_seconds"].median(), timed["run_seconds"].median()
         longer = timed.filter(pl.col("run_seconds") > pl.col("stub_seconds")).height
-        text += (
-            f" For the {fmt_int(timed.height)} with both a launch stub and a completion, the stub arrives a median"
-            f" {_fmt_s(stub)} after the launch while the task completes a median {_fmt_s(run)} after it"
-            f" (longest: {_fmt_s(timed['run_seconds'].max())}); {fmt_int(longer)} of them ran longer than their stub says."
-        )
-        if longer:
-            text += " A tool that trusts the launch result records the stub, not the work, for those."
-        else:
-            text += " Here the launch stub never understates a task's run time."
-    untimed = bg.height - timed.height
-    if untimed:
-        text += (
-            f" {fmt_int(untimed)} have no launch line or no completion in the files (launched in another session,"
-            " a workflow whose launch tool is not a task tool, or never completed) and are left out of the times."
-        )
+        text += (f" For the {fmt_int(timed.height)} with both a launch stub and a completion, the stub arrives a median"
+                 f" {_fmt_s(timed['stub_seconds'].median())} after the launch while the task completes a median"
+                 f" {_fmt_s(timed['run_seconds'].median())} after it (longest: {_fmt_s(timed['run_seconds'].max())});"
+                 f" {fmt_int(longer)} of them ran longer than their stub says."
+                 + (" A tool that trusts the launch result records the stub, not the work, for those." if longer
+                    else " Here the launch stub never understates a task's run time."))
+    if untimed := bg.height - timed.height:
+        text += (f" {fmt_int(untimed)} have no launch line or no completion in the files (launched in another session,"
+                 " a workflow whose launch tool is not a task tool, or never completed) and are left out of the times.")
     return markdown(text)
 
 
 def stub_table(r: Report) -> pl.DataFrame:
     """Per kind: tasks, median launch stub and median true run time (seconds), the longest run."""
-    bg = r.tables["background"]
-    return (
-        bg.group_by("kind")
-        .agg(
-            pl.len().alias("tasks"),
-            pl.col("stub_seconds").median().round(1, mode=ROUND_MODE).alias("median stub (s)"),
-            pl.col("run_seconds").median().round(1, mode=ROUND_MODE).alias("median run (s)"),
-            pl.col("run_seconds").max().round(1, mode=ROUND_MODE).alias("longest run (s)"),
-        )
-        .sort("kind")
-    )
+    return r.tables["background"].group_by("kind").agg(
+        pl.len().alias("tasks"),
+        pl.col("stub_seconds").median().round(1, mode=ROUND_MODE).alias("median stub (s)"),
+        pl.col("run_seconds").median().round(1, mode=ROUND_MODE).alias("median run (s)"),
+        pl.col("run_seconds").max().round(1, mode=ROUND_MODE).alias("longest run (s)"),
+    ).sort("kind")
 
 
 def deliveries_table(r: Report) -> pl.DataFrame:
@@ -104,12 +89,10 @@ def delivery_summary(r: Report):
     bg = r.tables["background"]
     if bg.height == 0:
         return markdown("No background tasks, so nothing to deliver.")
-    removed = bg.filter(pl.col("delivery") == "removed")
-    never = bg.filter(pl.col("delivery") == "never")
+    removed, never = (bg.filter(pl.col("delivery") == d) for d in ("removed", "never"))
     never_notified = never.filter(pl.col("notifications") > 0).height
-    killed = bg.filter(pl.col("killed")).height
     late = bg.filter(pl.col("completed_after_parent_end").fill_null(False))
-    late_transcripts = late.filter(pl.col("transcript_events").is_not_null()).height
+    killed = bg.filter(pl.col("killed")).height
     text = (
         f"{fmt_int(bg.filter(pl.col('delivery') == 'turn').height)} of {fmt_int(bg.height)} background results reached"
         f" the parent as a turn. {fmt_int(removed.height)} were enqueued and removed without a user line"
@@ -121,16 +104,12 @@ def delivery_summary(r: Report):
            " with none at all)." if never.height else ".")
         + f" {fmt_int(late.height)} completed after the parent's last turn"
     )
-    if late.height:
-        text += (
-            f"; {fmt_int(late_transcripts)} of those have a subagent transcript. akm's content hash covers it, so its"
-            " late lines move the hash after the parent is done: the fold strategies send them only if akm extracts"
-            " again, and hybrid extracts again without sending them, since its prompt is built from the parent's"
-            " events (true by construction)."
-        )
-    else:
-        text += "."
-    return markdown(text)
+    if not late.height:
+        return markdown(text + ".")
+    return markdown(text + f"; {fmt_int(late.filter(pl.col('transcript_events').is_not_null()).height)} of those have a"
+                    " subagent transcript. akm's content hash covers it, so its late lines move the hash after the parent"
+                    " is done: the fold strategies send them only if akm extracts again, and hybrid extracts again without"
+                    " sending them, since its prompt is built from the parent's events (true by construction).")
 
 
 def replay_table(r: Report) -> pl.DataFrame:
@@ -145,46 +124,31 @@ def replay_summary(r: Report):
         if not any(r.tables[t].height for t in ("sessions", "background") if t in r.tables):
             return markdown("No sessions were measured, so there was nothing to replay.")
         return markdown("This run did not replay the sessions (`measure run --replay`); `measure report` always does.")
-    schedules = sorted(set(rp["schedule"].to_list()))
-    moments = {
-        "turn_end": "at the end of every parent turn and at the final state",
-        "final": "at the final state only",
-    }
-    when = "; ".join(moments[s] if s in moments else f"every {s.partition(':')[2]} minutes and at the final state" for s in schedules)
+    moments = {"turn_end": "at the end of every parent turn and at the final state", "final": "at the final state only"}
+    when = "; ".join(moments.get(s, f"every {s.partition(':')[2]} minutes and at the final state")
+                     for s in sorted(set(rp["schedule"].to_list())))
     t = replay_table(r)
+    thinned = fmt_int(rp.filter(pl.col("moments_dropped") > 0)["session_id"].n_unique())
     lines = [
         f"akm's pipeline ran on each session as it stood {when}"
         f" ({fmt_int(t['moments'].max() if t.height else 0)} moments over {fmt_int(rp['session_id'].n_unique())} sessions"
-        f"{', thinned to the per-session cap in ' + fmt_int((rp.filter(pl.col('moments_dropped') > 0))['session_id'].n_unique()) + ' sessions' if rp['moments_dropped'].sum() else ''})."
+        + (f", thinned to the per-session cap in {thinned} sessions" if rp["moments_dropped"].sum() else "") + ")."
         " An extraction is a moment whose content hash differs from the previous extraction's; a wasted one"
         " sends the same transcript and preserved refs as the extraction before it."
     ]
     for row in t.iter_rows(named=True):
-        s = row["strategy"]
-        line = (
-            f"- **{s}** would extract {fmt_int(row['extractions'])} times, re-extracting"
+        late = row["after the parent's last event"]
+        lines.append(
+            f"- **{row['strategy']}** would extract {fmt_int(row['extractions'])} times, re-extracting"
             f" {fmt_int(row['sessions re-extracted'])} sessions {fmt_int(row['re-extractions'])} times"
             f" ({fmt_int(row['LLM calls'])} LLM calls in all)"
-        )
-        if row["wasted"]:
-            line += (
-                f"; it would re-extract {fmt_int(row['sessions with waste'])} sessions {fmt_int(row['wasted'])} times"
-                f" with an unchanged prompt: {fmt_int(row['wasted LLM calls'])} LLM calls that show the LLM nothing new"
-            )
-        else:
-            line += "; no re-extraction repeats its prompt"
-        late = row["after the parent's last event"]
-        if late:
-            line += f"; {fmt_int(late)} of its extractions come after the parent's last event, triggered by other files' lines alone."
-        else:
-            line += "."
-        lines.append(line)
+            + (f"; it would re-extract {fmt_int(row['sessions with waste'])} sessions {fmt_int(row['wasted'])} times with"
+               f" an unchanged prompt: {fmt_int(row['wasted LLM calls'])} LLM calls that show the LLM nothing new"
+               if row["wasted"] else "; no re-extraction repeats its prompt")
+            + (f"; {fmt_int(late)} of its extractions come after the parent's last event, triggered by other files' lines"
+               " alone." if late else "."))
     late = rp.group_by("session_id").agg(pl.col("late_results").max())["late_results"].sum()
-    if late:
-        lines.append(
-            f"\n{fmt_int(late)} background results completed after their parent's last turn: akm sees them only if it"
-            " extracts again after that moment."
-        )
-    else:
-        lines.append("\nNo background result completed after its parent's last turn, so no result depends on a late re-extraction.")
+    lines.append(f"\n{fmt_int(late)} background results completed after their parent's last turn: akm sees them only if "
+                 "it extracts again after that moment." if late else "\nNo background result completed after its parent's "
+                 "last turn, so no result depends on a late re-extraction.")
     return markdown("\n".join(lines))
