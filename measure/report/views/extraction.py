@@ -72,10 +72,8 @@ def load(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathL
 def summary(x: Extraction | None):
     """Markdown: where the results come from, what was sent, and how many calls failed."""
     if x is None:
-        return markdown(
-            "No extraction results for this root: run `measure extract --root ROOT --out O` and render "
-            "`measure report --extraction O`."
-        )
+        return markdown("No extraction results for this root: run `measure extract --root ROOT --out O` and render "
+                        "`measure report --extraction O`.")
     p = x.meta.get("params", {})
     client = p.get("client", "?")
     model = x.meta.get("model") or p.get("model") or "?"
@@ -91,10 +89,8 @@ def summary(x: Extraction | None):
         f"{fmt_int(x.calls.height - ok)} error row(s)",
     ]
     if client == "command":
-        lines.append(
-            f"- **Note:** a shell command stood in for the model (`{p.get('command')}`); its candidates "
-            "say nothing about what a real model extracts unless that command calls one."
-        )
+        lines.append(f"- **Note:** a shell command stood in for the model (`{p.get('command')}`); its candidates "
+                     "say nothing about what a real model extracts unless that command calls one.")
     return markdown("\n".join(lines))
 
 
@@ -122,21 +118,17 @@ def sources_table(x: Extraction) -> pl.DataFrame:
 
 def calls_table(x: Extraction) -> pl.DataFrame:
     """Per strategy: calls, answered, errors by status, tokens reported, median latency."""
-    c = x.calls
-    return (
-        c.group_by("strategy")
-        .agg(
-            pl.len().alias("calls"),
-            *((pl.col("status") == status).sum().alias(header) for status, header in
-              (("ok", "ok"), ("call_failed", "failed"), ("invalid_reply", "invalid reply"), ("not_in_store", "not in store"))),
-            pl.col("candidates").sum().alias("candidates"),
-            # null, not 0, when the client reports no usage (command)
-            pl.when(pl.col("input_tokens").is_not_null().any()).then(pl.col("input_tokens").sum()).alias("input tokens"),
-            pl.when(pl.col("output_tokens").is_not_null().any()).then(pl.col("output_tokens").sum()).alias("output tokens"),
-            pl.col("latency_ms").median().round(0).alias("median latency ms"),
-        )
-        .sort("strategy")
-    )
+    return x.calls.group_by("strategy").agg(
+        pl.len().alias("calls"),
+        *((pl.col("status") == status).sum().alias(header) for status, header in (
+            ("ok", "ok"), ("call_failed", "failed"), ("invalid_reply", "invalid reply"),
+            ("not_in_store", "not in store"))),
+        pl.col("candidates").sum(),
+        # null, not 0, when the client reports no usage (command)
+        *(pl.when(pl.col(f"{io}_tokens").is_not_null().any()).then(pl.col(f"{io}_tokens").sum()).alias(f"{io} tokens")
+          for io in ("input", "output")),
+        pl.col("latency_ms").median().round(0).alias("median latency ms"),
+    ).sort("strategy")
 
 
 def errors(x: Extraction):
@@ -155,23 +147,17 @@ def verdict_text(x: Extraction | None) -> str:
         if done.height == 0:
             lines.append(f"- **{label(sa)} vs {label(sb)}:** no session has a complete pair of replies.")
             continue
-        ua, ub = int(done["unique_a"].sum()), int(done["unique_b"].sum())
-        sub_a = int(done["unique_a_subagent_only"].sum())
         restated = int(done["unique_a_inline_ref"].sum() + done["unique_a_notification"].sum())
-        text = (
-            f"- **{label(sa)} vs {label(sb)}** ({done.height} session(s) with both replies): "
-            f"{fmt_int(done['matched'].sum())} candidates matched; {fmt_int(ua)} found only under {sa}, "
-            f"of which {fmt_int(sub_a)} rest on content present only in subagent-origin events (the seed's "
-            f"criterion for what {sb} cannot see) and {fmt_int(restated)} restate an inline ref or a notification; "
-            f"{fmt_int(ub)} found only under {sb}. Unmatched between arms: "
-            f"{fmt_pct(done['unmatched_pct'].mean())} of candidates"
-        )
         noise = [v for v in (done["noise_a_unmatched_pct"].mean(), done["noise_b_unmatched_pct"].mean()) if v is not None]
-        if noise:
-            text += f"; between two samples of the same prompt: {fmt_pct(sum(noise) / len(noise))} (sampling noise)."
-        else:
-            text += "; sampling noise not measured (one sample per prompt; use --samples 2 or more)."
-        lines.append(text)
+        lines.append(
+            f"- **{label(sa)} vs {label(sb)}** ({done.height} session(s) with both replies): "
+            f"{fmt_int(done['matched'].sum())} candidates matched; {fmt_int(done['unique_a'].sum())} found only under "
+            f"{sa}, of which {fmt_int(done['unique_a_subagent_only'].sum())} rest on content present only in subagent-"
+            f"origin events (the seed's criterion for what {sb} cannot see) and {fmt_int(restated)} restate an inline ref "
+            f"or a notification; {fmt_int(done['unique_b'].sum())} found only under {sb}. Unmatched between arms: "
+            f"{fmt_pct(done['unmatched_pct'].mean())} of candidates"
+            + (f"; between two samples of the same prompt: {fmt_pct(sum(noise) / len(noise))} (sampling noise)." if noise
+               else "; sampling noise not measured (one sample per prompt; use --samples 2 or more)."))
     return "\n".join(lines)
 
 
@@ -181,8 +167,8 @@ def verdict(x: Extraction | None):
 
 
 def verdict_section(r, out_dir: str | os.PathLike | None = None) -> str:
-    """Markdown for the overview's verdict when extraction results exist for the report `r`, else ''; pass the
-    notebook's `out_dir` too, so results `measure report --extraction` copied into the run directory are found."""
+    """Markdown for the overview's verdict when extraction results exist for the report `r`, else '' (`out_dir`: the
+    notebook's, where `measure report --extraction` copies the results)."""
     x = load(r.sessions_root, out_dir=out_dir)
     body = verdict_text(x)
     if not body:
@@ -190,12 +176,10 @@ def verdict_section(r, out_dir: str | os.PathLike | None = None) -> str:
     p = x.meta.get("params", {})
     model = x.meta.get("model") or p.get("model")
     head = f"**What a model extracted** (`{p.get('client')}` / `{model}`, see 06-extraction):"
-    if p.get("client") == "command":
-        # The overview must not present a stand-in's replies as a model's findings.
-        head = (
-            f"**What a stand-in for the model returned** (`command` / `{model}`: a shell command, `{p.get('command')}`, "
-            "answered instead of a model, so these counts say nothing about what a real model extracts; see 06-extraction):"
-        )
+    if p.get("client") == "command":  # the overview must not present a stand-in's replies as a model's findings
+        head = (f"**What a stand-in for the model returned** (`command` / `{model}`: a shell command, "
+                f"`{p.get('command')}`, answered instead of a model, so these counts say nothing about what a real model "
+                "extracts; see 06-extraction):")
     if x.recorded:
         head += f" *Replies from the recorded store `{x.source}`, not from a call made for this report.*"
     return head + "\n\n" + body

@@ -11,15 +11,15 @@ from measure.report.views.common import Report, fmt_int, headed, markdown, per_s
 
 def headline(r: Report) -> pl.DataFrame:
     """The #840 headline table recomputed: prompt chars per strategy, fold eviction, inline refs."""
-    s = r.tables["sessions"]
-    ev = r.tables["eviction"]
-    prompt = wide(s, "prompt_chars", ["link", "fold", "fold_dedupe_scoped", "hybrid"], r, {"fold_dedupe_scoped": "fold+dedupe"})
-    refs = wide(s, "inline_refs", ["link", "fold", "hybrid"], r, {k: f"refs {k}" for k in ("link", "fold", "hybrid")})
-    files = wide(s, "subagent_files", ["fold"], r, {"fold": "subagent files"})
-    evicted = wide(ev, "evicted_chars", ["fold"], r, {"fold": "fold evicted"})
-    pct = wide(ev, "evicted_chars_pct", ["fold"], r, {"fold": "fold evicted %"})
-    out = files
-    for part in (prompt, evicted, pct, refs):
+    s, ev = r.tables["sessions"], r.tables["eviction"]
+    out = wide(s, "subagent_files", ["fold"], r, {"fold": "subagent files"})
+    for part in (
+        wide(s, "prompt_chars", ["link", "fold", "fold_dedupe_scoped", "hybrid"], r,
+             {"fold_dedupe_scoped": "fold+dedupe"}),
+        wide(ev, "evicted_chars", ["fold"], r, {"fold": "fold evicted"}),
+        wide(ev, "evicted_chars_pct", ["fold"], r, {"fold": "fold evicted %"}),
+        wide(s, "inline_refs", ["link", "fold", "hybrid"], r, {k: f"refs {k}" for k in ("link", "fold", "hybrid")}),
+    ):
         out = out.join(part, on="session_id", how="left", maintain_order="left")
     return per_session(out, r)
 
@@ -34,15 +34,12 @@ def errors(r: Report):
 def legacy_agent_note(r: Report):
     """Markdown: how many sessions are legacy sibling `agent-*.jsonl` transcripts (akm lists them as sessions)."""
     s = r.tables["sessions"]
-    n = s["session_id"].n_unique()
-    k = _legacy(s).height
+    n, k = s["session_id"].n_unique(), _legacy(s).height
     if k == 0:
         return markdown(f"_None of the {n} sessions is a legacy sibling `agent-*.jsonl` transcript._")
-    return markdown(
-        f"**{k} of the {n} sessions are legacy sibling `agent-*.jsonl` transcripts** (subagents written beside "
-        f"their parent, the layout before `<session>/subagents/`). akm lists them as sessions of their own, so they "
-        f"are measured as such here and marked below; the other {n - k} are parent transcripts."
-    )
+    return markdown(f"**{k} of the {n} sessions are legacy sibling `agent-*.jsonl` transcripts** (subagents written "
+                    "beside their parent, the layout before `<session>/subagents/`). akm lists them as sessions of their "
+                    f"own, so they are measured as such here and marked below; the other {n - k} are parent transcripts.")
 
 
 def legacy_agent_sessions(r: Report) -> pl.DataFrame:
@@ -85,13 +82,12 @@ def classification_note(r: Report):
     text = (f"**{fmt_int(sub.height)} subagent transcripts, {fmt_int(total)} counted as delegated work**"
             + (f" ({', '.join(_kinds(count[k], k) for k in delegated)})." if delegated else "."))
     out = []
+    by_content = sub.filter((pl.col("kind") == "side_question")
+                            & ~pl.col("agent_id").str.starts_with("agent-aside_question-")).height
+    detail = {"side_question": f" ({by_content} recognised by their content alone)" if by_content else ""}
     for kind, why in EXCLUDED_BECAUSE.items():
         if count.get(kind):
-            detail = ""
-            if kind == "side_question":
-                by_content = sub.filter((pl.col("kind") == kind) & ~pl.col("agent_id").str.starts_with("agent-aside_question-")).height
-                detail = f" ({by_content} recognised by their content alone)" if by_content else ""
-            out.append(f"- {_kinds(count[kind], kind)}{detail}: {why}.")
+            out.append(f"- {_kinds(count[kind], kind)}{detail.get(kind, '')}: {why}.")
     replayed = sub.filter(pl.col("kind").is_in(delegated) & (pl.col("replayed_events") > 0))
     if replayed.height:
         out.append(f"- {replayed.height} delegated transcript(s) open with a replay of the parent "
@@ -112,11 +108,9 @@ def launches(r: Report) -> pl.DataFrame:
     """Subagent transcripts per kind, launch and the source that named the launch (run totals)."""
     sub = r.tables["subagents"]
     order = {k: i for i, k in enumerate(KIND_NAMES)}
-    return (
-        sub.group_by("kind", "launch", "launch_source")
-        .agg(pl.len().cast(pl.Int64).alias("transcripts"), pl.col("session_id").n_unique().cast(pl.Int64).alias("sessions"))
-        .sort(pl.col("kind").replace_strict(order, default=len(order), return_dtype=pl.Int64), "launch", "launch_source")
-    )
+    return sub.group_by("kind", "launch", "launch_source").agg(
+        pl.len().cast(pl.Int64).alias("transcripts"), pl.col("session_id").n_unique().cast(pl.Int64).alias("sessions"),
+    ).sort(pl.col("kind").replace_strict(order, default=len(order), return_dtype=pl.Int64), "launch", "launch_source")
 
 
 def subagent_inventory(r: Report):
@@ -141,21 +135,16 @@ def quirks(r: Report):
     q = r.tables["quirks"]
     if q.height == 0:
         return markdown("_No reproduced akm quirk changed what would be sent._")
-    out = q.group_by("quirk", "strategy").agg(
-        pl.col("count").sum().alias("count"), pl.col("session_id").n_unique().alias("sessions")
-    )
+    out = q.group_by("quirk", "strategy").agg(pl.col("count").sum(), pl.col("session_id").n_unique().alias("sessions"))
     return out.sort("quirk", strategy_rank(out["strategy"]))
 
 
 def breakdown(r: Report) -> pl.DataFrame:
     """Per project, Claude Code version and month: sessions, subagent share, eviction and calls."""
-    df = breakdown_ordered(r.tables["breakdown"])
-    return df.select(
+    return breakdown_ordered(r.tables["breakdown"]).select(
         pl.col("dimension").replace_strict(BREAKDOWN_DIMENSIONS, default=pl.col("dimension")).alias("by"),
-        "value",
-        "sessions",
+        "value", "sessions",
         *headed({"sessions_with_subagents": "with subagents", "subagent_chars_pct": "subagent chars %",
-                 "fold_evicted_pct": "fold evicted %",
-                 "hybrid_evicted_pct": "hybrid evicted %", "llm_calls_link": "calls (link)",
-                 "llm_calls_chunked": "calls (chunked)", "chunked_multiplier": "chunked ×"}),
+                 "fold_evicted_pct": "fold evicted %", "hybrid_evicted_pct": "hybrid evicted %", "llm_calls_link":
+                 "calls (link)", "llm_calls_chunked": "calls (chunked)", "chunked_multiplier": "chunked ×"}),
     )
