@@ -65,14 +65,9 @@ def undelivered_table(r: Report) -> pl.DataFrame:
 
 
 TASK_LABELS: dict[str, str] = {
-    "task_id": "task id",
-    "cc_version": "Claude Code",
-    "completed_after_parent_end": "completed after the parent's last turn",
-    "result_chars": "result (chars)",
-    "completed_by": "completion seen in",
-    "parent_end_at": "parent's last turn ended",
-    "completed_at": "completed",
-    "run_seconds": "run (s)",
+    "task_id": "task id", "cc_version": "Claude Code", "result_chars": "result (chars)",
+    "completed_after_parent_end": "completed after the parent's last turn", "completed_by": "completion seen in",
+    "parent_end_at": "parent's last turn ended", "completed_at": "completed", "run_seconds": "run (s)",
     "transcript_events": "subagent transcript events",
 }
 """Headers of the per-task tables: the words of the deliveries table and the summaries, with units."""

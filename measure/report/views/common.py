@@ -52,18 +52,10 @@ class Report:
         return self.tables[name].to_pandas(use_pyarrow_extension_array=True)
 
 
-def load(
-    sessions_root: str | os.PathLike,
-    out_dir: str | os.PathLike | None = None,
-    *,
-    max_total_chars: int | None = None,
-    budgets: list[int] | None = None,
-    template_path: str | os.PathLike | None = None,
-    sessions: list[str] | None = None,
-    show_excerpts: bool = False,
-    replay: str | None = None,
-    priorities: str | None = None,
-) -> Report:
+def load(sessions_root: str | os.PathLike, out_dir: str | os.PathLike | None = None, *,
+         max_total_chars: int | None = None, budgets: list[int] | None = None,
+         template_path: str | os.PathLike | None = None, sessions: list[str] | None = None,
+         show_excerpts: bool = False, replay: str | None = None, priorities: str | None = None) -> Report:
     """Return the tables of a measurement of `sessions_root` (repo-relative or `~/...`).
 
     `out_dir` is a `measure run` directory to read (the root its run.json names wins); None measures the root now,
@@ -255,14 +247,10 @@ HTML_FLOAT_DIGITS = 1
 """Decimals of floats in tables."""
 
 COLUMN_LABELS: dict[str, str] = {
-    "subagent_path": "subagent transcript",
-    "both_in_prompt": "both copies in prompt",
-    "notification_chars": "notification (chars)",
-    "final_chars": "final report (chars)",
-    "stub_saved_chars": "stub saves (chars)",
-    "llm_calls": "LLM calls",
-    "calls_per_run_mean": "calls per run (mean)",
-    "calls_per_run_max": "calls per run (max)",
+    "subagent_path": "subagent transcript", "both_in_prompt": "both copies in prompt",
+    "notification_chars": "notification (chars)", "final_chars": "final report (chars)",
+    "stub_saved_chars": "stub saves (chars)", "llm_calls": "LLM calls",
+    "calls_per_run_mean": "calls per run (mean)", "calls_per_run_max": "calls per run (max)",
     "cap_multiplier": "max calls per run / cap (×)",
     "x_single_call_run": "max calls per run / single-call strategy's (×)",
 }

@@ -24,11 +24,8 @@ CANDIDATES = {k: v for k, v in STRATEGY_LABELS.items() if "(C" in v}
 CRITERION_LABELS = {
     "parent_chars_evicted": "Parent-origin chars evicted (budget eviction)",
     "delegated_results_in_prompt": "Delegated results reaching the prompt",
-    "subagent_unique_chars_in_prompt": "Subagent-only chars reaching the prompt",
-    "inline_refs": "Inline refs listed",
-    "llm_calls": "LLM calls",
-    "calls_per_run_max": "Calls in the most expensive akm run",
-    "prompt_chars": "Prompt chars",
+    "subagent_unique_chars_in_prompt": "Subagent-only chars reaching the prompt", "inline_refs": "Inline refs listed",
+    "llm_calls": "LLM calls", "calls_per_run_max": "Calls in the most expensive akm run", "prompt_chars": "Prompt chars",
 }
 
 

@@ -54,16 +54,12 @@ def run_tables(directory: str | os.PathLike) -> tuple[dict[str, pl.DataFrame], d
     d = Path(directory).expanduser()
     if not d.is_dir():
         raise RunDiffError(f"not a directory: {directory}")
-    run_json = d / "run.json"
+    run_json, csv = d / "run.json", d / "tables"
     if (d / "sessions.parquet").is_file():
         tables = read_tables(d)
-    elif (d / "tables" / "sessions.csv").is_file():
-        tables = {
-            name: pl.read_csv(d / "tables" / f"{name}.csv", schema=table.polars_schema)
-            if (d / "tables" / f"{name}.csv").is_file()
-            else pl.DataFrame(schema=table.polars_schema)
-            for name, table in TABLES.items()
-        }
+    elif (csv / "sessions.csv").is_file():
+        tables = {name: pl.read_csv(csv / f"{name}.csv", schema=table.polars_schema) if (csv / f"{name}.csv").is_file()
+                  else pl.DataFrame(schema=table.polars_schema) for name, table in TABLES.items()}
     else:
         raise RunDiffError(f"{directory} holds no run: expected sessions.parquet (measure run --out) or tables/sessions.csv (a report)")
     run = json.loads(run_json.read_text(encoding="utf-8")) if run_json.is_file() else {}
@@ -97,11 +93,10 @@ def _num(v) -> float | None:
 def parameter_changes(run_a: dict, run_b: dict) -> list[str]:
     """The run.json parameters (and template digest, root name) that differ, as `name: A -> B` lines."""
     def flat(run: dict) -> dict:
-        out = {f"parameters.{k}": v for k, v in sorted((run.get("parameters") or {}).items())}
-        out["template_sha256"] = (run.get("template_sha256") or "")[:12] or None
-        out["input.root_name"] = (run.get("input") or {}).get("root_name")
-        out["input.sessions_listed"] = (run.get("input") or {}).get("sessions_listed")
-        return out
+        given = run.get("input") or {}
+        return {**{f"parameters.{k}": v for k, v in sorted((run.get("parameters") or {}).items())},
+                "template_sha256": (run.get("template_sha256") or "")[:12] or None,
+                "input.root_name": given.get("root_name"), "input.sessions_listed": given.get("sessions_listed")}
 
     fa, fb = flat(run_a), flat(run_b)
     return [f"{k}: {fa.get(k)!r} -> {fb.get(k)!r}" for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)]
@@ -109,8 +104,7 @@ def parameter_changes(run_a: dict, run_b: dict) -> list[str]:
 
 def diff_runs(run_a: str | os.PathLike, run_b: str | os.PathLike, metrics: list[str] | None = None) -> tuple[pl.DataFrame, list[str]]:
     """The per-strategy deltas between two run directories, and what differs in their parameters."""
-    tables_a, json_a = run_tables(run_a)
-    tables_b, json_b = run_tables(run_b)
+    (tables_a, json_a), (tables_b, json_b) = run_tables(run_a), run_tables(run_b)
     return diff_tables(tables_a, tables_b, metrics), parameter_changes(json_a, json_b)
 
 
@@ -118,12 +112,8 @@ def formatted(table: pl.DataFrame) -> pl.DataFrame:
     """The diff table as text: thousands separators, whole numbers without decimals, signed deltas, `n/a`."""
 
     def fmt(v: float | None, signed: bool = False, pct: bool = False) -> str:
-        if v is None:
-            return "n/a"
-        text = f"{v:+,.1f}" if signed else f"{v:,.1f}"
-        if text.endswith(".0") and not pct:
-            text = text[:-2]
-        return text + ("%" if pct else "")
+        text = "n/a" if v is None else f"{v:+,.1f}" if signed else f"{v:,.1f}"
+        return text + "%" if pct and v is not None else text.removesuffix(".0")
 
     columns = {"A": ("a", False, False), "B": ("b", False, False), "B - A": ("delta", True, False), "change": ("delta_pct", True, True)}
     rows = [{"strategy": r["strategy"], "metric": r["metric"], **{h: fmt(r[c], s, p) for h, (c, s, p) in columns.items()}}

@@ -94,11 +94,8 @@ def eviction_summary(r: Report):
 
 
 SWEEP_LABELS: dict[str, str] = {
-    "budget": "budget (chars)",
-    "evicted_chars": "evicted (chars)",
-    "stub_saved_chars": "stub-shortened (chars)",
-    "alone_parent_kept_chars": "parent alone kept (chars)",
-    "evicted_pct": "evicted (%)",
+    "budget": "budget (chars)", "evicted_chars": "evicted (chars)", "stub_saved_chars": "stub-shortened (chars)",
+    "alone_parent_kept_chars": "parent alone kept (chars)", "evicted_pct": "evicted (%)",
     "sessions_evicting": "sessions evicting",
 }
 """Headers of the pooled sweep as the page shows it: the words and units of the eviction table above."""
