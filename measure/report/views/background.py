@@ -10,9 +10,7 @@ from measure.report.views.common import Report, fmt_int, markdown, per_session
 
 
 def _fmt_s(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    return f"{rounded(x / 60, 1):,.1f} min" if x >= 120 else f"{rounded(x, 1):,.1f} s"
+    return "n/a" if x is None else f"{rounded(x / 60, 1):,.1f} min" if x >= 120 else f"{rounded(x, 1):,.1f} s"
 
 
 def background_summary(r: Report):

@@ -1,7 +1,4 @@
-"""What every page shares: load a run's tables, order sessions, format numbers, the run summary.
-
-Views format the run's schema tables, rows always sorted (byte-stable output); a notebook is `load(...)`, then views.
-"""
+"""What every page shares: load a run's tables, order sessions (byte-stable), format numbers, the run summary."""
 
 from __future__ import annotations
 
@@ -84,9 +81,8 @@ def load(sessions_root: str | os.PathLike, out_dir: str | os.PathLike | None = N
 
     params = RunParams.from_options(
         max_total_chars=max_total_chars, budgets=budgets, sessions=sessions, show_excerpts=show_excerpts, replay=replay,
-        priorities=priorities,
-        template=paths.resolve(template_path) if template_path else None, file_time_ms=paths.file_time_for(sessions_root),
-    )
+        priorities=priorities, template=paths.resolve(template_path) if template_path else None,
+        file_time_ms=paths.file_time_for(sessions_root))
     with tempfile.TemporaryDirectory(prefix="measure-nb-") as tmp:
         run_measurement(paths.resolve(sessions_root), tmp, params)
         tables = read_tables(tmp)  # read now: the folder goes with the block
@@ -168,8 +164,7 @@ def relevance_rank(r: Report) -> dict[str, int]:
 
 
 def per_session(df: pl.DataFrame, r: Report, relevance: bool = True) -> pl.DataFrame:
-    """`df` (with a session_id column) with a short `session` column first instead of the id, rows
-    in RELEVANCE_ORDER (`relevance=False`: in session order), stable within a session."""
+    """`df` with a short `session` column first instead of session_id, rows in RELEVANCE_ORDER (else session order)."""
 
     def place(rank: dict[str, int]) -> pl.Expr:
         return pl.col("session_id").replace_strict(rank, default=len(rank), return_dtype=pl.Int64)

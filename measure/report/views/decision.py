@@ -77,8 +77,7 @@ def _trade(v: pl.DataFrame, a: str, b: str, cap: int | None) -> str:
             gains.append(_advantage(c, x["value"], y["value"], b, y["sessions"], cap))
         else:
             losses.append(_advantage(c, y["value"], x["value"], a, x["sessions"], cap))
-    text = f"- **{a} or {b}.** {a} " + "; ".join(gains)
-    return text + (f" — while {b} " + "; ".join(losses) + "." if losses else ".")
+    return f"- **{a} or {b}.** {a} " + "; ".join(gains) + (f" — while {b} " + "; ".join(losses) + "." if losses else ".")
 
 
 def verdict(r: Report, out_dir: str | os.PathLike | None = None):
@@ -157,9 +156,8 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
            f"{fmt_int(x['a stub would save (chars)'])} raw chars a stub would save" for x in pair_totals(r).iter_rows(named=True)]
     if per:
         lines.append("- **Duplication** (per pairing method, never summed across methods). " + "; ".join(per) + ".")
-    text = head + "\n\n" + "\n".join(lines)
     section = extraction.verdict_section(r, out_dir)
-    return markdown(text + ("\n\n" + section if section else ""))
+    return markdown(head + "\n\n" + "\n".join(lines) + ("\n\n" + section if section else ""))
 
 
 def _names(csv: str | None) -> str:

@@ -1,9 +1,6 @@
-"""`measure diff RUN_A RUN_B`: what changed between two runs, as per-strategy deltas.
+"""`measure diff RUN_A RUN_B`: what changed between two runs (each a `measure run --out` or report directory).
 
-A run is a `measure run --out` directory (Parquet tables + run.json) or a report directory
-(`tables/*.csv` + run.json). Each metric is computed per strategy from each run's tables at its
-own budget; the table gives A, B, B - A and the change in % of A. Typical pairs: two budgets,
-two prompt templates, or last month against this month (`--since`, `--session`).
+Each metric is computed per strategy from each run's tables at its own budget: A, B, B - A and the change in % of A.
 """
 
 from __future__ import annotations

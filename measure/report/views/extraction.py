@@ -1,10 +1,8 @@
 """Views of 06-extraction: what a real model extracted under each strategy, and how the arms differ.
 
-Results come from a `measure extract --out O` directory (its tables and extract.json), which
-`measure report --extraction O` copies to `<run dir>/extraction`. Without one, a root under
-fixtures/ with a recorded store under RECORDED_DIR (fixtures/default has one) shows the tables
-committed beside that store; tests/test_extraction_views.py checks that they are exactly what
-`measure.extract.run.rebuild` makes of the store with the current code.
+Results: a `measure extract --out O` directory (`measure report --extraction O` copies it to `<run dir>/extraction`),
+else for a root under fixtures/ the tables beside its recorded store (RECORDED_DIR; tests/test_extraction_views.py
+checks they are what `measure.extract.run.rebuild` makes of the store).
 """
 
 from __future__ import annotations

@@ -120,12 +120,11 @@ def subagent_inventory(r: Report):
         return markdown("_No subagent transcripts under this root._")
     out = sub.group_by("session_id", "kind").agg(
         pl.len().alias("files"),
-        pl.col("events").sum().alias("events"),
-        pl.col("chars").sum().alias("chars"),
+        pl.col("events", "chars").sum(),
         *((pl.col("sidecar") == status).sum().alias(f"sidecar {status}") for status in ("ok", "missing", "broken")),
         (pl.col("launch") == "background").sum().alias("background"),
         (pl.col("launch") != "unknown").sum().alias("launch resolved"),
-        pl.col("notifications").sum().alias("notifications"),
+        pl.col("notifications").sum(),
     )
     return per_session(out.sort("session_id", "kind"), r)
 
