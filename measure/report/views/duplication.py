@@ -90,10 +90,9 @@ def stubs_table(r: Report) -> pl.DataFrame:
             continue
         changed = part.join(fold, on="session_id").filter(pl.col("prompt_sha256") != pl.col("fold")).height
         shortened = ev.filter(pl.col("strategy") == name)["stub_saved_chars"].sum()
-        rows.append({"strategy": name, "stubs": what, "copies stubbed": int(part["stubbed"].sum()),
-                     "stub-shortened parent chars": int(shortened), "sessions whose prompt differs from fold": changed})
-    return pl.DataFrame(rows, schema={"strategy": pl.String, "stubs": pl.String, "copies stubbed": pl.Int64,
-                                      "stub-shortened parent chars": pl.Int64, "sessions whose prompt differs from fold": pl.Int64})
+        rows.append((name, what, int(part["stubbed"].sum()), int(shortened), changed))
+    counts = ("copies stubbed", "stub-shortened parent chars", "sessions whose prompt differs from fold")
+    return pl.DataFrame(rows, schema={"strategy": pl.String, "stubs": pl.String} | dict.fromkeys(counts, pl.Int64), orient="row")
 
 
 def stubs_note(r: Report):
