@@ -1,4 +1,4 @@
-"""What every page shares: load a run's tables, order sessions (byte-stable), format numbers, the run summary."""
+"""What every page shares: load a run's tables, order sessions, format numbers, the run summary."""
 
 from __future__ import annotations
 

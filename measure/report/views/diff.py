@@ -1,6 +1,7 @@
-"""`measure diff RUN_A RUN_B`: what changed between two runs (each a `measure run --out` or report directory).
+"""`measure diff RUN_A RUN_B`: what changed between two runs, as per-strategy deltas.
 
-Each metric is computed per strategy from each run's tables at its own budget: A, B, B - A and the change in % of A.
+A run is a `measure run --out` or a report directory. Each metric is computed per strategy from each run's tables
+at its own budget: A, B, B - A and the change in % of A.
 """
 
 from __future__ import annotations
