@@ -101,9 +101,8 @@ def ab_table(x: Extraction) -> pl.DataFrame:
     return x.ab.sort("session_path", "strategy_a", "strategy_b").select(
         _session(x),
         pl.format("{} vs {}", "strategy_a", "strategy_b").alias("arms"),
-        *headed({"candidates_a": "cand. a", "candidates_b": "cand. b"}),
-        "matched",
-        *headed({"unique_a": "unique a", "unique_a_subagent_only": "a: subagent-only", "unique_b": "unique b",
+        *headed({"candidates_a": "cand. a", "candidates_b": "cand. b", "matched": "matched", "unique_a": "unique a",
+                 "unique_a_subagent_only": "a: subagent-only", "unique_b": "unique b",
                  "unique_b_subagent_only": "b: subagent-only", "unmatched_pct": "unmatched % (a vs b)",
                  "noise_a_unmatched_pct": "noise % (a vs a)", "noise_b_unmatched_pct": "noise % (b vs b)"}),
     )
