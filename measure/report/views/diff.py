@@ -56,7 +56,7 @@ def run_tables(directory: str | os.PathLike) -> tuple[dict[str, pl.DataFrame], d
     if (d / "sessions.parquet").is_file():
         tables = read_tables(d)
     elif (csv / "sessions.csv").is_file():
-        tables = {name: pl.read_csv(csv / f"{name}.csv", schema=table.polars_schema) if (csv / f"{name}.csv").is_file()
+        tables = {name: pl.read_csv(file, schema=table.polars_schema) if (file := csv / f"{name}.csv").is_file()
                   else pl.DataFrame(schema=table.polars_schema) for name, table in TABLES.items()}
     else:
         raise RunDiffError(f"{directory} holds no run: expected sessions.parquet (measure run --out) or tables/sessions.csv (a report)")

@@ -59,11 +59,8 @@ def load(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathL
         return None
     directory, recorded = found
     meta = json.loads((directory / "extract.json").read_text(encoding="utf-8"))
-    calls, ab = (
-        pl.read_parquet(directory / f"{name}.parquet") if (directory / f"{name}.parquet").exists()
-        else pl.DataFrame(schema=table.polars_schema)
-        for name, table in EXTRACTION_TABLES.items()
-    )
+    calls, ab = (pl.read_parquet(file) if (file := directory / f"{name}.parquet").exists()
+                 else pl.DataFrame(schema=table.polars_schema) for name, table in EXTRACTION_TABLES.items())
     return Extraction(calls, ab, meta, paths.portable(directory), recorded, show_excerpts)
 
 

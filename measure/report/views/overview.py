@@ -81,13 +81,11 @@ def classification_note(r: Report):
     total = sum(count.get(k, 0) for k in delegated)
     text = (f"**{fmt_int(sub.height)} subagent transcripts, {fmt_int(total)} counted as delegated work**"
             + (f" ({', '.join(_kinds(count[k], k) for k in delegated)})." if delegated else "."))
-    out = []
     by_content = sub.filter((pl.col("kind") == "side_question")
                             & ~pl.col("agent_id").str.starts_with("agent-aside_question-")).height
     detail = {"side_question": f" ({by_content} recognised by their content alone)" if by_content else ""}
-    for kind, why in EXCLUDED_BECAUSE.items():
-        if count.get(kind):
-            out.append(f"- {_kinds(count[kind], kind)}{detail.get(kind, '')}: {why}.")
+    out = [f"- {_kinds(count[kind], kind)}{detail.get(kind, '')}: {why}." for kind, why in EXCLUDED_BECAUSE.items()
+           if count.get(kind)]
     replayed = sub.filter(pl.col("kind").is_in(delegated) & (pl.col("replayed_events") > 0))
     if replayed.height:
         out.append(f"- {replayed.height} delegated transcript(s) open with a replay of the parent "
