@@ -264,10 +264,8 @@ def frame_html(df: pl.DataFrame) -> str:
     rows = min(df.height, HTML_TABLE_ROWS)
     head = "".join(f"<th>{html.escape(column_label(c))}</th>" for c in df.columns)
     align = [' style="text-align:right"' if dt.is_numeric() else ' style="text-align:left"' for dt in df.dtypes]
-    body = "".join(
-        "<tr>" + "".join(f"<td{a}>{html.escape(_cell(v))}</td>" for v, a in zip(row, align)) + "</tr>"
-        for row in df.head(rows).iter_rows()
-    )
+    body = "".join("<tr>" + "".join(f"<td{a}>{html.escape(_cell(v))}</td>" for v, a in zip(row, align)) + "</tr>"
+                   for row in df.head(rows).iter_rows())
     more = f"<p>… {df.height - rows} more rows</p>" if df.height > rows else ""
     return f'<table class="dataframe"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}'
 

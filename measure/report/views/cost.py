@@ -40,9 +40,8 @@ def tokens_summary(r: Report):
     t = r.tables["tokens"]
     if t.height == 0:
         return markdown("No sessions were measured, so there is no token usage to report.")
-    total = t.filter(pl.col("origin") == "total")
-    parent = t.filter(pl.col("origin") == "parent")
-    tokens_total, tokens_parent = (_tokens(t) for t in (total, parent))
+    total, parent = (t.filter(pl.col("origin") == origin) for origin in ("total", "parent"))
+    tokens_total, tokens_parent = _tokens(total), _tokens(parent)
     lower = int(total["output_tokens_is_lower_bound"].sum())
     sub_calls = int(total["api_calls"].sum() - parent["api_calls"].sum())
     split = (f"; the parents made {fmt_int(parent['api_calls'].sum())} of those calls and their subagent files the other "
@@ -83,8 +82,7 @@ def overcount_summary(r: Report):
 
 def wakeups_table(r: Report) -> pl.DataFrame:
     """Per session with notifications: wake-up turns, their calls and cache reads, and batching."""
-    c = r.tables["cost_sessions"].filter(pl.col("notifications_enqueued") + pl.col("wakeup_turns") > 0)
-    out = c.select(
+    out = r.tables["cost_sessions"].filter(pl.col("notifications_enqueued") + pl.col("wakeup_turns") > 0).select(
         "session_id",
         *headed({"notifications_enqueued": "notifications queued", "notifications_undelivered": "undelivered (no turn)",
                  "wakeup_turns": "wake-up turns", "wakeup_calls": "calls", "wakeup_cache_read_tokens": "cache read"}),
@@ -133,8 +131,7 @@ def batching_summary(r: Report):
 
 def repeat_table(r: Report) -> pl.DataFrame:
     """Per session with reads of background work: reads, chars, repeated chars and the fraction."""
-    c = r.tables["cost_sessions"].filter(pl.col("background_reads") > 0)
-    out = c.select(
+    out = r.tables["cost_sessions"].filter(pl.col("background_reads") > 0).select(
         "session_id",
         *headed({"background_reads": "reads", "repeat_reads": "reads with repeats", "read_chars": "chars read",
                  "repeated_chars": "chars already held"}),
