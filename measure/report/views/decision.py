@@ -137,14 +137,10 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
         rows = v.filter(pl.col("criterion") == c)
         if not rows.height:
             continue
-        cells = []
-        for x in rows.sort(strategy_rank(rows["strategy"])).iter_rows(named=True):
-            cell = f"{x['strategy']} {fmt_int(x['value'])}"
-            if c == "parent_chars_evicted" and x["sessions"]:
-                cell += f" in {x['sessions']} session(s)"
-            if x["identity"]:
-                cell += f" *(identity: {x['identity']})*"
-            cells.append(cell)
+        cells = [f"{x['strategy']} {fmt_int(x['value'])}"
+                 + (f" in {x['sessions']} session(s)" if c == "parent_chars_evicted" and x["sessions"] else "")
+                 + (f" *(identity: {x['identity']})*" if x["identity"] else "")
+                 for x in rows.sort(strategy_rank(rows["strategy"])).iter_rows(named=True)]
         lines.append(f"- **{label}** ({rows['better'][0]} is better): " + "; ".join(cells) + ".")
     saved = r.tables["eviction"].group_by("strategy").agg(pl.col("stub_saved_chars").sum()).filter(pl.col("stub_saved_chars") > 0)
     if saved.height:
@@ -220,9 +216,8 @@ def choice(r: Report):
     lines += [f"{head} Priorities: `{text}` ({intro}). Constraints apply first, then each criterion in order keeps "
               "the strategies within its tolerance of the best; the first step that leaves one strategy decides.", ""]
     walk = [x for x in rows if x["kind"] in ("constraint", "criterion")]
-    for x in walk:
-        decides = x is walk[-1] and end["note"].startswith("decided by")
-        lines.append(_step(x, value) + (" — **this decides**." if decides else "."))
+    decided = end["note"].startswith("decided by")
+    lines += [_step(x, value) + (" — **this decides**." if decided and x is walk[-1] else ".") for x in walk]
     flips = [x for x in rows if x["kind"].startswith("flip_")]
     lines.append("")
     if flips:

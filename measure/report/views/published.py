@@ -73,13 +73,11 @@ def _side_by_side(measured: pl.DataFrame, published: pl.DataFrame) -> pl.DataFra
     cols = [c for c in published.columns if c != "session"]
     rows = []
     for pub in published.iter_rows(named=True):
-        prefix = pub["session"]
-        match = measured.filter(pl.col("session").str.starts_with(prefix))
+        match = measured.filter(pl.col("session").str.starts_with(pub["session"]))
         here = match.row(0, named=True) if match.height else {}
-        rows.append({"session": prefix, "source": "here", **{c: here.get(c) for c in cols}})
-        rows.append({"session": prefix, "source": "#840", **{c: pub[c] for c in cols}})
         delta = {c: None if here.get(c) is None or pub[c] is None else here[c] - pub[c] for c in cols}
-        rows.append({"session": prefix, "source": "Δ", **delta})
+        rows += [{"session": pub["session"], "source": source, **values} for source, values in
+                 (("here", {c: here.get(c) for c in cols}), ("#840", {c: pub[c] for c in cols}), ("Δ", delta))]
     schema = {"session": pl.String, "source": pl.String} | {
         c: pl.Float64 if measured.schema.get(c) == pl.Float64 else published.schema[c] for c in cols}
     return pl.DataFrame(rows, schema=schema, orient="row")
