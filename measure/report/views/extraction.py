@@ -7,6 +7,7 @@ checks they are what `measure.extract.run.rebuild` makes of the store).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -195,16 +196,13 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
         a, b = [], []
         for s, found in ((row["strategy_a"], a), (row["strategy_b"], b)):
             for key in first.filter((pl.col("session_path") == row["session_path"]) & (pl.col("strategy") == s)).sort("call_index")["reply_key"]:
-                rec = store.get(key) or {}
-                try:
-                    found += parse_candidates(rec.get("reply", ""), contract)
-                except BadReply:
-                    pass
+                with contextlib.suppress(BadReply):
+                    found += parse_candidates((store.get(key) or {}).get("reply", ""), contract)
         m = match([candidate_text(c) for c in a], [candidate_text(c) for c in b])
-        for arm, items, idx in ((row["strategy_a"], a, m.unique_a), (row["strategy_b"], b, m.unique_b)):
-            for i in idx:
-                rows.append({"session_id": row["session_id"], "only under": arm,
-                             "title": str(items[i].get("title") or candidate_text(items[i]))[:120]})
+        rows += [{"session_id": row["session_id"], "only under": arm,
+                  "title": str(items[i].get("title") or candidate_text(items[i]))[:120]}
+                 for arm, items, idx in ((row["strategy_a"], a, m.unique_a), (row["strategy_b"], b, m.unique_b))
+                 for i in idx]
     schema = {"session_id": pl.String, "only under": pl.String, "title": pl.String}
     return pl.DataFrame(rows, schema=schema, orient="row").select(_session(x), "only under", "title")
 
