@@ -49,8 +49,9 @@ IDENTITY_ZERO: dict[str, str] = {
 def _has_subagent_text(r: Report) -> bool:
     """Whether any session folds subagent transcripts (without them fold's stream is the parent's)."""
     sub, s = r.tables.get("subagents"), r.tables.get("sessions")
-    return bool(sub is not None and sub.height) or bool(
-        s is not None and s.height and (s["subagent_files"].fill_null(0) > 0).any())
+    if sub is not None and sub.height:
+        return True
+    return bool(s is not None and s.height and (s["subagent_files"].fill_null(0) > 0).any())
 
 
 def eviction_summary(r: Report):
@@ -86,7 +87,8 @@ def eviction_summary(r: Report):
                  "no eviction is possible here (identity), and the sweep below cannot show any.*")
     if stubs:
         text += " Stubs are dedupe by design and not counted as eviction: " + "; ".join(stubs) + "."
-    if swept and (zero := fold_zero_budget(sweep)) is None:
+    zero = fold_zero_budget(sweep) if swept else None
+    if swept and zero is None:
         text += f" Within the sweep, fold still evicts parent content at the largest budget ({fmt_int(largest)})."
     elif swept and not no_subagents:  # else "fold evicts nothing from the smallest budget" would restate the identity
         text += f" Within the sweep, **fold evicts nothing in any session from maxTotalChars = {fmt_int(zero)}**."

@@ -24,8 +24,8 @@ def chunking_table(r: Report) -> pl.DataFrame:
         *headed({"parent_windows": "parent windows", "subagent_chunks": "subagent chunks", "llm_calls": "calls",
                  "parent_chars_in_prompts": "parent chars across chunks"}),
     )
-    base = calls.filter(pl.col("strategy") == "link").select("session_id",
-                                                            pl.col("parent_chars_in_prompts").alias("baseline parent chars"))
+    base = calls.filter(pl.col("strategy") == "link").select(
+        "session_id", pl.col("parent_chars_in_prompts").alias("baseline parent chars"))
     out = ch.join(base, on="session_id", how="left", maintain_order="left").with_columns(
         (pl.col("parent chars across chunks") / pl.max_horizontal(pl.col("baseline parent chars"), pl.lit(1)))
         .round(1, mode=ROUND_MODE).alias("recovered ×"))
