@@ -67,8 +67,7 @@ def run_tables(directory: str | os.PathLike) -> tuple[dict[str, pl.DataFrame], d
 def diff_tables(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame], metrics: list[str] | None = None) -> pl.DataFrame:
     """One row per strategy and metric: a, b, delta (b - a) and delta_pct (% of a; null when a is 0 or missing)."""
     names = list(metrics or METRICS)
-    unknown = [m for m in names if m not in METRICS]
-    if unknown:
+    if unknown := [m for m in names if m not in METRICS]:
         raise RunDiffError(f"unknown metric(s) {', '.join(unknown)}; metrics: {', '.join(METRICS)}")
     strategies = ordered_strategies(a["sessions"]["strategy"].to_list() + b["sessions"]["strategy"].to_list())
     rows = []

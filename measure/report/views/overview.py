@@ -96,8 +96,7 @@ def classification_note(r: Report):
         out.append(f"- {rejected} delegated transcript(s) whose launch the user rejected or interrupted: work done whose result "
                    "never reached the parent (delivery `rejected`).")
     # a workflow agent's launch is its workflow's, which names the run, not the agent
-    unresolved = sub.filter(pl.col("kind").is_in(["task_agent", "fork"]) & (pl.col("launch") == "unknown")).height
-    if unresolved:
+    if unresolved := sub.filter(pl.col("kind").is_in(["task_agent", "fork"]) & (pl.col("launch") == "unknown")).height:
         out.append(f"- {unresolved} task agent(s) or fork(s) with no launch the parent holds in any form (`launch = unknown`).")
     return markdown(text + ("\n\n" + "\n".join(out) if out else ""))
 
