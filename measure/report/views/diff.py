@@ -60,8 +60,7 @@ def run_tables(directory: str | os.PathLike) -> tuple[dict[str, pl.DataFrame], d
                   else pl.DataFrame(schema=table.polars_schema) for name, table in TABLES.items()}
     else:
         raise RunDiffError(f"{directory} holds no run: expected sessions.parquet (measure run --out) or tables/sessions.csv (a report)")
-    run = json.loads(run_json.read_text(encoding="utf-8")) if run_json.is_file() else {}
-    return tables, run
+    return tables, json.loads(run_json.read_text(encoding="utf-8")) if run_json.is_file() else {}
 
 
 def diff_tables(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame], metrics: list[str] | None = None) -> pl.DataFrame:

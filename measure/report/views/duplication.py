@@ -48,12 +48,11 @@ def pair_totals(r: Report) -> pl.DataFrame:
 
 def top_pairs(r: Report, n: int = 10) -> pl.DataFrame:
     """The `n` most alike pairs (descriptions only with show_excerpts)."""
-    dup = r.tables["duplicates"].with_columns(session_column(r))
     cols = ["session", "agent_id", "pairing", "overlap %", "both_in_prompt", "notification_chars", "final_chars", "stub_would_save_chars"]
     if r.show_excerpts:
         cols.insert(3, "description")
     return (
-        dup.with_columns(_pct(pl.col("overlap")).alias("overlap %"))
+        r.tables["duplicates"].with_columns(session_column(r), _pct(pl.col("overlap")).alias("overlap %"))
         .sort(["overlap", "session_id", "agent_id", "pairing"], descending=[True, False, False, False])
         .head(n)
         .select(cols)

@@ -103,9 +103,8 @@ def classification_note(r: Report):
 
 def launches(r: Report) -> pl.DataFrame:
     """Subagent transcripts per kind, launch and the source that named the launch (run totals)."""
-    sub = r.tables["subagents"]
     order = {k: i for i, k in enumerate(KIND_NAMES)}
-    return sub.group_by("kind", "launch", "launch_source").agg(
+    return r.tables["subagents"].group_by("kind", "launch", "launch_source").agg(
         pl.len().cast(pl.Int64).alias("transcripts"), pl.col("session_id").n_unique().cast(pl.Int64).alias("sessions"),
     ).sort(pl.col("kind").replace_strict(order, default=len(order), return_dtype=pl.Int64), "launch", "launch_source")
 

@@ -94,10 +94,9 @@ def _over_link(df: pl.DataFrame) -> pl.DataFrame:
 
 def top_level_subagent_files(r: Report) -> pl.DataFrame:
     """Per session: transcripts directly in `<session>/subagents/` (what #840's non-recursive read counted)."""
-    sub = r.tables["subagents"]
     prefix = pl.col("session_path").str.replace(r"\.jsonl$", "") + "/subagents/"
-    top = sub.filter(pl.col("subagent_path").str.starts_with(prefix)
-                     & ~pl.col("subagent_path").str.slice(prefix.str.len_chars()).str.contains("/"))
+    top = r.tables["subagents"].filter(pl.col("subagent_path").str.starts_with(prefix)
+                                       & ~pl.col("subagent_path").str.slice(prefix.str.len_chars()).str.contains("/"))
     return top.group_by("session_id").agg(pl.len().cast(pl.Int64).alias("top"))
 
 
@@ -137,8 +136,7 @@ def published_note(r: Report, which: str = "headline"):
     """Markdown: how many recomputed figures equal the published ones, and the source."""
     if not is_840_fixture(r):
         return markdown("")
-    table = published_comparison(r, which)
-    delta = table.filter(pl.col("source") == "Δ").drop("session", "source")
+    delta = published_comparison(r, which).filter(pl.col("source") == "Δ").drop("session", "source")
     known = [v for col in delta.columns for v in delta[col].to_list() if v is not None]
     exact = known.count(0)
     worst = max((abs(v) for v in known), default=0)
