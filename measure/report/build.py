@@ -28,7 +28,6 @@ import re
 import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,17 +71,10 @@ def golden_parameters(sessions_root: str = FIXTURE_ROOT) -> dict[str, Any]:
     return report_parameters(sessions_root, None, budgets=list(DEFAULT_BUDGETS))
 
 
-def report_parameters(
-    sessions_root: str | os.PathLike,
-    run_dir: str | os.PathLike | None,
-    *,
-    max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
-    budgets: list[int] | None = None,
-    template_path: str | os.PathLike | None = None,
-    sessions: list[str] | None = None,
-    show_excerpts: bool = False,
-    priorities: str | None = None,
-) -> dict[str, Any]:
+def report_parameters(sessions_root: str | os.PathLike, run_dir: str | os.PathLike | None, *,
+                      max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS, budgets: list[int] | None = None,
+                      template_path: str | os.PathLike | None = None, sessions: list[str] | None = None,
+                      show_excerpts: bool = False, priorities: str | None = None) -> dict[str, Any]:
     """Plain-JSON parameters of a report's notebooks; paths portable; `run_dir` None: the notebooks measure."""
     return {
         "sessions_root": paths.portable(sessions_root),
@@ -96,40 +88,13 @@ def report_parameters(
     }
 
 
-@dataclass(frozen=True)
-class Measurement:
-    """The `measure run` of a report: `root` measured into `run_dir` with `params` (and how)."""
-
-    root: Path
-    run_dir: Path
-    params: RunParams
-    jobs: int | None = None
-    cache_dir: str | os.PathLike | None = None
-    executor: str = "local"
-    scheduler: str | None = None
-
-
-def report(
-    sessions_root: str | os.PathLike = FIXTURE_ROOT,
-    out: str | os.PathLike | None = None,
-    *,
-    max_total_chars: int | None = None,
-    budgets: list[int] | None = None,
-    template_path: str | os.PathLike | None = None,
-    sessions: list[str] | None = None,
-    jobs: int | None = None,
-    redact: bool = False,
-    cache: bool = True,
-    file_time_ms: int | None = None,
-    walk_order: str = "name",
-    show_excerpts: bool = False,
-    replay_at: str = "turn_end",
-    extraction_dir: str | os.PathLike | None = None,
-    build_dir: str | os.PathLike | None = None,
-    timeout: int = EXECUTION_TIMEOUT,
-    log=print,
-    run_options: dict[str, Any] | None = None,
-) -> Path:
+def report(sessions_root: str | os.PathLike = FIXTURE_ROOT, out: str | os.PathLike | None = None, *,
+           max_total_chars: int | None = None, budgets: list[int] | None = None,
+           template_path: str | os.PathLike | None = None, sessions: list[str] | None = None, jobs: int | None = None,
+           redact: bool = False, cache: bool = True, file_time_ms: int | None = None, walk_order: str = "name",
+           show_excerpts: bool = False, replay_at: str = "turn_end", extraction_dir: str | os.PathLike | None = None,
+           build_dir: str | os.PathLike | None = None, timeout: int = EXECUTION_TIMEOUT, log=print,
+           run_options: dict[str, Any] | None = None) -> Path:
     """Measure `sessions_root` once, run every notebook on the result, and write the report; return its directory.
 
     `out` defaults to `reports/<last component of sessions_root>`; most options are `measure run`'s (budgets
@@ -154,41 +119,36 @@ def report(
         replay=replay_at, since_ms=options.get("since_ms"), session_cap=options.get("session_cap") or None,
         max_event_chars=options.get("max_event_chars") or None, priorities=options.get("priorities"),
     )
-    cache_dir = (options.get("cache_dir") or default_cache_dir()) if cache else None
-    run = Measurement(root, build / "runs" / name, params, jobs, cache_dir, options.get("executor", "local"),
-                      options.get("scheduler"))
+    run_dir = build / "runs" / name
+    how = {"jobs": jobs, "cache_dir": (options.get("cache_dir") or default_cache_dir()) if cache else None,
+           "executor": options.get("executor", "local"), "scheduler": options.get("scheduler")}
 
     # Before any work: --out outside the root, empty or an earlier report's, writable. The
     # report is written beside it and renamed into place when complete.
-    check_out_dir(run.run_dir, root, option="build dir")
+    check_out_dir(run_dir, root, option="build dir")
     check_out_dir(out_path, root)
     with StagedDir(out_path, "report", root) as staged:
         if extraction_dir is None and (out_path / "extraction" / "extract.json").is_file():
             extraction_dir = out_path / "extraction"  # `measure extract --out <report>/extraction`
+        shutil.rmtree(run_dir, ignore_errors=True)  # measure's own scratch under build/
+        log(f"measure run --root {paths.portable(root)} --out {paths.portable(run_dir)}")
+        # In a child process: what the run held is given back when it ends, before the kernels start. The
+        # summary line counts what the child measured.
+        vars(progress.current()).update(in_child(_measure, root, run_dir, params, how, staged))
+        if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
+            if not (paths.resolve(extraction_dir) / "extract.json").is_file():
+                raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
+            shutil.copytree(paths.resolve(extraction_dir), run_dir / "extraction")
         # What the run measures is also what the notebooks are told it measured.
-        shown = report_parameters(root, run.run_dir, max_total_chars=params.budget, budgets=list(params.budgets),
+        shown = report_parameters(root, run_dir, max_total_chars=params.budget, budgets=list(params.budgets),
                                   template_path=template_path, sessions=sessions, show_excerpts=show_excerpts,
                                   priorities=params.priorities)
-        _write_report(staged, run, shown, extraction_dir, build, timeout, log)
+        sources = notebook_sources()
+        written = run_notebooks(sources, shown, staged, build_dir=build, params_dir=staged / "params", timeout=timeout,
+                                log=log)
+        save_figures([p for p in written if p.suffix == ".ipynb"], staged / "figures", run_dir)
+        render_index(staged, page_titles(sources))
     return out_path
-
-
-def _write_report(out_path: Path, run: Measurement, notebook_params: dict, extraction_dir, build: Path, timeout: int,
-                  log) -> None:
-    shutil.rmtree(run.run_dir, ignore_errors=True)  # measure's own scratch under build/
-    log(f"measure run --root {paths.portable(run.root)} --out {paths.portable(run.run_dir)}")
-    # In a child process: what the run held is given back when it ends, before the kernels start.
-    counted = in_child(_measure, run, out_path)
-    vars(progress.current()).update(counted)  # the summary line counts what the child measured
-    if extraction_dir is not None:  # 06-extraction reads <run dir>/extraction
-        if not (paths.resolve(extraction_dir) / "extract.json").is_file():
-            raise RuntimeError(f"no `measure extract` results (extract.json) in {paths.portable(extraction_dir)}")
-        shutil.copytree(paths.resolve(extraction_dir), run.run_dir / "extraction")
-    sources = notebook_sources()
-    written = run_notebooks(sources, notebook_params, out_path, build_dir=build, html=True,
-                            params_dir=out_path / "params", timeout=timeout, log=log)
-    save_figures([p for p in written if p.suffix == ".ipynb"], out_path / "figures", run.run_dir)
-    render_index(out_path, page_titles(sources))
 
 
 def save_figures(executed: list[Path], folder: Path, run_dir: Path) -> None:
@@ -211,19 +171,18 @@ def save_figures(executed: list[Path], folder: Path, run_dir: Path) -> None:
         (folder / f"{name}.png").write_bytes(nbsetup.png(fn(read_table(run_dir, table))))
 
 
-def _measure(run: Measurement, out_path: Path) -> dict:
-    """`measure run` into `run.run_dir`, then its tables and run.json into the report; returns what
-    the progress counted (the summary line is printed by the parent)."""
+def _measure(root: Path, run_dir: Path, params: RunParams, how: dict, out_path: Path) -> dict:
+    """`measure run` into `run_dir` (`how`: run_measurement's options), then its tables and run.json into the
+    report; returns what the progress counted (the summary line is printed by the parent)."""
     from measure.runner.run import run_measurement  # noqa: PLC0415
 
     try:
-        run_measurement(run.root, run.run_dir, run.params, jobs=run.jobs, cache_dir=run.cache_dir,
-                        executor=run.executor, scheduler=run.scheduler)
+        run_measurement(root, run_dir, params, **how)
     except FileNotFoundError as exc:
         raise RuntimeError(f"measure run failed: {exc}") from exc
     (out_path / "tables").mkdir(parents=True, exist_ok=True)
-    for src, dst in [*((csv, out_path / "tables" / csv.name) for csv in sorted(run.run_dir.glob("*.csv"))),
-                     (run.run_dir / "run.json", out_path / "run.json")]:
+    for src, dst in [*((csv, out_path / "tables" / csv.name) for csv in sorted(run_dir.glob("*.csv"))),
+                     (run_dir / "run.json", out_path / "run.json")]:
         try:  # a second name for the run's file (the scratch run is replaced whole, never written into)
             os.link(src, dst)
         except OSError:  # another filesystem, or links not allowed
@@ -249,10 +208,8 @@ def golden_plan() -> list[tuple[Path, str, list[Path]]]:
     """The golden notebooks to make: (output folder, sessions root, sources) per GOLDEN_SETS entry."""
     base = paths.root() / GOLDEN_DIR
     sources = notebook_sources()
-    return [
-        (base / sub if sub != "." else base, root_dir, [s for s in sources if stems is None or s.stem in stems])
-        for sub, (root_dir, stems) in GOLDEN_SETS.items()
-    ]
+    return [(base / sub if sub != "." else base, root_dir, [s for s in sources if stems is None or s.stem in stems])
+            for sub, (root_dir, stems) in GOLDEN_SETS.items()]
 
 
 def golden(*, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
@@ -269,10 +226,8 @@ def golden(*, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
                 stale.unlink()
         log(f"golden notebooks on {root_dir} -> {paths.portable(out_path)}/")
         try:
-            written += run_notebooks(
-                sources, golden_parameters(root_dir), out_path, build_dir=build / out_path.name,
-                html=False, timeout=timeout, log=log,
-            )
+            written += run_notebooks(sources, golden_parameters(root_dir), out_path, build_dir=build / out_path.name,
+                                     html=False, timeout=timeout, log=log)
         except ReportError as exc:
             failures += exc.failures
     if failures:

@@ -13,15 +13,9 @@ from measure.report.style import STYLE
 from measure.report.views.common import HTML_FLOAT_DIGITS, HTML_TABLE_ROWS, frame_html
 
 POLARS_DISPLAY: dict[str, object] = {
-    "tbl_rows": HTML_TABLE_ROWS,
-    "tbl_cols": 24,
-    "fmt_str_lengths": 100,
-    "float_precision": HTML_FLOAT_DIGITS,
-    "thousands_separator": ",",
-    "tbl_width_chars": 240,
-    "tbl_hide_column_data_types": True,
-    "tbl_hide_dataframe_shape": True,
-    "tbl_cell_numeric_alignment": "RIGHT",
+    "tbl_rows": HTML_TABLE_ROWS, "tbl_cols": 24, "fmt_str_lengths": 100, "float_precision": HTML_FLOAT_DIGITS,
+    "thousands_separator": ",", "tbl_width_chars": 240, "tbl_hide_column_data_types": True,
+    "tbl_hide_dataframe_shape": True, "tbl_cell_numeric_alignment": "RIGHT",
 }
 """polars display options of every report table (global: set once per kernel)."""
 
@@ -75,12 +69,8 @@ def png(fig) -> bytes:
 
 
 PANDAS_DISPLAY: dict[str, object] = {
-    "display.max_rows": 60,
-    "display.max_columns": 24,
-    "display.width": 200,
-    "display.precision": 1,
-    "display.max_colwidth": 60,
-    "display.show_dimensions": False,
+    "display.max_rows": 60, "display.max_columns": 24, "display.width": 200, "display.precision": 1,
+    "display.max_colwidth": 60, "display.show_dimensions": False,
 }
 """pandas display options, set in a kernel where something loaded pandas (not a dependency)."""
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
+import importlib
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -37,12 +39,9 @@ NBCLIENT_OPTIONS: dict[str, Any] = {
 KERNEL_TRANSPORT = "ipc"
 """How papermill talks to its kernels: Unix sockets in a private temporary folder, not TCP ports.
 
-ipykernel 7 warns "Kernel is running over TCP without encryption" on every TCP start; IPC opens
-no port and has nothing to warn about. Left to jupyter_client, the sockets would be `kernel-ipc-<n>`
-in the kernel's working folder (the repository): a killed report would leave them there, and two
-reports at once would race for the same names. `_kernel_config()` falls back to TCP when a socket
-path would pass the Unix limit (108 bytes).
-"""
+ipykernel 7 warns "Kernel is running over TCP without encryption" on every TCP start; IPC opens no port.
+Left to jupyter_client, the sockets would be `kernel-ipc-<n>` in the repository, where a killed report leaves
+them and two reports race for the names. `_kernel_config()` uses TCP past the Unix limit (108 bytes)."""
 
 KERNEL_ENV: dict[str, str] = {
     "PYTHONHASHSEED": "0",
@@ -87,12 +86,9 @@ def notebook_sources() -> list[Path]:
 
 
 def build_notebook(source: Path, build_dir: Path) -> Path:
-    """Convert a py:percent source to `build_dir/<stem>.ipynb` with stable cell ids; return its path.
-
-    Only the kernelspec is kept from the notebook metadata (jupytext's pairing info would make
-    Jupyter pair the executed copies), and ids are `cell-<n>`: the build is byte-stable, and a
-    failed cell of the executed copy names its source cell.
-    """
+    """Convert a py:percent source to `build_dir/<stem>.ipynb`; return its path. Only the kernelspec is kept
+    (jupytext's pairing info would make Jupyter pair the executed copies), and ids are `cell-<n>`: the build is
+    byte-stable, and a failed cell of the executed copy names its source cell."""
     jupytext = lean_import("jupytext")
     nbformat = lean_import("nbformat")
 
@@ -125,9 +121,6 @@ import reaches (0.9 s of grammar building and 16 MB)."""
 def lean_import(name: str):
     """Module `name` (nbformat, jupytext, nbclient, nbconvert, papermill) imported with
     UNUSED_OPTIONAL_IMPORTS left unloaded; they stay importable afterwards."""
-    import importlib  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
     if name in sys.modules:
         return sys.modules[name]
     blocked = [m for m in UNUSED_OPTIONAL_IMPORTS if m not in sys.modules]
@@ -141,14 +134,7 @@ def lean_import(name: str):
                 del sys.modules[m]
 
 
-def execute_notebook(
-    built: Path,
-    output: Path,
-    params: dict[str, Any],
-    *,
-    source: Path,
-    timeout: int = EXECUTION_TIMEOUT,
-):
+def execute_notebook(built: Path, output: Path, params: dict[str, Any], *, source: Path, timeout: int):
     """Execute `built` with papermill into `output`; return the executed notebook. A cell error, a cell
     timeout or a dead kernel raises ReportError naming the source notebook and the failing cell."""
     pm = lean_import("papermill")
@@ -182,13 +168,9 @@ def _failure(source: Path, kind: str, message: str, output: Path) -> NotebookFai
 
 
 def _failed_cell(output: Path, kind: str) -> int | None:
-    """The source cell (its index in the notebook source) that failed, from the output papermill saved.
-
-    A cell error is the cell papermill marked `exception`; a timeout or a dead kernel, the last
-    cell it started (it stamps `start_time` on each, and saves the output then). Built cells
-    carry their source index in their id (`cell-<n>`, see build_notebook); the cell papermill
-    injects after the `parameters` cell stands for that cell.
-    """
+    """The index of the source cell that failed, from the output papermill saved: the cell marked `exception`,
+    else (a timeout, a dead kernel) the last one started (`start_time`). Built cells carry their source index in
+    their id (`cell-<n>`); the cell papermill injects after the `parameters` cell stands for that cell."""
     nbformat = lean_import("nbformat")
 
     if not output.exists():
@@ -272,12 +254,9 @@ def _page(title: str, body: str, nav: str) -> str:
 
 
 def render_html(nb, path: Path, pages: list[tuple[str, str]]) -> Path:
-    """Render a notebook to a self-contained HTML page `path` without code cells or prompts.
-
-    nbconvert's `basic` template gives the cells alone (no require.js, MathJax or mermaid from a
-    CDN); the page adds an inline stylesheet and a navigation bar linking the report index and
-    each of `pages` ((stem, title) of every page, this one's stem that of `path`).
-    """
+    """Render a notebook to a self-contained HTML page `path` without code cells or prompts: nbconvert's `basic`
+    template (no require.js, MathJax or mermaid from a CDN), an inline stylesheet and a navigation bar linking the
+    report index and each of `pages` ((stem, title) of every page, this one's stem that of `path`)."""
     HTMLExporter = lean_import("nbconvert").HTMLExporter  # noqa: N806
 
     exporter = HTMLExporter(template_name="basic", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
@@ -303,21 +282,11 @@ def render_index(out_dir: Path, pages: list[tuple[str, str]]) -> Path:
     return path
 
 
-def run_notebooks(
-    sources: list[Path],
-    params: dict[str, Any],
-    out_dir: Path,
-    *,
-    build_dir: Path,
-    html: bool = True,
-    params_dir: Path | None = None,
-    timeout: int = EXECUTION_TIMEOUT,
-    log=print,
-) -> list[Path]:
+def run_notebooks(sources: list[Path], params: dict[str, Any], out_dir: Path, *, build_dir: Path, html: bool = True,
+                  params_dir: Path | None = None, timeout: int = EXECUTION_TIMEOUT, log=print) -> list[Path]:
     """Execute each source with `params` (one kernel each, one after the other) into `out_dir/<stem>.ipynb`
     (normalized) and, with `html`, `<stem>.html`; with `params_dir`, the parameters go to `<stem>.yaml` there
-    first (and papermill gets the dict read back from it). Raises ReportError listing every failure at the end.
-    """
+    first (and papermill gets the dict read back from it). Raises ReportError listing every failure at the end."""
     nbformat = lean_import("nbformat")
 
     failures: list[NotebookFailure] = []

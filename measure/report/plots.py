@@ -1,13 +1,10 @@
 """Figures of the report: one function per figure, schema tables in, a matplotlib Figure out.
 
-No function here reads files, calls pyplot or reads a view: figures are built on
-`matplotlib.figure.Figure` directly (no global figure registry, any backend), under the project
-style (`style.STYLE`), with fixed sizes, sorted categories and one color per strategy
-(`style.COLORS`); what a page shows too comes from `shaping`. A notebook shows each as PNG bytes that
-depend only on the data (`nbsetup.PNG_KWARGS`); the report saves those (`build.save_figures`).
+Built on `matplotlib.figure.Figure` (no pyplot, files or views) under the project style, with fixed sizes,
+sorted categories and one color per strategy; what a page shows too comes from `shaping`. A notebook shows
+each as PNG bytes that depend only on the data (`nbsetup.PNG_KWARGS`), which the report saves.
 
-Long: one short function per figure of every page (the FIGURES registry), around the helpers
-they share; split per page, each part would need those helpers from a third module.
+Long: one short function per figure of every page (the FIGURES registry), around the helpers they share.
 """
 
 from __future__ import annotations
@@ -30,9 +27,9 @@ from measure.report.style import label as _label
 _styled = mpl.style.context(style.STYLE, after_reset=True)
 
 
-def _figure(title: str) -> tuple[Figure, object]:
-    """A single-panel figure of style.FIGSIZE and its axes, titled `title`."""
-    fig = Figure(figsize=style.FIGSIZE)
+def _figure(title: str, figsize: tuple[float, float] = style.FIGSIZE, layout: str | None = None) -> tuple:
+    """A single-panel figure and its axes, titled `title`."""
+    fig = Figure(figsize=figsize, layout=layout)
     ax = fig.subplots()
     ax.set_title(title)
     return fig, ax
@@ -93,6 +90,21 @@ def _grouped_bars(ax, df: pl.DataFrame, value: str, label_fmt, what: str, ncols:
             ax.bar_label(bars, labels=[label_fmt(y) for y in ys], fontsize=7, padding=1)
     _session_axis(ax, df, sessions, what)
     ax.legend(loc="upper left", ncols=min(ncols, len(strategies)))
+
+
+def _stack(ax, xs, layers, across: bool = False, counts: dict | None = None, **bar_style) -> tuple[object, list]:
+    """Bars (horizontal ones `across`) at `xs` of each (values, color, label) layer on top of those before; `counts`
+    (bar_label options): each nonzero value written inside its bar. The last bars, and the totals."""
+    total = [0] * len(xs)
+    for values, color, label in layers:
+        if across:
+            bars = ax.barh(xs, values, left=total, color=color, label=label, **bar_style)
+        else:
+            bars = ax.bar(xs, values, bottom=total, color=color, label=label, **bar_style)
+        if counts is not None:
+            ax.bar_label(bars, labels=[str(v) if v else "" for v in values], label_type="center", **counts)
+        total = [t + v for t, v in zip(total, values, strict=True)]
+    return bars, total
 
 
 def _millions(y: float, _pos=None) -> str:
@@ -338,12 +350,8 @@ def deliveries_bars(background: pl.DataFrame) -> Figure:
     table = shaping.deliveries(background)
     groups = list(zip(table["kind"].to_list(), table["Claude Code"].to_list(), strict=True))
     xs = list(range(len(groups)))
-    bottom = [0] * len(groups)
-    for d, color in style.DELIVERY_COLORS.items():
-        ys = table[d].to_list()
-        bars = ax.bar(xs, ys, bottom=bottom, width=0.6, color=color, label=d, edgecolor="white", linewidth=0.5)
-        ax.bar_label(bars, labels=[str(y) if y else "" for y in ys], label_type="center", fontsize=8, color="white")
-        bottom = [b + y for b, y in zip(bottom, ys)]
+    _, bottom = _stack(ax, xs, [(table[d].to_list(), color, d) for d, color in style.DELIVERY_COLORS.items()],
+                       counts={"fontsize": 8, "color": "white"}, width=0.6, edgecolor="white", linewidth=0.5)
     rotate = len(groups) > 6
     ax.set_xticks(xs, [f"{k}\n{v}" for k, v in groups], rotation=45 if rotate else 0, ha="right" if rotate else "center",
                   fontsize=8)
@@ -422,11 +430,8 @@ def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str,
     legend label) stacked bottom up; `labels(row)`, when given, labels the stack when there is room."""
     sessions = _top_sessions(df, value)
     rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
-    bottom = [0] * len(sessions)
-    for height, color, label in layers:
-        ys = [height(rows[s]) for s in sessions]
-        bars = ax.bar(range(len(sessions)), ys, bottom=bottom, width=0.7, color=color, label=label, **bar_style)
-        bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
+    bars, bottom = _stack(ax, range(len(sessions)), [([height(rows[s]) for s in sessions], color, label)
+                                                         for height, color, label in layers], width=0.7, **bar_style)
     if labels is not None and len(sessions) <= 30:
         ax.bar_label(bars, labels=[labels(rows[s]) for s in sessions], fontsize=7, padding=1)
     _session_axis(ax, df, sessions, what)
@@ -479,11 +484,8 @@ def sources_bars(ab: pl.DataFrame | None) -> Figure:
     if table is None or table.height == 0:
         return _empty(ax, "no complete session pairs")
     labels = [f"only {r['unique to']}\n({r['arms']})" for r in table.iter_rows(named=True)]
-    bottom = [0] * table.height
-    for text, color in zip(style.SOURCE_LABELS.values(), style.SOURCE_COLORS, strict=True):
-        vals = table[text].to_list()
-        ax.bar(range(table.height), vals, bottom=bottom, color=color, label=text)
-        bottom = [b + v for b, v in zip(bottom, vals)]
+    layers = [(table[text].to_list(), color, text) for text, color in style.SOURCES.values()]
+    _, bottom = _stack(ax, range(table.height), layers)
     ax.set_xticks(range(table.height), labels)
     ax.set_ylabel("candidates")
     ax.set_ylim(0, max(1, max(bottom)) * 1.25)
@@ -513,9 +515,8 @@ def _labels_apart(ax, points: list[tuple[float, float, str, bool]]) -> None:
 def tradeoff(verdict: pl.DataFrame) -> Figure:
     """Parent-origin chars lost (x) against delegated content reaching the prompt (y), one marker per
     strategy sized by its LLM calls: Pareto front filled, dominated hollow, the chosen one ringed."""
-    fig = Figure(figsize=style.FIGSIZE, layout="constrained")  # the outside legend keeps its place from draw to draw
-    ax = fig.subplots()
-    ax.set_title("The trade-off: parent content lost vs delegated content reaching the prompt")
+    # constrained: the outside legend keeps its place from draw to draw
+    fig, ax = _figure("The trade-off: parent content lost vs delegated content reaching the prompt", layout="constrained")
     value = {(r["criterion"], r["strategy"]): r for r in verdict.iter_rows(named=True) if r["criterion"] != "decision"}
     names = style.ordered_strategies({s for _, s in value})
     if not names:
@@ -563,20 +564,16 @@ def win_tie_loss(robustness: pl.DataFrame) -> Figure:
     """Per pair that matters (the chosen strategy vs each other front member and rival) and criterion where
     some session differs: sessions where the chosen one is better, tied or worse, as stacked horizontal bars."""
     rows = shaping.chosen_pairs(robustness, differing=True).to_dicts()
-    fig = Figure(figsize=(style.FIGSIZE[0], max(style.FIGSIZE[1], 1.4 + 0.24 * len(rows))), layout="constrained")
-    ax = fig.subplots()
-    ax.set_title("Sessions where the chosen strategy is better, tied or worse")
+    fig, ax = _figure("Sessions where the chosen strategy is better, tied or worse",
+                      (style.FIGSIZE[0], max(style.FIGSIZE[1], 1.4 + 0.24 * len(rows))), "constrained")
     if not rows:
         return _empty(ax, "no session differs between the chosen strategy and another")
     ax.set_title(f"Sessions where {rows[0]['strategy_a']}, the chosen strategy, is better, tied or worse\n"
                  "(criteria where every session ties are left out)")
     ys = list(range(len(rows)))
-    left = [0] * len(rows)
-    for key, name, color in zip(("a_better", "ties", "b_better"), ("chosen better", "tie", "other better"), WIN_TIE_LOSS_COLORS):
-        widths = [r[key] for r in rows]
-        bars = ax.barh(ys, widths, left=left, color=color, label=name, edgecolor="white", linewidth=0.5)
-        ax.bar_label(bars, labels=[str(w) if w else "" for w in widths], label_type="center", fontsize=7)
-        left = [a + b for a, b in zip(left, widths)]
+    layers = [([r[key] for r in rows], color, name) for key, name, color in
+              zip(("a_better", "ties", "b_better"), ("chosen better", "tie", "other better"), WIN_TIE_LOSS_COLORS)]
+    _, left = _stack(ax, ys, layers, True, {"fontsize": 7}, edgecolor="white", linewidth=0.5)
     for k in range(1, len(rows)):
         if rows[k]["strategy_b"] != rows[k - 1]["strategy_b"]:
             ax.axhline(k - 0.5, color="black", linewidth=0.8)

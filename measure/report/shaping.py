@@ -6,15 +6,8 @@ import polars as pl
 
 from measure.measurements.verdict import CRITERIA
 from measure.numbers import ROUND_MODE
-from measure.report.style import (
-    DELIVERY_COLORS,
-    SOURCE_LABELS,
-    UNKNOWN,
-    ordered_strategies,
-    strategy_rank,
-    task_group_key,
-    version_key,
-)
+from measure.report.style import DELIVERY_COLORS, SOURCE_LABELS, UNKNOWN, ordered_strategies, strategy_rank
+from measure.report.style import task_group_key, version_key
 
 TOKEN_COLUMNS = ("input_tokens", "cache_creation_tokens", "cache_read_tokens", "output_tokens")
 """The four usage fields of the tokens table whose sum is a call's tokens."""

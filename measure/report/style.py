@@ -18,32 +18,23 @@ FIGSIZE = (9.0, 4.5)
 STRATEGY_ORDER: tuple[str, ...] = tuple(STRATEGIES)
 """Display order of the strategies everywhere (tables, legends, bars): the registry's."""
 
-STRATEGY_LABELS: dict[str, str] = {
-    "link": "link (C2)",
-    "fold": "fold (C1)",
-    "fold_dedupe_scoped": "fold + scoped dedupe",
-    "fold_stub_raw": "fold + raw stub",
-    "fold_dedupe_sync": "fold + sync dedupe (proposal)",
-    "hybrid": "hybrid (C3)",
-    "chunked": "chunked (C4)",
-    "parent_first": "parent first (proposal)",
-    "hybrid_undelivered": "hybrid + undelivered (proposal)",
+STRATEGY_LOOKS: dict[str, tuple[str, str]] = {
+    "link": ("link (C2)", "#56B4E9"),
+    "fold": ("fold (C1)", "#E69F00"),
+    "fold_dedupe_scoped": ("fold + scoped dedupe", "#CC79A7"),
+    "fold_stub_raw": ("fold + raw stub", "#D55E00"),
+    "fold_dedupe_sync": ("fold + sync dedupe (proposal)", "#F0E442"),
+    "hybrid": ("hybrid (C3)", "#009E73"),
+    "chunked": ("chunked (C4)", "#0072B2"),
+    "parent_first": ("parent first (proposal)", "#332288"),
+    "hybrid_undelivered": ("hybrid + undelivered (proposal)", "#999933"),
 }
-"""Human names; C1..C4 are the candidate numbers of the #840 study, "(proposal)" a suite proposal
-(strategies.ORIGIN), not akm's code."""
+"""Human name and color of each strategy. C1..C4 are the candidate numbers of the #840 study, "(proposal)" a
+suite proposal (strategies.ORIGIN), not akm's code; the colors (Okabe-Ito, then Tol's muted indigo and olive:
+colour-blind safe) are the same everywhere."""
 
-COLORS: dict[str, str] = {
-    "link": "#56B4E9",
-    "fold": "#E69F00",
-    "fold_dedupe_scoped": "#CC79A7",
-    "fold_stub_raw": "#D55E00",
-    "fold_dedupe_sync": "#F0E442",
-    "hybrid": "#009E73",
-    "chunked": "#0072B2",
-    "parent_first": "#332288",
-    "hybrid_undelivered": "#999933",
-}
-"""One color per strategy (Okabe-Ito, then Tol's muted indigo and olive: colour-blind safe); the same everywhere."""
+STRATEGY_LABELS: dict[str, str] = {s: name for s, (name, _) in STRATEGY_LOOKS.items()}
+COLORS: dict[str, str] = {s: color for s, (_, color) in STRATEGY_LOOKS.items()}
 
 OTHER_COLOR = "#7F7F7F"
 """Color of anything without a color of its own (a strategy missing from COLORS, notes)."""
@@ -54,54 +45,40 @@ PAIR_COLOR = "#9CB3C9"
 BOTH_COLOR = "#C0392B"
 """The highlighted part (both copies in the prompt, what batching saves, repeated reads)."""
 
-KIND_COLORS: dict[str, str] = {
-    "agent": "#0072B2",
-    "forked_skill": "#CC79A7",
-    "bash": "#E69F00",
-    "monitor": "#56B4E9",
-    "workflow": "#009E73",
-    "other": OTHER_COLOR,
-}
+KIND_COLORS: dict[str, str] = {"agent": "#0072B2", "forked_skill": "#CC79A7", "bash": "#E69F00", "monitor": "#56B4E9",
+                               "workflow": "#009E73", "other": OTHER_COLOR}
 """One color per background task kind (background table)."""
 
 DELIVERY_COLORS: dict[str, str] = {"turn": "#009E73", "removed": "#D55E00", "never": "#7F7F7F"}
 """How a background task's result reached the parent (a user turn, removed from the queue, not at
 all), in display order, with its color."""
 
-ORIGIN_LABELS: dict[str, str] = {
-    "parent": "parent",
-    "task_agent": "task agents",
-    "workflow_agent": "workflow agents",
-    "fork": "forks",
-    "compaction_helper": "compaction",
-    "side_question": "side questions",
-    "other": "other subagents",
-    "total": "total",
+ORIGINS: dict[str, tuple[str, str | None]] = {
+    "parent": ("parent", "#0072B2"),
+    "task_agent": ("task agents", "#E69F00"),
+    "workflow_agent": ("workflow agents", "#009E73"),
+    "fork": ("forks", "#D55E00"),
+    "compaction_helper": ("compaction", "#CC79A7"),
+    "side_question": ("side questions", "#56B4E9"),
+    "other": ("other subagents", OTHER_COLOR),
+    "total": ("total", None),
 }
-"""Display names of the tokens table's origins."""
+"""Display name and color of each origin of the tokens table, in stacking order (the total is not stacked)."""
 
-ORIGIN_COLORS: dict[str, str] = {
-    "parent": "#0072B2",
-    "task_agent": "#E69F00",
-    "workflow_agent": "#009E73",
-    "fork": "#D55E00",
-    "compaction_helper": "#CC79A7",
-    "side_question": "#56B4E9",
-    "other": OTHER_COLOR,
+ORIGIN_LABELS: dict[str, str] = {o: name for o, (name, _) in ORIGINS.items()}
+ORIGIN_COLORS: dict[str, str] = {o: color for o, (_, color) in ORIGINS.items() if color}
+
+SOURCES: dict[str, tuple[str, str]] = {
+    "inline_ref": ("restates an inline ref", "#56B4E9"),
+    "notification": ("restates a notification", "#CC79A7"),
+    "subagent_only": ("only in subagent events", "#E69F00"),
+    "parent": ("in parent events", "#009E73"),
+    "none": ("in no source", "#7F7F7F"),
 }
-"""One color per token origin, in stacking order."""
+"""Where a candidate found under one strategy only comes from (measure.extract.compare.SOURCES, in its order),
+with its label and color."""
 
-SOURCE_LABELS: dict[str, str] = {
-    "inline_ref": "restates an inline ref",
-    "notification": "restates a notification",
-    "subagent_only": "only in subagent events",
-    "parent": "in parent events",
-    "none": "in no source",
-}
-"""Where a candidate found under one strategy only comes from (measure.extract.compare.SOURCES, in its order)."""
-
-SOURCE_COLORS = ("#56B4E9", "#CC79A7", "#E69F00", "#009E73", "#7F7F7F")
-"""One color per source of SOURCE_LABELS, in its order."""
+SOURCE_LABELS: dict[str, str] = {s: text for s, (text, _) in SOURCES.items()}
 
 BREAKDOWN_DIMENSIONS: dict[str, str] = {"project": "project", "cc_version": "Claude Code version", "month": "month"}
 """The breakdown table's dimensions in display order, with their headings."""
