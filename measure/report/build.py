@@ -11,11 +11,9 @@ process, each in a fresh `python3` kernel, and writes::
       params/<notebook>.yaml                     the parameters each notebook ran with
       run.json                                   the run's parameters, versions and input fingerprint
 
-`--golden` instead executes the notebooks on the bundled fixtures (GOLDEN_SETS: every notebook on
-`fixtures/default`, 00-overview also on `fixtures/s840`) with `golden_parameters(root)` and writes
-the normalized notebooks to `tests/golden/`, where nbval re-executes and compares them.
-Outputs carry no timestamps and no absolute paths of this machine, so two runs on the same root
-give byte-identical files.
+`--golden` instead executes the notebooks on the bundled fixtures (GOLDEN_SETS) into `tests/golden/`, where
+nbval re-executes and compares them. Outputs carry no timestamps and no absolute paths of this machine, so two
+runs on the same root give byte-identical files.
 """
 
 from __future__ import annotations
@@ -54,12 +52,9 @@ FIXTURE_ROOT = "fixtures/default"
 GOLDEN_DIR = "tests/golden"
 """Where `--golden` writes the normalized executed notebooks (repo-relative)."""
 
-S840_ROOT = "fixtures/s840"
-"""The #840-shaped fixture: the four sessions of the #840 study, for the published comparison."""
-
 GOLDEN_SETS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     ".": (FIXTURE_ROOT, None),
-    "s840": (S840_ROOT, ("00-overview",)),
+    "s840": ("fixtures/s840", ("00-overview",)),
 }
 """Golden notebooks: sub-folder of GOLDEN_DIR -> (sessions root, notebook stems or None for all); 00-overview
 also runs on the #840-shaped fixture, so nbval checks the side-by-side with the published #840 figures too."""
@@ -101,9 +96,8 @@ def report(sessions_root: str | os.PathLike = FIXTURE_ROOT, out: str | os.PathLi
     default to DEFAULT_BUDGETS, `file_time_ms` to pinned times for roots under fixtures/, and a report always
     replays, at `replay_at`); `run_options` carries since_ms, session_cap, max_event_chars, priorities,
     cache_dir, executor and scheduler. `extraction_dir` is a `measure extract --out` directory for
-    06-extraction (None: a recorded store, if any); `timeout` is seconds per cell.
-
-    Raises ReportError naming each failed notebook and cell, and RuntimeError when the measurement fails.
+    06-extraction (None: a recorded store, if any); `timeout` is seconds per cell. Raises ReportError naming
+    each failed notebook and cell, and RuntimeError when the measurement fails.
     """
     from measure.runner.cache import default_cache_dir  # noqa: PLC0415
 

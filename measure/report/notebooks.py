@@ -43,12 +43,8 @@ ipykernel 7 warns "Kernel is running over TCP without encryption" on every TCP s
 Left to jupyter_client, the sockets would be `kernel-ipc-<n>` in the repository, where a killed report leaves
 them and two reports race for the names. `_kernel_config()` uses TCP past the Unix limit (108 bytes)."""
 
-KERNEL_ENV: dict[str, str] = {
-    "PYTHONHASHSEED": "0",
-    "TQDM_DISABLE": "1",
-    "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    "TZ": "UTC",
-}
+KERNEL_ENV: dict[str, str] = {"PYTHONHASHSEED": "0", "TQDM_DISABLE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+                              "TZ": "UTC"}
 """Environment every kernel inherits (set when missing; MPLBACKEND is removed: it drops inline figures)."""
 
 

@@ -180,15 +180,11 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     return fig
 
 
-OVERLAP_BINS: tuple[float, ...] = tuple(i / 20 for i in range(21))
-"""Histogram edges for the overlap distribution: 5-point bins from 0 to 1."""
-
-
 def _overlap_counts(pairs: pl.DataFrame) -> list[int]:
-    """How many of `pairs` fall in each 5% overlap bin of OVERLAP_BINS."""
-    counts = [0] * (len(OVERLAP_BINS) - 1)
+    """How many of `pairs` fall in each of the 20 5% overlap bins from 0 to 1."""
+    counts = [0] * 20
     for v in pairs["overlap"].drop_nulls().to_list():
-        counts[max(min(int(v * 20), len(counts) - 1), 0)] += 1
+        counts[max(min(int(v * 20), 19), 0)] += 1
     return counts
 
 
@@ -202,14 +198,13 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
     fig.suptitle("Duplicate pairs: how alike the notification and the subagent's final report are")
     if not pairings:
         return _empty(axes[0], "no notification / subagent pairs")
-    width, starts = OVERLAP_BINS[1] - OVERLAP_BINS[0], list(OVERLAP_BINS[:-1])
+    width, starts = 1 / 20, [i / 20 for i in range(20)]
     for ax, pairing in zip(axes, pairings, strict=True):
         part = duplicates.filter(pl.col("pairing") == pairing)
         lower, upper = (_overlap_counts(part.filter(pl.col("both_in_prompt") == both)) for both in (False, True))
-        ax.bar(starts, lower, width=width, align="edge", color=style.PAIR_COLOR,
-               edgecolor="white", linewidth=0.5, label="at most one copy in the prompt")
-        ax.bar(starts, upper, width=width, align="edge", bottom=lower,
-               color=style.BOTH_COLOR, edgecolor="white", linewidth=0.5, label="both copies in the fold prompt")
+        _stack(ax, starts, [(lower, style.PAIR_COLOR, "at most one copy in the prompt"),
+                            (upper, style.BOTH_COLOR, "both copies in the fold prompt")],
+               width=width, align="edge", edgecolor="white", linewidth=0.5)
         ax.set_title(f"{pairing}\n{sum(lower) + sum(upper)} pairs, {sum(upper)} both in prompt", fontsize=9)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlim(0, 1)
@@ -395,8 +390,8 @@ def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     by_origin = totals.join(df.pivot(on="origin", index="session_id", values="_tokens"), on="session_id", how="left")
     layers = [(lambda row, o=o: row[o] or 0, color, style.ORIGIN_LABELS[o])
               for o, color in style.ORIGIN_COLORS.items() if o in by_origin.columns]
-    _session_stacks(ax, by_origin, "_tokens", layers, None, "tokens", edgecolor="white", linewidth=0.5)
-    ax.set_ylabel("tokens (input + cache write + cache read + output)")
+    _session_stacks(ax, by_origin, "_tokens", layers, None, "tokens",
+                    "tokens (input + cache write + cache read + output)", edgecolor="white", linewidth=0.5)
     # One legend row above the tallest stack: the tallest bar is drawn first, where an upper-left
     # legend stacked in a column would cover it.
     ax.legend(loc="upper center", ncols=max(1, len(layers)), frameon=False)
@@ -425,7 +420,7 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     return fig
 
 
-def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str, **bar_style) -> None:
+def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str, ylabel: str, **bar_style) -> None:
     """Per session of `df` (one row each; those with the largest `value`), `layers` of (row -> height, color,
     legend label) stacked bottom up; `labels(row)`, when given, labels the stack when there is room."""
     sessions = _top_sessions(df, value)
@@ -437,6 +432,7 @@ def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str,
     _session_axis(ax, df, sessions, what)
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
     ax.set_ylim(0, max(1, max(bottom)) * 1.2)
+    ax.set_ylabel(ylabel)
 
 
 @_styled
@@ -452,8 +448,8 @@ def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
         [(lambda r: r["wakeup_cache_read_tokens"] - r[saved], _color("link"), "cache read, batched delivery"),
          (lambda r: r[saved], style.BOTH_COLOR, "saved by batching what was queued")],
         lambda r: f"{r['wakeup_turns']}→{r['batched_turns']} turns", "wake-up cache reads",
+        "cache-read tokens of wake-up turns",
     )
-    ax.set_ylabel("cache-read tokens of wake-up turns")
     ax.legend(loc="upper left")
     return fig
 
@@ -469,9 +465,8 @@ def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
         ax, df, "read_chars",
         [(lambda r: r["read_chars"] - r["repeated_chars"], style.PAIR_COLOR, "new to the parent"),
          (lambda r: r["repeated_chars"], style.BOTH_COLOR, "already received (earlier read or notification)")],
-        lambda r: f"{rounded(100 * r['repeat_fraction'], 0):.0f}%", "chars read",
+        lambda r: f"{rounded(100 * r['repeat_fraction'], 0):.0f}%", "chars read", "UTF-16 chars of read results",
     )
-    ax.set_ylabel("UTF-16 chars of read results")
     ax.legend(loc="upper left")
     return fig
 
@@ -555,10 +550,6 @@ def tradeoff(verdict: pl.DataFrame) -> Figure:
     return fig
 
 
-WIN_TIE_LOSS_COLORS = ("#009E73", "#BBBBBB", "#D55E00")
-"""Sessions where the chosen strategy is better, tied, worse."""
-
-
 @_styled
 def win_tie_loss(robustness: pl.DataFrame) -> Figure:
     """Per pair that matters (the chosen strategy vs each other front member and rival) and criterion where
@@ -571,8 +562,9 @@ def win_tie_loss(robustness: pl.DataFrame) -> Figure:
     ax.set_title(f"Sessions where {rows[0]['strategy_a']}, the chosen strategy, is better, tied or worse\n"
                  "(criteria where every session ties are left out)")
     ys = list(range(len(rows)))
-    layers = [([r[key] for r in rows], color, name) for key, name, color in
-              zip(("a_better", "ties", "b_better"), ("chosen better", "tie", "other better"), WIN_TIE_LOSS_COLORS)]
+    outcomes = (("a_better", "chosen better", "#009E73"), ("ties", "tie", "#BBBBBB"),
+                ("b_better", "other better", "#D55E00"))
+    layers = [([r[key] for r in rows], color, name) for key, name, color in outcomes]
     _, left = _stack(ax, ys, layers, True, {"fontsize": 7}, edgecolor="white", linewidth=0.5)
     for k in range(1, len(rows)):
         if rows[k]["strategy_b"] != rows[k - 1]["strategy_b"]:
