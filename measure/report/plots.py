@@ -173,8 +173,7 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     elif "fold" in set(curve["strategy"].to_list()):
         ax.text(0.99, 0.97, f"fold still evicts at {_thousands(budgets[-1])}", ha="right", va="top", transform=ax.transAxes,
                 fontsize=9)
-    ymax = float(curve["evicted_pct"].max() or 0.0)
-    ymin = float(curve["evicted_pct"].min() or 0.0)
+    ymin, ymax = float(curve["evicted_pct"].min() or 0.0), float(curve["evicted_pct"].max() or 0.0)
     ax.set_ylim(min(0.0, ymin) - 1, max(5.0, ymax * 1.15))
     fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper")
     return fig
@@ -479,7 +478,7 @@ def sources_bars(ab: pl.DataFrame | None) -> Figure:
     if table is None or table.height == 0:
         return _empty(ax, "no complete session pairs")
     labels = [f"only {r['unique to']}\n({r['arms']})" for r in table.iter_rows(named=True)]
-    layers = [(table[text].to_list(), color, text) for text, color in style.SOURCES.values()]
+    layers = [(table[text].to_list(), color, text) for text, color in style.SOURCE_LOOKS.values()]
     _, bottom = _stack(ax, range(table.height), layers)
     ax.set_xticks(range(table.height), labels)
     ax.set_ylabel("candidates")

@@ -53,7 +53,7 @@ DELIVERY_COLORS: dict[str, str] = {"turn": "#009E73", "removed": "#D55E00", "nev
 """How a background task's result reached the parent (a user turn, removed from the queue, not at
 all), in display order, with its color."""
 
-ORIGINS: dict[str, tuple[str, str | None]] = {
+ORIGIN_LOOKS: dict[str, tuple[str, str | None]] = {
     "parent": ("parent", "#0072B2"),
     "task_agent": ("task agents", "#E69F00"),
     "workflow_agent": ("workflow agents", "#009E73"),
@@ -65,10 +65,10 @@ ORIGINS: dict[str, tuple[str, str | None]] = {
 }
 """Display name and color of each origin of the tokens table, in stacking order (the total is not stacked)."""
 
-ORIGIN_LABELS: dict[str, str] = {o: name for o, (name, _) in ORIGINS.items()}
-ORIGIN_COLORS: dict[str, str] = {o: color for o, (_, color) in ORIGINS.items() if color}
+ORIGIN_LABELS: dict[str, str] = {o: name for o, (name, _) in ORIGIN_LOOKS.items()}
+ORIGIN_COLORS: dict[str, str] = {o: color for o, (_, color) in ORIGIN_LOOKS.items() if color}
 
-SOURCES: dict[str, tuple[str, str]] = {
+SOURCE_LOOKS: dict[str, tuple[str, str]] = {
     "inline_ref": ("restates an inline ref", "#56B4E9"),
     "notification": ("restates a notification", "#CC79A7"),
     "subagent_only": ("only in subagent events", "#E69F00"),
@@ -78,7 +78,7 @@ SOURCES: dict[str, tuple[str, str]] = {
 """Where a candidate found under one strategy only comes from (measure.extract.compare.SOURCES, in its order),
 with its label and color."""
 
-SOURCE_LABELS: dict[str, str] = {s: text for s, (text, _) in SOURCES.items()}
+SOURCE_LABELS: dict[str, str] = {s: text for s, (text, _) in SOURCE_LOOKS.items()}
 
 BREAKDOWN_DIMENSIONS: dict[str, str] = {"project": "project", "cc_version": "Claude Code version", "month": "month"}
 """The breakdown table's dimensions in display order, with their headings."""
