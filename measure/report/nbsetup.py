@@ -25,11 +25,9 @@ PNG_KWARGS: dict[str, object] = {"bbox_inches": "tight", "metadata": {"Software"
 
 def configure() -> None:
     """Set polars display options (none inherited from `POLARS_FMT_*`), the matplotlib style and, in a kernel,
-    PNG as the only inline figure format and `frame_html` for DataFrames.
-
-    PANDAS_DISPLAY is set once something has loaded pandas: now if it is, else before the first cell run
-    after it is (no report notebook uses pandas: importing it costs a kernel 50 MiB).
-    """
+    PNG as the only inline figure format and `frame_html` for DataFrames. PANDAS_DISPLAY is set once something
+    has loaded pandas: now if it is, else before the first cell run after it is (no report notebook uses pandas:
+    importing it costs a kernel 50 MiB)."""
     from IPython import get_ipython  # noqa: PLC0415
     from matplotlib_inline.backend_inline import set_matplotlib_formats  # noqa: PLC0415
     from matplotlib_inline.config import InlineBackend  # noqa: PLC0415

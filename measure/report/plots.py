@@ -206,9 +206,8 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
                width=width, align="edge", edgecolor="white", linewidth=0.5)
         ax.set_title(f"{pairing}\n{sum(lower) + sum(upper)} pairs, {sum(upper)} both in prompt", fontsize=9)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlim(0, 1)
+        ax.set(xlim=(0, 1), xlabel="word-set Jaccard overlap")
         ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0], ["0%", "20%", "40%", "60%", "80%", "100%"])
-        ax.set_xlabel("word-set Jaccard overlap")
     axes[0].set_ylabel("pairs")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
     return fig
@@ -223,9 +222,7 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     _grouped_bars(ax, llm_calls, "llm_calls", lambda y: f"{y:,}", "calls", 3)
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
-    top = max(10, int(llm_calls["llm_calls"].max() or 1))
-    ax.set_ylim(0.8, top * 3)
-    ax.set_ylabel("calls (log scale)")
+    ax.set(ylim=(0.8, max(10, int(llm_calls["llm_calls"].max() or 1)) * 3), ylabel="calls (log scale)")
     return fig
 
 
@@ -252,8 +249,7 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
     ax.set_xticks(xs, [_label(s) for s in strategies])
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
-    ax.set_ylim(0.8, max([10, *maxes, *caps]) * 3)
-    ax.set_ylabel("LLM calls per run (log scale)")
+    ax.set(ylim=(0.8, max([10, *maxes, *caps]) * 3), ylabel="LLM calls per run (log scale)")
     ax.legend(loc="upper left")
     return fig
 
@@ -293,8 +289,7 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
             ax.bar_label(bars, labels=[f"{rounded(v, 1):.1f}%" if v else "" for v in values], fontsize=7, padding=2)
         ax.set_yticks(ys, [f"{_short(r['value'])} ({r['sessions']})" for r in rows], fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlim(0, peak * 1.25)
-        ax.set_xlabel("% of parent chars kept alone")
+        ax.set(xlim=(0, peak * 1.25), xlabel="% of parent chars kept alone")
     if ordered.height:
         axes[0].legend(loc="lower right", fontsize=8)
     fig.text(0.5, -0.01, "(n) = sessions in the group; no bar = 0%", ha="center", fontsize=8, color=style.OTHER_COLOR)
@@ -349,8 +344,7 @@ def deliveries_bars(background: pl.DataFrame) -> Figure:
     rotate = len(groups) > 6
     ax.set_xticks(xs, [f"{k}\n{v}" for k, v in groups], rotation=45 if rotate else 0, ha="right" if rotate else "center",
                   fontsize=8)
-    ax.set_ylim(0, max(bottom) * 1.15 + 0.5)
-    ax.set_ylabel("background tasks")
+    ax.set(ylim=(0, max(bottom) * 1.15 + 0.5), ylabel="background tasks")
     ax.legend(loc="upper left", title="delivery")
     return fig
 
@@ -372,8 +366,7 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
                   hatch="//", linewidth=1, label="of which the prompt did not change")
     ax.bar_label(bars, labels=[str(v) for v in wasted], fontsize=8, padding=1)
     ax.set_xticks(xs, [_label(s) for s in strategies])
-    ax.set_ylim(0, max([1, *re]) * 1.2)
-    ax.set_ylabel("extractions after a session's first")
+    ax.set(ylim=(0, max([1, *re]) * 1.2), ylabel="extractions after a session's first")
     ax.legend(loc="upper left")
     return fig
 
@@ -414,8 +407,7 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
         ax.bar_label(bars, labels=[f"{rounded(y, 2):.2f}" for y in ys], fontsize=7, padding=1)
     ax.axhline(1.0, color="black", linestyle="--", linewidth=1)
     _session_axis(ax, df, sessions, "over-count")
-    ax.set_ylim(0, max(2.0, max(ys) * 1.15))
-    ax.set_ylabel("per-line tokens ÷ deduplicated tokens")
+    ax.set(ylim=(0, max(2.0, max(ys) * 1.15)), ylabel="per-line tokens ÷ deduplicated tokens")
     return fig
 
 
@@ -430,8 +422,7 @@ def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str,
         ax.bar_label(bars, labels=[labels(rows[s]) for s in sessions], fontsize=7, padding=1)
     _session_axis(ax, df, sessions, what)
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
-    ax.set_ylim(0, max(1, max(bottom)) * 1.2)
-    ax.set_ylabel(ylabel)
+    ax.set(ylim=(0, max(1, max(bottom)) * 1.2), ylabel=ylabel)
 
 
 @_styled
@@ -481,8 +472,7 @@ def sources_bars(ab: pl.DataFrame | None) -> Figure:
     layers = [(table[text].to_list(), color, text) for text, color in style.SOURCE_LOOKS.values()]
     _, bottom = _stack(ax, range(table.height), layers)
     ax.set_xticks(range(table.height), labels)
-    ax.set_ylabel("candidates")
-    ax.set_ylim(0, max(1, max(bottom)) * 1.25)
+    ax.set(ylabel="candidates", ylim=(0, max(1, max(bottom)) * 1.25))
     ax.legend(loc="upper right", ncols=3)
     return fig
 
@@ -527,8 +517,7 @@ def tradeoff(verdict: pl.DataFrame) -> Figure:
         if row["chosen"]:
             ax.scatter([xs[n]], [ys[n]], s=size[n] * 3, facecolor="none", edgecolor="black", linewidth=1.5, zorder=2)
     span_x, span_y = max(max(xs.values()), 1), max(max(ys.values()), 1)
-    ax.set_xlim(-0.08 * span_x, span_x * 1.45)
-    ax.set_ylim(-0.12 * span_y, span_y * 1.15)
+    ax.set(xlim=(-0.08 * span_x, span_x * 1.45), ylim=(-0.12 * span_y, span_y * 1.15))
     at: dict[tuple[float, float], list[str]] = {}
     for n in names:
         at.setdefault((xs[n], ys[n]), []).append(n)
@@ -570,9 +559,8 @@ def win_tie_loss(robustness: pl.DataFrame) -> Figure:
             ax.axhline(k - 0.5, color="black", linewidth=0.8)
     ax.set_yticks(ys, [f"vs {r['strategy_b']} · {r['criterion']}" for r in rows], fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlim(0, max(left))
+    ax.set(xlim=(0, max(left)), xlabel="sessions")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("sessions")
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8)
     return fig
 

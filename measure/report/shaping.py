@@ -24,11 +24,9 @@ keeps parent content across many calls (large negative "eviction"; see 03-llm-ca
 
 
 def zero_budgets(sweep: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """Per session and strategy: smallest swept budget from which every larger one evicts nothing.
-
-    Budget eviction only (what stubs shorten on purpose does not count): the smallest budget above
-    the largest one that still evicts (or has no value); null when the largest budget still evicts.
-    """
+    """Per session and strategy: smallest swept budget from which every larger one evicts nothing (budget
+    eviction only, not what stubs shorten on purpose): the smallest budget above the largest one that still
+    evicts (or has no value); null when the largest budget still evicts."""
     keys = ["session_id", "strategy"]
     bad = ~(pl.col("budget_evicted_chars").is_not_null() & (pl.col("budget_evicted_chars") <= 0))
     rows = sweep.lazy().select(*keys, "budget", bad.alias("_bad"))

@@ -115,11 +115,9 @@ def task_group_key(kind: str, version: str) -> tuple:
 
 
 def short_ids(ids) -> dict[str, str]:
-    """Map each session id to its shortest prefix (at least 8 chars) that no other id starts with.
-
-    UUIDs come out as their first 8 hex digits; ids sharing a long prefix keep what tells them apart.
-    Linear after one sort: the other id sharing the longest prefix with an id is a sorted neighbour.
-    """
+    """Map each session id to its shortest prefix (at least 8 chars) that no other id starts with: UUIDs come out
+    as their first 8 hex digits; ids sharing a long prefix keep what tells them apart. Linear after one sort: the
+    other id sharing the longest prefix with an id is a sorted neighbour."""
     ids = sorted(set(ids))
     shared = [-1] * len(ids)  # longest common prefix with any other id (-1: there is none)
     for k in range(1, len(ids)):
