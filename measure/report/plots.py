@@ -4,7 +4,8 @@ Built on `matplotlib.figure.Figure` (no pyplot, files or views) under the projec
 sorted categories and one color per strategy; what a page shows too comes from `shaping`. A notebook shows
 each as PNG bytes that depend only on the data (`nbsetup.PNG_KWARGS`), which the report saves.
 
-Long: one short function per figure of every page (the FIGURES registry), around the helpers they share.
+Long: one short function per figure of every page (the FIGURES registry), around the helpers they share;
+split per page, each part would need those helpers from a third module.
 """
 
 from __future__ import annotations
