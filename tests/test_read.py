@@ -331,9 +331,8 @@ def test_a_file_swapped_for_a_fifo_after_listing_is_reported_not_read(tmp_path):
 def test_a_sidecar_that_is_a_fifo_reads_as_broken(tmp_path):
     write(tmp_path / "agent-a.jsonl", LINE)
     os.mkfifo(tmp_path / "agent-a.meta.json")
-    problems: list = []
-    assert read_sidecar(str(tmp_path / "agent-a.jsonl"), problems).state == "broken"
-    assert problems[0][1] == "not_a_file"
+    sidecar, problem = read_sidecar(str(tmp_path / "agent-a.jsonl"))
+    assert sidecar.state == "broken" and problem[0] == "not_a_file"
 
 
 def test_json_deeper_than_the_recursion_limit_is_an_event(tmp_path):
@@ -443,6 +442,5 @@ def test_a_sidecar_over_the_cap_reads_as_broken_and_is_reported(tmp_path, monkey
     monkeypatch.setattr(read_mod, "MAX_LINE_BYTES", 1024)
     write(tmp_path / "agent-a.jsonl", LINE)
     (tmp_path / "agent-a.meta.json").write_text('{"agentType": "x", "description": "%s"}' % ("d" * 2000))
-    problems: list = []
-    assert read_sidecar(str(tmp_path / "agent-a.jsonl"), problems).state == "broken"
-    assert problems[0][1] == "long_line"
+    sidecar, problem = read_sidecar(str(tmp_path / "agent-a.jsonl"))
+    assert sidecar.state == "broken" and problem[0] == "long_line"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import datetime, timedelta, timezone
 
 import orjson
 
@@ -33,25 +32,12 @@ def _units(s: str) -> bytes:
     return s.encode("utf-16-le", "surrogatepass")
 
 
-def _from_units(b: bytes) -> str:
-    # surrogatepass keeps a surrogate pair cut in half as a lone surrogate, as JS does.
-    return b.decode("utf-16-le", "surrogatepass")
-
-
 def utf16_slice(s: str, start: int, end: int | None = None) -> str:
     """JS `s.slice(start, end)` for non-negative bounds, in UTF-16 units."""
     if s.isascii():
         return s[start:end]
-    b = _units(s)
-    return _from_units(b[2 * start : None if end is None else 2 * end])
-
-
-def utf16_head_tail(s: str, head: int, tail: int) -> tuple[str, str]:
-    """The first `head` and last `tail` UTF-16 units of `s` (`tail` > 0)."""
-    if s.isascii():
-        return s[:head], s[len(s) - tail :]
-    b = _units(s)
-    return _from_units(b[: 2 * head]), _from_units(b[len(b) - 2 * tail :])
+    # surrogatepass keeps a surrogate pair cut in half as a lone surrogate, as JS does.
+    return _units(s)[2 * start : None if end is None else 2 * end].decode("utf-16-le", "surrogatepass")
 
 
 def utf16_units(s: str) -> list[int]:
@@ -69,8 +55,7 @@ def to_utf8(s: str) -> bytes:
     except UnicodeEncodeError:
         # Re-pair surrogates that are adjacent (JS strings are unit sequences), then replace
         # the ones left alone.
-        fixed = _units(s).decode("utf-16-le", "replace")
-        return fixed.encode("utf-8")
+        return _units(s).decode("utf-16-le", "replace").encode("utf-8")
 
 
 # --- whitespace and regex classes -------------------------------------------------------
@@ -273,21 +258,10 @@ def _number(x: int | float) -> str:
     return f"{m}e{'+' if e > 0 else '-'}{abs(e)}"
 
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
-
-
-def _escape_char(m: re.Match[str]) -> str:
-    c = m.group()
-    esc = _ESCAPES.get(c)
-    return esc if esc is not None else f"\\u{ord(c):04x}"
-
-
 def _string(s: str) -> str:
-    # The stdlib's C encoder escapes exactly as JS does, except lone surrogates.
-    if s.isascii() or not SURROGATE.search(s):
-        return _dumps(s)
-    return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
+    # The stdlib's C encoder escapes exactly as JS does, except lone surrogates: it leaves them raw.
+    out = _dumps(s)
+    return out if s.isascii() else SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
 
 
 _dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -368,16 +342,12 @@ def _stringify(value) -> str:
     # Each frame: [container, keys (None for lists), next index]
     stack: list[list] = []
     while True:
-        if isinstance(value, list):
+        if isinstance(value, (list, dict)):
             if len(stack) >= STRINGIFY_MAX_DEPTH:
                 raise StringifyDepthError(f"JSON.stringify: nesting deeper than {STRINGIFY_MAX_DEPTH}")
-            out.append("[")
-            stack.append([value, None, 0])
-        elif isinstance(value, dict):
-            if len(stack) >= STRINGIFY_MAX_DEPTH:
-                raise StringifyDepthError(f"JSON.stringify: nesting deeper than {STRINGIFY_MAX_DEPTH}")
-            out.append("{")
-            stack.append([value, _keys(value), 0])
+            is_list = isinstance(value, list)
+            out.append("[" if is_list else "{")
+            stack.append([value, None if is_list else _keys(value), 0])
         else:
             out.append(_scalar(value))
         # Find the next value to render, closing finished containers.
@@ -408,13 +378,9 @@ _ISO = re.compile(
     r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?$",
     re.ASCII,
 )
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MAX_TIME = 8.64e15
-
-
 _MINUTES: dict[str, float] = {}  # "YYYY-MM-DDTHH:MM:" -> its ms since epoch (NaN when invalid)
-
-
+_MINUTE_STAMPS: dict[int, str] = {}  # minutes since epoch -> "YYYY-MM-DDTHH:MM:"
 _LAST: tuple = (None, math.nan)  # the last string parsed and its value (one tuple: swapped atomically)
 
 
@@ -428,12 +394,7 @@ def date_parse(s: str) -> float:
     last = _LAST
     if s is last[0]:  # the same line's timestamp, parsed by a collector and then by the reader
         return last[1]
-    v = _date_parse(s)
-    _LAST = (s, v)
-    return v
-
-
-def _date_parse(s: str) -> float:
+    v = math.nan
     n = len(s)
     # Fast path for what Claude Code writes, YYYY-MM-DDTHH:MM:SS.mmmZ (or without .mmm):
     # the minute is looked up (events come many to a minute), seconds and ms are added.
@@ -445,53 +406,37 @@ def _date_parse(s: str) -> float:
             base = _MINUTES[s[:17]] = _minute_ms(s[:17])
         rest = s[17:19] + (s[20:23] if n == 24 else "000")
         if base == base and rest.isdigit() and rest.isascii() and rest[0] < "6":  # seconds < 60
-            return base + int(rest[:2]) * 1000 + int(rest[2:])
-    return _date_parse_full(s)
+            v = base + int(rest[:2]) * 1000 + int(rest[2:])
+    if v != v:
+        v = _date_parse_full(s)
+    _LAST = (s, v)
+    return v
 
 
-def _minute_ms(prefix: str) -> float:
+def _minute_ms(p: str) -> float:
     """ms since epoch of "YYYY-MM-DDTHH:MM:", or NaN when it is not a valid UTC minute."""
-    day = _day_number(prefix[:10])
-    hm = prefix[11:13] + prefix[14:16]
-    if day != day or prefix[10] != "T" or prefix[13] != ":" or not (hm.isdigit() and hm.isascii()):
+    digits = p[:4] + p[5:7] + p[8:10] + p[11:13] + p[14:16]
+    if p[4] + p[7] + p[10] + p[13] != "--T:" or not (digits.isdigit() and digits.isascii()):
         return math.nan
-    hh, mi = int(hm[:2]), int(hm[2:])
-    if hh > 23 or mi > 59:
+    y, m, d, hh, mi = int(p[:4]), int(p[5:7]), int(p[8:10]), int(p[11:13]), int(p[14:16])
+    if not (1 <= m <= 12 and 1 <= d <= _days_in_month(y, m) and hh <= 23 and mi <= 59):
         return math.nan  # 24:00 and the like take the full parser
-    return float(day * 86_400_000 + (hh * 60 + mi) * 60_000)
-
-
-def _day_number(ymd: str) -> float:
-    if not (ymd.isascii() and ymd[4] == "-" and ymd[7] == "-" and (ymd[:4] + ymd[5:7] + ymd[8:]).isdigit()):
-        return math.nan
-    y, m, d = int(ymd[:4]), int(ymd[5:7]), int(ymd[8:])
-    if not (1 <= m <= 12 and 1 <= d <= _days_in_month(y, m)):
-        return math.nan
-    return _days_from_civil(y, m, d)
+    return float(_days_from_civil(y, m, d) * 86_400_000 + (hh * 60 + mi) * 60_000)
 
 
 def _date_parse_full(s: str) -> float:
     m = _ISO.match(s)
-    if not m:
+    if not m or m[1] == "-000000":
         return math.nan
     year_s, mo, d, hh, mi, ss, frac, tz = m.groups()
-    if year_s == "-000000":
-        return math.nan
-    year = int(year_s)
-    month = int(mo) if mo else 1
-    day = int(d) if d else 1
-    hour = int(hh) if hh else 0
-    minute = int(mi) if mi else 0
-    second = int(ss) if ss else 0
+    year, month, day = int(year_s), int(mo or 1), int(d or 1)
+    hour, minute, second = int(hh or 0), int(mi or 0), int(ss or 0)
     ms = int((frac or "0")[:3].ljust(3, "0"))
-    if not (1 <= month <= 12 and 1 <= day <= 31 and minute <= 59 and second <= 59):
+    if not (1 <= month <= 12 and 1 <= day <= _days_in_month(year, month) and minute <= 59 and second <= 59):
         return math.nan
     if hour > 24 or (hour == 24 and (minute or second or ms)):
         return math.nan
-    days = _days_from_civil(year, month, day)
-    if day > _days_in_month(year, month):
-        return math.nan
-    t = ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + ms
+    t = ((_days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + ms
     if tz and tz != "Z":
         sign = 1 if tz[0] == "+" else -1
         oh, om = int(tz[1:3]), int(tz[4:6])
@@ -518,15 +463,11 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
-_DATES: dict[int, str] = {}  # days since epoch -> "YYYY-MM-DD" as JS prints it
-
-
 def clear_caches() -> None:
-    """Forget the per-day date caches (the benchmark wants a fresh process's state)."""
-    _DATES.clear()
-    _MINUTES.clear()
+    """Forget the date caches (the benchmark wants a fresh process's state)."""
     global _LAST
     _LAST = (None, math.nan)
+    _MINUTES.clear()
     _MINUTE_STAMPS.clear()
 
 
@@ -547,38 +488,20 @@ def to_iso(ms: float) -> str:
     return f"{stamp}{sec:02d}.{milli:03d}Z"
 
 
-_MINUTE_STAMPS: dict[int, str] = {}  # minutes since epoch -> "YYYY-MM-DDTHH:MM:"
-
-
 def _iso_minute(minute: int) -> str:
-    """"YYYY-MM-DDTHH:MM:" of a minute since epoch, as toISOString prints it."""
+    """"YYYY-MM-DDTHH:MM:" of a minute since epoch, as toISOString prints it (years past 0..9999 as ±YYYYYY)."""
     day, rem = divmod(minute, 1440)
-    date = _DATES.get(day)
-    if date is None:
-        if -719162 <= day <= 2932896:  # within Python's years 1..9999
-            dt = _EPOCH + timedelta(days=day)
-            date = f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}"
-        else:  # JS prints extended years (±YYYYYY)
-            date = _extended_date(day)
-        _DATES[day] = date
-    hour, mi = divmod(rem, 60)
-    return f"{date}T{hour:02d}:{mi:02d}:"
-
-
-def _extended_date(day: int) -> str:
-    """Civil date of a day number outside Python's datetime range, JS-formatted (±YYYYYY)."""
-    z = day + 719468
+    z = day + 719468  # Hinnant's civil_from_days, the inverse of _days_from_civil
     era = z // 146097
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    y = yoe + era * 400
     doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
     mp = (5 * doy + 2) // 153
     d = doy - (153 * mp + 2) // 5 + 1
     m = mp + 3 if mp < 10 else mp - 9
-    y += m <= 2
+    y = yoe + era * 400 + (m <= 2)
     ys = f"{y:04d}" if 0 <= y <= 9999 else f"{'+' if y > 0 else '-'}{abs(y):06d}"
-    return f"{ys}-{m:02d}-{d:02d}"
+    return f"{ys}-{m:02d}-{d:02d}T{rem // 60:02d}:{rem % 60:02d}:"
 
 
 # --- String.prototype.replace(string, string) ---------------------------------------------

@@ -5,16 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from measure.akm.jscompat import (
-    LT,
-    WS,
-    js_regex,
-    js_trim,
-    utf16_head_tail,
-    utf16_len,
-    utf16_slice,
-    utf16_units,
-)
+from measure.akm.jscompat import LT, WS, js_regex, js_trim, utf16_len, utf16_slice, utf16_units
 from measure.akm.records import Event, Prefiltered, PrefilterStats
 
 DEFAULT_MAX_TOTAL_CHARS = 80_000
@@ -97,17 +88,10 @@ def truncate(text: str, chars: int, max_len: int) -> tuple[str, int]:
     """Head/tail truncation in UTF-16 units; returns the text and its new length."""
     head = int(max_len * 0.7)
     tail = max_len - head - 32
-    h, t = _head_tail(text, chars, head, tail)
-    cut = chars - head - tail
-    out = f"{h}\n... [truncated {cut} chars] ...\n{t}"
-    return out, utf16_len(out)
-
-
-def _head_tail(text: str, chars: int, head: int, tail: int) -> tuple[str, str]:
-    if tail > 0:
-        return utf16_head_tail(text, head, tail)
     # JS `slice(-tail)`: -0 is the whole string, a negative tail counts from the start.
-    return utf16_slice(text, 0, head), utf16_slice(text, -tail if tail < 0 else 0)
+    t = utf16_slice(text, chars - tail if tail > 0 else -tail)
+    out = f"{utf16_slice(text, 0, head)}\n... [truncated {chars - head - tail} chars] ...\n{t}"
+    return out, utf16_len(out)
 
 
 def prefilter(

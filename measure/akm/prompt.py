@@ -8,14 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from measure.akm.jscompat import (
-    js_replace,
-    js_trim,
-    to_iso,
-    to_utf8,
-    utf16_len,
-    utf16_slice,
-)
+from measure.akm.jscompat import js_replace, js_trim, to_iso, to_utf8, utf16_len, utf16_slice
 from measure.akm.read import open_regular
 from measure.akm.records import Event, InlineRef, SessionRef
 
@@ -26,16 +19,7 @@ FENCE = "=== (fence) ==="
 NO_REFS = "(none — the agent did not call `akm remember` or `akm feedback` during this session)"
 NO_EVENTS = "(empty — pre-filter removed all events as noise)"
 #: Substitution order of akm (not document order).
-PLACEHOLDERS = (
-    "HARNESS",
-    "TITLE",
-    "STARTED_AT",
-    "ENDED_AT",
-    "PROJECT_HINT",
-    "ALREADY_PRESERVED",
-    "STANDARDS",
-    "TRANSCRIPT",
-)
+PLACEHOLDERS = ("HARNESS", "TITLE", "STARTED_AT", "ENDED_AT", "PROJECT_HINT", "ALREADY_PRESERVED", "STANDARDS", "TRANSCRIPT")
 
 
 @dataclass(frozen=True, slots=True)

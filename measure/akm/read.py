@@ -167,16 +167,14 @@ def is_session_candidate(path: str, root: str) -> bool:
 # --- listing -----------------------------------------------------------------------------
 
 
-def _peek_records(chunk: bytes):
-    text = chunk.decode("utf-8", "replace")
-    for line in text.split("\n"):
-        if not line:
-            continue
+def _peek_records(chunk: bytes) -> list:
+    out = []
+    for line in chunk.decode("utf-8", "replace").split("\n"):
         try:
-            obj = _loads(line)
+            out.append(_loads(line))
         except ValueError:
-            continue
-        yield obj
+            pass
+    return out
 
 
 def _peek_ts(obj) -> float | None:
@@ -203,21 +201,17 @@ def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
     except OSError:
         return None, None, None
     for obj in _peek_records(head):
-        if isinstance(obj, dict) and obj.get("type") == "custom-title" and isinstance(
-            obj.get("customTitle"), str
-        ):
+        if isinstance(obj, dict) and obj.get("type") == "custom-title" and isinstance(obj.get("customTitle"), str):
             title = obj["customTitle"]
         ts = _peek_ts(obj)
         if ts is not None:
-            if first is None:
-                first = ts
+            first = ts if first is None else first
             last = ts
-    if tail:
-        for obj in reversed(list(_peek_records(tail))):
-            ts = _peek_ts(obj)
-            if ts is not None:
-                last = ts
-                break
+    for obj in reversed(_peek_records(tail)):
+        ts = _peek_ts(obj)
+        if ts is not None:
+            last = ts
+            break
     return first, last, title
 
 
@@ -251,18 +245,10 @@ def list_sessions(
                 errors.append((path, "not_listed", "file time before 1970: akm's listSessions skips it (sinceMs 0)"))
             continue
         first, last, title = peek(path, st.st_size)
-        hint = os.path.basename(os.path.dirname(path))
-        out.append(
-            Listing(
-                session_id=os.path.basename(path)[: -len(".jsonl")],
-                path=path,
-                started_at=first if first is not None else ctime,
-                ended_at=last if last is not None else mtime,
-                project_hint=hint or None,
-                title=title or None,
-                mtime_ms=mtime,
-            )
-        )
+        out.append(Listing(session_id=os.path.basename(path)[: -len(".jsonl")], path=path,
+                           started_at=ctime if first is None else first, ended_at=mtime if last is None else last,
+                           project_hint=os.path.basename(os.path.dirname(path)) or None, title=title or None,
+                           mtime_ms=mtime))
     out.sort(key=lambda s: -(s.ended_at or 0))
     return out
 
@@ -314,12 +300,8 @@ def flatten_content(content) -> str:
         if not isinstance(b, dict):
             continue
         t = b.get("type")
-        if t == "text":
-            v = b.get("text")
-            if isinstance(v, str):
-                parts.append(v)
-        elif t == "thinking":
-            v = b.get("thinking")
+        if t == "text" or t == "thinking":  # the text is under the key the type names
+            v = b.get(t)
             if isinstance(v, str):
                 parts.append(v)
         elif t == "tool_use":
@@ -358,17 +340,9 @@ def js_string(v) -> str:
     """JS `String(v)` for JSON values (a non-string role is rendered this way)."""
     if isinstance(v, str):
         return v
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if v is None:
-        return "null"
-    if isinstance(v, (int, float)):
-        return jscompat._number(v)
     if isinstance(v, list):
         return ",".join("" if x is None else js_string(x) for x in v)
-    return "[object Object]"
+    return "[object Object]" if isinstance(v, dict) else jscompat._scalar(v)
 
 
 _REMEMBER = js_regex(r"""\bakm\s+remember\s+(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')""")
@@ -480,16 +454,8 @@ def read_transcript(
             append(Event(role, ts, text, label, len(text) if text.isascii() else utf16_len(text)))
             if "akm" in text:
                 refs.extend(inline_refs(text, ts))
-    tf = TranscriptFile(
-        path=label,
-        events=tuple(events),
-        refs=tuple(refs),
-        title=title or None,
-        lines=n,
-        bad_lines=bad,
-        fallback=tuple(fallback),
-        long_lines=long,
-    )
+    tf = TranscriptFile(label, tuple(events), tuple(refs), title or None, lines=n, bad_lines=bad,
+                        fallback=tuple(fallback), long_lines=long)
     return tf, valid
 
 
@@ -515,45 +481,36 @@ def _skip_rest_of_line(f) -> bool:
             return True
 
 
-def read_sidecar(jsonl_path: str, problems: list | None = None) -> Sidecar:
-    """The `.meta.json` beside a subagent transcript.
+BROKEN_SIDECAR = ("broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]")
 
-    A sidecar that is not a regular file (FIFO, device, socket) or cannot be read reads as
-    broken, and is added to `problems` as (path, "not_a_file" or "unreadable", reason).
-    """
-    meta_path = jsonl_path[: -len(".jsonl")] + ".meta.json"
+
+def read_sidecar(jsonl_path: str) -> tuple[Sidecar, tuple[str, str] | None]:
+    """The `.meta.json` beside a subagent transcript, and the (kind, reason) problem of one that
+    reads as broken: not a regular file (FIFO, device, socket), unreadable, too long or not an object."""
     try:
-        with open_regular(meta_path) as f:
+        with open_regular(jsonl_path[: -len(".jsonl")] + ".meta.json") as f:
             raw = f.read(MAX_LINE_BYTES + 1)
-        if len(raw) > MAX_LINE_BYTES:
-            if problems is not None:
-                problems.append((meta_path, "long_line", f"sidecar is over {MAX_LINE_BYTES >> 20} MiB; not read (akm would read it)"))
-            return Sidecar("broken")
     except FileNotFoundError:
-        return Sidecar("missing")
+        return Sidecar("missing"), None
     except NotRegularFile as exc:
-        if problems is not None:
-            problems.append((meta_path, "not_a_file", f"sidecar is {exc}; not read (akm would block or never finish)"))
-        return Sidecar("broken")
+        return Sidecar("broken"), ("not_a_file", f"sidecar is {exc}; not read (akm would block or never finish)")
     except OSError as exc:
-        if problems is not None:
-            problems.append((meta_path, "unreadable", f"sidecar cannot be read: {exc.strerror or exc}; provenance reads "
-                                                      "[subagent:unknown]"))
-        return Sidecar("broken")
+        return Sidecar("broken"), ("unreadable", f"sidecar cannot be read: {exc.strerror or exc}; provenance reads "
+                                                 "[subagent:unknown]")
+    if len(raw) > MAX_LINE_BYTES:
+        return Sidecar("broken"), ("long_line", f"sidecar is over {MAX_LINE_BYTES >> 20} MiB; not read (akm would read it)")
     try:
         meta = _json_parse(raw.decode("utf-8", "replace"))
     except ValueError:
-        return Sidecar("broken")
+        return Sidecar("broken"), BROKEN_SIDECAR
     if meta is None:
-        return Sidecar("null")
+        return Sidecar("null"), None
     if not isinstance(meta, dict):
-        return Sidecar("broken")
-
-    def s(key):
-        v = meta.get(key)
-        return v if isinstance(v, str) else None
-
-    return Sidecar("ok", s("agentType"), s("description"), s("toolUseId"), meta)
+        return Sidecar("broken"), BROKEN_SIDECAR
+    agent_type, description, tool_use_id = (
+        v if isinstance(v := meta.get(key), str) else None for key in ("agentType", "description", "toolUseId")
+    )
+    return Sidecar("ok", agent_type, description, tool_use_id, meta), None
 
 
 def provenance(sidecar: Sidecar) -> str:
@@ -585,11 +542,6 @@ def file_size(path: str) -> int:
 
 def _within(inner: str, outer: str) -> bool:
     return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
-
-
-def _outside(path: str, real_root: str) -> bool:
-    """Whether `path` resolves (symlinks followed) to somewhere outside the real sessions root."""
-    return not _within(os.path.realpath(path), real_root)
 
 
 def subagents_dir(parent_path: str) -> str:
@@ -646,7 +598,8 @@ def read_session(
     real_root = os.path.realpath(root)
 
     def note_outside(path: str, label: str) -> bool:
-        outside = _outside(path, real_root)
+        """Whether `path` resolves (symlinks followed) to somewhere outside the real sessions root."""
+        outside = not _within(os.path.realpath(path), real_root)
         if outside:
             problems.append((label, "outside_link", OUTSIDE_REASON))
         return outside
@@ -675,12 +628,9 @@ def read_session(
     for path in subagent_paths(parent_path, root, walk_order, walk_errors):
         label = rel(path, root)
         meta_label = label[: -len(".jsonl")] + ".meta.json"
-        special: list = []
-        sidecar = read_sidecar(path, special)
-        if special:
-            problems.append((meta_label, special[0][1], special[0][2]))
-        elif sidecar.state == "broken":
-            problems.append((meta_label, "broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]"))
+        sidecar, problem = read_sidecar(path)
+        if problem:
+            problems.append((meta_label, *problem))
         if sidecar.state != "missing":
             note_outside(path[: -len(".jsonl")] + ".meta.json", meta_label)
         if note_outside(path, label):
@@ -710,28 +660,11 @@ def read_session(
     for tf in subs:
         prefix = provenance(tf.sidecar) + "\n"
         pchars = utf16_len(prefix)
-        folded.extend(
-            Event(role=e.role, ts=e.ts, text=prefix + e.text, file=e.file, chars=pchars + e.chars) for e in tf.events
-        )
+        folded.extend(Event(e.role, e.ts, prefix + e.text, e.file, pchars + e.chars) for e in tf.events)
         refs.extend(tf.refs)
     folded.sort(key=by_ts)  # stable: ties keep parent first, then walk order
-    ref = SessionRef(
-        harness=HARNESS,
-        session_id=os.path.basename(parent_path)[: -len(".jsonl")],
-        path=parent_label,
-        started_at=folded[0].ts if folded else ctime,
-        ended_at=folded[-1].ts if folded else mtime,
-        project_hint=os.path.basename(os.path.dirname(parent_path)) or None,
-        title=parent.title,
-    )
-    session = Session(
-        ref=ref,
-        parent=parent,
-        subagents=tuple(subs),
-        folded=tuple(folded),
-        refs=tuple(refs),
-        mtime_ms=mtime,
-        ctime_ms=ctime,
-    )
-    return session, problems
+    ref = SessionRef(harness=HARNESS, session_id=os.path.basename(parent_path)[: -len(".jsonl")], path=parent_label,
+                     started_at=folded[0].ts if folded else ctime, ended_at=folded[-1].ts if folded else mtime,
+                     project_hint=os.path.basename(os.path.dirname(parent_path)) or None, title=parent.title)
+    return Session(ref, parent, tuple(subs), tuple(folded), tuple(refs), mtime_ms=mtime, ctime_ms=ctime), problems
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 
 
@@ -105,15 +105,7 @@ class Session:
     def alone_ref(self) -> SessionRef:
         """The ref akm returns when the session has no subagents folder."""
         ts = [e.ts for e in self.parent.events]  # first/last of the ts sort are min/max
-        return SessionRef(
-            harness=self.ref.harness,
-            session_id=self.ref.session_id,
-            path=self.ref.path,
-            started_at=min(ts) if ts else self.ctime_ms,
-            ended_at=max(ts) if ts else self.mtime_ms,
-            project_hint=self.ref.project_hint,
-            title=self.ref.title,
-        )
+        return replace(self.ref, started_at=min(ts) if ts else self.ctime_ms, ended_at=max(ts) if ts else self.mtime_ms)
 
     @property
     def alone(self) -> tuple[Event, ...]:

@@ -346,9 +346,9 @@ def test_clear_caches_empties_measure_caches():
 
     jscompat.to_iso(0.0)
     jscompat.date_parse("2026-01-01T00:00:00Z")
-    assert jscompat._DATES and jscompat._MINUTES
+    assert jscompat._MINUTE_STAMPS and jscompat._MINUTES
     growth.clear_caches()
-    assert not jscompat._DATES and not jscompat._MINUTES
+    assert not jscompat._MINUTE_STAMPS and not jscompat._MINUTES
 
 
 def test_machine_info_has_the_provenance():
