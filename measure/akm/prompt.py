@@ -80,20 +80,17 @@ def format_transcript(events: tuple[Event, ...] | list[Event], lines: dict | Non
     scanning every prompt (a marker cannot span two lines: "\n\n" is between them)."""
     if not events:
         return f"{BEGIN}\n{NO_EVENTS}\n{END}"
-    if lines is None:
-        body = "\n\n".join(map(_line, events))
-        fenced = _MARKER in body
-    else:
-        parts = []
-        fenced = False
-        for e in events:
-            hit = lines.get(id(e))
-            if hit is None or hit[0] is not e:
-                line = _line(e)
-                hit = lines[id(e)] = (e, line, _MARKER in line)  # holding e keeps its id from being reused
-            parts.append(hit[1])
-            fenced = fenced or hit[2]
-        body = "\n\n".join(parts)
+    lines = {} if lines is None else lines
+    parts = []
+    fenced = False
+    for e in events:
+        hit = lines.get(id(e))
+        if hit is None or hit[0] is not e:
+            line = _line(e)
+            hit = lines[id(e)] = (e, line, _MARKER in line)  # holding e keeps its id from being reused
+        parts.append(hit[1])
+        fenced = fenced or hit[2]
+    body = "\n\n".join(parts)
     if fenced:
         body = body.replace(BEGIN, FENCE).replace(END, FENCE)
     return f"{BEGIN}\n{body}\n{END}"

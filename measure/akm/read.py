@@ -18,16 +18,7 @@ import orjson
 
 from measure.akm import jscompat
 from measure.akm.jscompat import js_number, js_regex, utf16_len
-from measure.akm.records import (
-    Event,
-    InlineRef,
-    Listing,
-    Session,
-    SessionRef,
-    Sidecar,
-    TranscriptFile,
-    by_ts,
-)
+from measure.akm.records import Event, InlineRef, Listing, Session, SessionRef, Sidecar, TranscriptFile, by_ts
 
 HARNESS = "claude"
 SUBAGENTS_DIR = "subagents"
@@ -65,10 +56,7 @@ _KINDS = (
 
 def file_kind(mode: int) -> str:
     """What a non-regular st_mode is, in words."""
-    for test, name in _KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def open_regular(path: str):
@@ -112,13 +100,12 @@ def rel(path: str, root: str) -> str:
 # --- walking -----------------------------------------------------------------------------
 
 
-def _sorted_entries(top: str, errors: list | None, order: str = "name"):
+def _sorted_entries(top: str, errors: list, order: str = "name"):
     try:
         with os.scandir(top) as it:
             entries = list(it) if order == "fs" else sorted(it, key=lambda e: os.fsencode(e.name), reverse=True)
     except OSError as exc:
-        if errors is not None:
-            errors.append((top, "unreadable", f"cannot list directory: {exc.strerror or exc}"))
+        errors.append((top, "unreadable", f"cannot list directory: {exc.strerror or exc}"))
         return iter(())
     return iter(entries)
 
@@ -133,15 +120,15 @@ def walk_jsonl(top: str, errors: list | None = None, order: str = "name", limit:
     """
     if order not in WALK_ORDERS:
         raise ValueError(f"unknown walk order {order!r} (expected one of {', '.join(WALK_ORDERS)})")
+    errors = [] if errors is None else errors
     stack = [_sorted_entries(top, errors, order)]
     seen = 0
     while stack:
         for entry in stack[-1]:
             seen += 1
             if limit is not None and seen > limit:
-                if errors is not None:
-                    errors.append((top, "link_limit", f"a link out of the root to a folder of over {limit:,} entries: "
-                                                      "the rest is not read (akm would walk it all)"))
+                errors.append((top, "link_limit", f"a link out of the root to a folder of over {limit:,} entries: "
+                                                  "the rest is not read (akm would walk it all)"))
                 return
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
@@ -228,6 +215,7 @@ def list_sessions(
     `walk_order` is the directory entry order (WALK_ORDERS).
     """
     root = os.fspath(root)
+    errors = [] if errors is None else errors
     out = []
     for path in walk_jsonl(root, errors, walk_order):
         if not is_session_candidate(path, root):
@@ -235,13 +223,12 @@ def list_sessions(
         try:
             st = os.stat(path)
         except OSError as exc:
-            if errors is not None:
-                errors.append((path, "unreadable", f"stat failed: {exc.strerror or exc}"))
+            errors.append((path, "unreadable", f"stat failed: {exc.strerror or exc}"))
             continue
         mtime = st.st_mtime_ns / 1e6 if file_time_ms is None else file_time_ms
         ctime = st.st_ctime_ns / 1e6 if file_time_ms is None else file_time_ms
         if mtime < since_ms:
-            if not since_ms and errors is not None:  # skipped by akm's default, not by the analyst's --since
+            if not since_ms:  # skipped by akm's default, not by the analyst's --since
                 errors.append((path, "not_listed", "file time before 1970: akm's listSessions skips it (sinceMs 0)"))
             continue
         first, last, title = peek(path, st.st_size)
@@ -279,14 +266,11 @@ def _json_parse(text: str):
 
 
 def _input_text(inp) -> str:
-    if isinstance(inp, dict):
-        cmd = inp.get("command")
-        return cmd if isinstance(cmd, str) else jscompat.js_stringify(inp)
-    if isinstance(inp, list):
-        return jscompat.js_stringify(inp)
+    if isinstance(inp, dict) and isinstance(inp.get("command"), str):
+        return inp["command"]
     if isinstance(inp, str):
         return inp
-    return ""
+    return jscompat.js_stringify(inp) if isinstance(inp, (dict, list)) else ""
 
 
 def flatten_content(content) -> str:
@@ -384,11 +368,9 @@ def read_transcript(
     refs: list[InlineRef] = []
     fallback: list[int] = []
     title = None
-    bad = 0
-    n = 0
+    bad = n = long = 0
     valid = True
     loads, date_parse, flatten, append = orjson.loads, jscompat.date_parse, flatten_content, events.append
-    long = 0
     with open_regular(path) as f:
         # Streaming keeps memory at one line, and a line at MAX_LINE_BYTES: splitting bytes on
         # "\n" then decoding each piece with replacement equals akm's decode-then-split, since
@@ -426,25 +408,13 @@ def read_transcript(
             msg = obj.get("message")
             if type(msg) is not dict:
                 continue
-            content = msg.get("content")
-            if type(content) is str:
-                text = content
-            elif type(content) is list:
-                text = flatten(content)
-            else:
-                continue
+            text = flatten(msg.get("content"))
             if not text:
                 continue
             ts = obj.get("timestamp")
             kind = type(ts)
-            if kind is str:
-                ts = date_parse(ts)
-                if ts != ts or ts == 0:  # NaN or 0: the parent's mtime
-                    ts = fallback_ts
-                    fallback.append(len(events))
-            elif kind is float or kind is int:
-                ts = js_number(ts)
-            else:
+            ts = date_parse(ts) if kind is str else js_number(ts) if kind is float or kind is int else math.nan
+            if ts != ts or ts == 0 and kind is str:  # NaN, a string's 0 or no number: the parent's mtime
                 ts = fallback_ts
                 fallback.append(len(events))
             role = msg.get("role")
@@ -472,13 +442,11 @@ def _skip_rest_of_line(f) -> bool:
     """Read past the rest of a line whose first MAX_LINE_BYTES were read, 1 MiB at a time.
     Returns False when there was no rest (the line was exactly that long, at the end)."""
     rest = False
-    while True:
-        piece = f.readline(2**20)
-        if not piece:
-            return rest
+    while piece := f.readline(2**20):
         rest = True
         if piece[-1:] == b"\n":
-            return True
+            break
+    return rest
 
 
 BROKEN_SIDECAR = ("broken_sidecar", "sidecar is not a JSON object; provenance reads [subagent:unknown]")
@@ -652,8 +620,7 @@ def read_session(
         except OSError:
             own_mtime = mtime
         subs.append(replace(tf, sidecar=sidecar, mtime_ms=own_mtime))
-    for p, kind, reason in walk_errors:
-        problems.append((rel(p, root), kind, reason))
+    problems.extend((rel(p, root), kind, reason) for p, kind, reason in walk_errors)
 
     folded = list(parent.events)
     refs = list(parent.refs)
