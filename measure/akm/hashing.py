@@ -22,13 +22,7 @@ def content_hash(events: tuple[Event, ...] | list[Event]) -> str:
     """
     h = hashlib.sha256()
     for i in range(0, len(events), 512):
-        parts: list[str] = []
-        add = parts.append
-        for e in events[i : i + 512]:
-            add(e.role)
-            add("\n")
-            add(e.text)
-            add("\n\0\n")
+        parts = [piece for e in events[i : i + 512] for piece in (e.role, "\n", e.text, "\n\0\n")]
         parts.pop()
         if i:
             h.update(b"\n\x00\n")

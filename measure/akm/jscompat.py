@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 
 import orjson
 
@@ -76,6 +77,9 @@ def js_trim(s: str) -> str:
     return s.strip(JS_WS_CHARS)
 
 
+_JS_TOKEN = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\.", re.S)  # an escape, a whole [...] class, or `.`
+
+
 def js_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """Compile a pattern written with `\\s` and `.` meaning what they mean in JS.
 
@@ -83,34 +87,19 @@ def js_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
     folding non-ASCII letters onto ASCII ones (JS `/i` without `u`). `\\s` and `.` are
     rewritten to explicit JS classes.
     """
-    out = []
-    i = 0
-    in_class = False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            if nxt == "s":
-                out.append(WS if in_class else f"[{WS}]")
-            elif nxt == "S":
-                if in_class:
-                    raise ValueError("\\S inside a class is not supported")
-                out.append(f"[^{WS}]")
-            else:
-                out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if c == "[" and not in_class:
-            in_class = True
-        elif c == "]" and in_class:
-            in_class = False
-        elif c == "." and not in_class:
-            out.append(f"[^{LT}]")
-            i += 1
-            continue
-        out.append(c)
-        i += 1
-    return re.compile("".join(out), flags | re.ASCII)
+
+    def in_class(m: re.Match[str]) -> str:
+        if m.group() == "\\S":
+            raise ValueError("\\S inside a class is not supported")
+        return WS if m.group() == "\\s" else m.group()
+
+    def rewrite(m: re.Match[str]) -> str:
+        t = m.group()
+        if t[0] == "[":
+            return re.sub(r"\\.", in_class, t, flags=re.S)
+        return {".": f"[^{LT}]", "\\s": f"[{WS}]", "\\S": f"[^{WS}]"}.get(t, t)
+
+    return re.compile(_JS_TOKEN.sub(rewrite, pattern), flags | re.ASCII)
 
 
 # --- JSON ------------------------------------------------------------------------------
@@ -245,15 +234,8 @@ def _number(x: int | float) -> str:
     if not exp:
         return r
     e = int(exp)
-    digits = mantissa.replace(".", "").replace("-", "")
-    sign = "-" if x < 0 else ""
-    if -7 < e < 21:  # positional in JS, scientific in Python
-        if e < 0:
-            return sign + "0." + "0" * (-e - 1) + digits.rstrip("0")
-        digits = digits.rstrip("0") or "0"
-        if len(digits) <= e + 1:
-            return sign + digits + "0" * (e + 1 - len(digits))
-        return sign + digits[: e + 1] + "." + digits[e + 1 :]
+    if -7 < e < 21:  # positional in JS, scientific in Python: the same digits, written out
+        return format(Decimal(r), "f")
     m = mantissa[:-2] if mantissa.endswith(".0") else mantissa
     return f"{m}e{'+' if e > 0 else '-'}{abs(e)}"
 
@@ -316,13 +298,9 @@ def js_stringify(value) -> str:
 def _scalar(value) -> str:
     if value is None:
         return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
     if isinstance(value, str):
         return _string(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)):  # booleans included
         return _number(value)
     raise TypeError(f"cannot stringify {type(value).__name__}")
 

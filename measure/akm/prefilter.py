@@ -112,8 +112,9 @@ def prefilter(
     """
     dropped: Counter[str] = Counter()
     candidates: list[tuple[Event, bool]] = []
+    memo = {} if memo is None else memo
     for e in events:
-        verdict = memo.get(id(e)) if memo is not None else None
+        verdict = memo.get(id(e))
         if verdict is None or verdict[3] is not e:
             reason = classify(e.text, e.role, readonly_ops)
             if reason is not None:
@@ -123,8 +124,7 @@ def prefilter(
                 verdict = (None, Event(e.role, e.ts, text, e.file, chars), True, e)
             else:
                 verdict = (None, e, False, e)
-            if memo is not None:
-                memo[id(e)] = verdict
+            memo[id(e)] = verdict
         reason, kept_event, cut, _ = verdict
         if reason is not None:
             dropped[reason] += 1

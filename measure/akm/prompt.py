@@ -116,17 +116,9 @@ def build_prompt(
 
     Raises ValueError where akm throws (a timestamp out of `Date` range).
     """
-    transcript = format_transcript(events, lines)
-    values = (
-        ref.harness,
-        ref.title or "(no title)",
-        format_ts(ref.started_at),
-        format_ts(ref.ended_at),
-        ref.project_hint or "(no project hint)",
-        format_refs(refs),
-        format_standards(standards),
-        transcript,
-    )
+    values = (ref.harness, ref.title or "(no title)", format_ts(ref.started_at), format_ts(ref.ended_at),
+              ref.project_hint or "(no project hint)", format_refs(refs), format_standards(standards),
+              format_transcript(events, lines))  # in PLACEHOLDERS order
     out = template
     dollars = 0
     for name, value in zip(PLACEHOLDERS, values):
@@ -145,8 +137,7 @@ def build_prompt(
 def _literal_sequential(template: str, values: tuple[str, ...]) -> str:
     out = template
     for name, value in zip(PLACEHOLDERS, values):
-        ph = "{{" + name + "}}"
-        out = out.replace(ph, value, 1)
+        out = out.replace("{{" + name + "}}", value, 1)
     return out
 
 
