@@ -284,14 +284,10 @@ def js_stringify(value) -> str:
     through the iterative `_stringify`, which renders them as JS does (to STRINGIFY_MAX_DEPTH).
     """
     try:
-        plain = _plain(value)
-    except RecursionError:
-        plain = False  # deeper than Python's recursion limit: no fast path
-    if plain:
-        try:
+        if _plain(value):
             return orjson.dumps(value).decode()
-        except orjson.JSONEncodeError:
-            pass  # a lone surrogate (JS escapes it, orjson refuses), or deeper than orjson's limit (255)
+    except (RecursionError, orjson.JSONEncodeError):
+        pass  # deeper than Python's or orjson's (255) nesting limit, or a lone surrogate (JS escapes it, orjson refuses)
     return _stringify(value)
 
 
@@ -306,12 +302,8 @@ def _scalar(value) -> str:
 
 
 def _keys(value: dict) -> list[str]:
-    keys = list(value)
-    # JS orders integer-like keys first, ascending, then the rest in insertion order.
-    if any(_is_array_index(k) for k in keys):
-        idx = sorted((k for k in keys if _is_array_index(k)), key=int)
-        keys = idx + [k for k in keys if not _is_array_index(k)]
-    return keys
+    # JS orders integer-like keys first, ascending, then the rest in insertion order (a stable sort).
+    return sorted(value, key=lambda k: (0, int(k)) if _is_array_index(k) else (1, 0))
 
 
 def _stringify(value) -> str:

@@ -147,14 +147,9 @@ def prefilter(
     stubbed = saved = 0
     if dedupe:
         kept, stubbed, saved = dedupe_notifications(kept)
-    stats = PrefilterStats(
-        inputCount=len(events),
-        outputCount=len(kept),
-        droppedByRule=dict(dropped),
-        truncatedCount=sum(1 for _, t in accepted if t),
-        totalChars=sum(e.chars for e in kept),
-        budgetDroppedCount=budget_dropped,
-    )
+    stats = PrefilterStats(inputCount=len(events), outputCount=len(kept), droppedByRule=dict(dropped),
+                           truncatedCount=sum(1 for _, t in accepted if t), totalChars=sum(e.chars for e in kept),
+                           budgetDroppedCount=budget_dropped)
     return Prefiltered(tuple(kept), stats, stubbed, saved)
 
 

@@ -165,19 +165,14 @@ def _peek_records(chunk: bytes) -> list:
 
 
 def _peek_ts(obj) -> float | None:
-    if isinstance(obj, dict):
-        ts = obj.get("timestamp")
-        if isinstance(ts, str):
-            v = jscompat.date_parse(ts)
-            if not math.isnan(v):
-                return v  # 0 is accepted here, unlike in event parsing
-    return None
+    ts = obj.get("timestamp") if isinstance(obj, dict) else None
+    v = jscompat.date_parse(ts) if isinstance(ts, str) else math.nan
+    return None if math.isnan(v) else v  # 0 is accepted here, unlike in event parsing
 
 
 def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
     """akm's cheap metadata read: first/last timestamp and title from the head and tail."""
-    first = last = None
-    title = None
+    first = last = title = None
     try:
         with open_regular(path) as f:
             head = f.read(min(size, PEEK_BYTES))
