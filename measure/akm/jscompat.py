@@ -287,7 +287,7 @@ def js_stringify(value) -> str:
         if _plain(value):
             return orjson.dumps(value).decode()
     except (RecursionError, orjson.JSONEncodeError):
-        pass  # deeper than Python's or orjson's (255) nesting limit, or a lone surrogate (JS escapes it, orjson refuses)
+        pass  # past Python's or orjson's (255) depth limit, or a lone surrogate (JS escapes it, orjson refuses)
     return _stringify(value)
 
 

@@ -94,14 +94,9 @@ def truncate(text: str, chars: int, max_len: int) -> tuple[str, int]:
     return out, utf16_len(out)
 
 
-def prefilter(
-    events: tuple[Event, ...] | list[Event],
-    max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
-    max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH,
-    readonly_ops: frozenset[str] = READONLY_OPS,
-    dedupe: bool = False,
-    memo: dict | None = None,
-) -> Prefiltered:
+def prefilter(events: tuple[Event, ...] | list[Event], max_total_chars: int = DEFAULT_MAX_TOTAL_CHARS,
+              max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH, readonly_ops: frozenset[str] = READONLY_OPS,
+              dedupe: bool = False, memo: dict | None = None) -> Prefiltered:
     """akm's `preFilterSession` over `events` (input events are never mutated).
 
     `memo` (keyed by event identity) lets several calls over the same Event objects share

@@ -19,7 +19,9 @@ FENCE = "=== (fence) ==="
 NO_REFS = "(none — the agent did not call `akm remember` or `akm feedback` during this session)"
 NO_EVENTS = "(empty — pre-filter removed all events as noise)"
 #: Substitution order of akm (not document order).
-PLACEHOLDERS = ("HARNESS", "TITLE", "STARTED_AT", "ENDED_AT", "PROJECT_HINT", "ALREADY_PRESERVED", "STANDARDS", "TRANSCRIPT")
+PLACEHOLDERS = (
+    "HARNESS", "TITLE", "STARTED_AT", "ENDED_AT", "PROJECT_HINT", "ALREADY_PRESERVED", "STANDARDS", "TRANSCRIPT"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +105,9 @@ def _line(e: Event) -> str:
     return f"[{e.role or 'unknown'} @ {to_iso(e.ts) if e.ts else 'unknown-ts'}] {e.text}"
 
 
-def build_prompt(
-    template: str,
-    ref: SessionRef,
-    events: tuple[Event, ...] | list[Event],
-    refs: tuple[InlineRef, ...] | list[InlineRef],
-    standards: str | None = None,
-    keep_text: bool = True,
-    lines: dict | None = None,
-) -> Prompt:
+def build_prompt(template: str, ref: SessionRef, events: tuple[Event, ...] | list[Event],
+                 refs: tuple[InlineRef, ...] | list[InlineRef], standards: str | None = None, keep_text: bool = True,
+                 lines: dict | None = None) -> Prompt:
     """akm's `buildExtractPrompt`: eight sequential first-occurrence `replace` calls.
 
     Raises ValueError where akm throws (a timestamp out of `Date` range).

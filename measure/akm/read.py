@@ -197,13 +197,8 @@ def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
     return first, last, title
 
 
-def list_sessions(
-    root: str | os.PathLike,
-    since_ms: float = 0,
-    errors: list | None = None,
-    file_time_ms: float | None = None,
-    walk_order: str = "name",
-) -> list[Listing]:
+def list_sessions(root: str | os.PathLike, since_ms: float = 0, errors: list | None = None,
+                  file_time_ms: float | None = None, walk_order: str = "name") -> list[Listing]:
     """akm's `listSessions`: parent transcripts only, newest-ended first (stable ties).
 
     `file_time_ms`, when given, stands in for every file's mtime and ctime (see read_session);
@@ -461,7 +456,8 @@ def read_sidecar(jsonl_path: str) -> tuple[Sidecar, tuple[str, str] | None]:
         return Sidecar("broken"), ("unreadable", f"sidecar cannot be read: {exc.strerror or exc}; provenance reads "
                                                  "[subagent:unknown]")
     if len(raw) > MAX_LINE_BYTES:
-        return Sidecar("broken"), ("long_line", f"sidecar is over {MAX_LINE_BYTES >> 20} MiB; not read (akm would read it)")
+        return Sidecar("broken"), ("long_line", f"sidecar is over {MAX_LINE_BYTES >> 20} MiB; not read "
+                                                "(akm would read it)")
     try:
         meta = _json_parse(raw.decode("utf-8", "replace"))
     except ValueError:
@@ -526,13 +522,9 @@ def subagent_paths(parent_path: str, root: str, walk_order: str = "name", errors
     return list(walk_jsonl(sub_dir, errors, walk_order, None if _within(real, real_root) else LINK_MAX_ENTRIES))
 
 
-def read_session(
-    parent_path: str,
-    root: str,
-    file_time_ms: float | None = None,
-    observe: Callable[[str], Callable[[dict, int], None] | None] | None = None,
-    walk_order: str = "name",
-) -> tuple[Session, list[tuple[str, str, str]]]:
+def read_session(parent_path: str, root: str, file_time_ms: float | None = None,
+                 observe: Callable[[str], Callable[[dict, int], None] | None] | None = None,
+                 walk_order: str = "name") -> tuple[Session, list[tuple[str, str, str]]]:
     """akm's folding `readSession`, plus the per-file view `measure` needs.
 
     Returns the session and a list of (path, kind, reason) problems that akm passes over
