@@ -172,7 +172,7 @@ def _peek_ts(obj) -> float | None:
 
 def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
     """akm's cheap metadata read: first/last timestamp and title from the head and tail."""
-    first = last = title = None
+    title = None
     try:
         with open_regular(path) as f:
             head = f.read(min(size, PEEK_BYTES))
@@ -182,19 +182,13 @@ def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
                 tail = f.read(PEEK_BYTES)
     except OSError:
         return None, None, None
-    for obj in _peek_records(head):
+    records = _peek_records(head)
+    for obj in records:
         if isinstance(obj, dict) and obj.get("type") == "custom-title" and isinstance(obj.get("customTitle"), str):
             title = obj["customTitle"]
-        ts = _peek_ts(obj)
-        if ts is not None:
-            first = ts if first is None else first
-            last = ts
-    for obj in reversed(_peek_records(tail)):
-        ts = _peek_ts(obj)
-        if ts is not None:
-            last = ts
-            break
-    return first, last, title
+    stamps = [ts for ts in map(_peek_ts, records) if ts is not None]
+    ends = [ts for ts in map(_peek_ts, _peek_records(tail)) if ts is not None] or stamps
+    return (stamps[0] if stamps else None), (ends[-1] if ends else None), title
 
 
 def list_sessions(root: str | os.PathLike, since_ms: float = 0, errors: list | None = None,
