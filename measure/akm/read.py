@@ -398,7 +398,7 @@ def read_transcript(
             ts = obj.get("timestamp")
             kind = type(ts)
             ts = date_parse(ts) if kind is str else js_number(ts) if kind is float or kind is int else math.nan
-            if ts != ts or ts == 0 and kind is str:  # NaN, a string's 0 or no number: the parent's mtime
+            if ts != ts or (ts == 0 and kind is str):  # NaN, a string's 0 or no number: the parent's mtime
                 ts = fallback_ts
                 fallback.append(len(events))
             role = msg.get("role")
