@@ -3,9 +3,6 @@
 akm runs on Bun; every length, slice, trim, regex, JSON rendering and date it computes follows
 ECMAScript rules. Python differs on each of them, so the pipeline goes through this module
 whenever a byte of the result could change.
-
-Long: each JS behaviour (UTF-16, trim, regex, JSON, dates, replace) is small, and they are
-tested case by case together.
 """
 
 from __future__ import annotations
