@@ -228,8 +228,8 @@ def _number(x: int | float) -> str:
         return str(int(x))
     r = repr(x)  # shortest round-trip digits, as JS Number::toString
     mantissa, _, exp = r.partition("e")
-    if not exp:
-        return r
+    if not exp:  # an integral double past 2^53 and below 1e16 is "d.0" in Python, "d" in JS
+        return r.removesuffix(".0")
     e = int(exp)
     if -7 < e < 21:  # positional in JS, scientific in Python: the same digits, written out
         return format(Decimal(r), "f")
