@@ -16,6 +16,7 @@ from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS
 from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
+from measure.measurements.priorities import canonical
 from measure.options import COUNT, EPOCH_MS, JOBS, SECONDS
 
 
@@ -48,41 +49,37 @@ def _date_ms(ctx, param, value):
     return value and value.replace(tzinfo=timezone.utc).timestamp() * 1000
 
 
-def _template(ctx, param, text: str | None) -> str | None:
+def _parsed(parse):
+    """A click callback: `parse(value)` (None stays None), its ValueError one usage error line (exit code 2)."""
+    def callback(ctx, param, text: str | None):
+        try:
+            return None if text is None else parse(text)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return callback
+
+
+def _template(text: str) -> str:
     """A readable prompt template holding every placeholder akm substitutes; returned absolute."""
-    if text is None:
-        return None
     from measure.akm.prompt import PLACEHOLDERS, load_template  # noqa: PLC0415
 
     path = os.path.abspath(os.path.expanduser(text))
     try:
         body = load_template(path)
     except (OSError, ValueError) as exc:
-        raise click.BadParameter(f"cannot read template {text!r}: {exc}") from None
+        raise ValueError(f"cannot read template {text!r}: {exc}") from None
     missing = [name for name in PLACEHOLDERS if "{{" + name + "}}" not in body]
     if missing:
         which = "any of akm's placeholders" if len(missing) == len(PLACEHOLDERS) else "akm's placeholder(s)"
-        raise click.BadParameter(f"template {text!r} lacks {which} {' '.join('{{' + m + '}}' for m in missing)} "
-                                 "(buildExtractPrompt substitutes all eight)")
+        raise ValueError(f"template {text!r} lacks {which} {' '.join('{{' + m + '}}' for m in missing)} "
+                         "(buildExtractPrompt substitutes all eight)")
     return path
 
 
-def _schedule(ctx, param, text: str) -> str:
+def _schedule(text: str) -> str:
     from measure.measurements.replay import parse_schedule  # noqa: PLC0415
 
-    try:
-        return parse_schedule(text).name
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def _priorities(ctx, param, text: str | None) -> str | None:
-    from measure.measurements.priorities import PrioritiesError, canonical  # noqa: PLC0415
-
-    try:
-        return None if text is None else canonical(text)
-    except PrioritiesError as exc:
-        raise click.BadParameter(str(exc)) from None
+    return parse_schedule(text).name
 
 
 def _options(*options):
@@ -99,7 +96,7 @@ PIPELINE_OPTIONS = (
                  help=f"pre-filter budget (akm's maxTotalChars; default {DEFAULT_MAX_TOTAL_CHARS})"),
     click.option("--max-event-chars", type=COUNT, default=DEFAULT_MAX_EVENT_TEXT_LENGTH, metavar="N",
                  help=f"per-event cap before truncation (default {DEFAULT_MAX_EVENT_TEXT_LENGTH})"),
-    click.option("--template", callback=_template, metavar="PATH",
+    click.option("--template", callback=_parsed(_template), metavar="PATH",
                  help="prompt template with akm's placeholders (default: the package's own; point at akm's "
                       "extract-session.md for akm's exact lengths)"),
 )
@@ -119,7 +116,7 @@ def _measure_options(budgets_default: str, replay_help: str):
                      callback=_date_ms, metavar="DATE", help="only sessions whose file changed on or after DATE (UTC)"),
         click.option("--session-cap", type=COUNT, default=25, metavar="N",
                      help="sessions per akm run for the run_cost table (maxSessionsPerRun, default 25)"),
-        click.option("--priorities", callback=_priorities, metavar="TEXT",
+        click.option("--priorities", callback=_parsed(canonical), metavar="TEXT",
                      help="the order of priorities the choice table applies: constraints (NAME<=BOUND, NAME>=BOUND; BOUND "
                           "a number or cap) and criteria (NAME or NAME~TOL, TOL a number or N%), comma-separated (default: "
                           f"{DEFAULT_PRIORITIES}, #840's reasoning)"),
@@ -140,7 +137,7 @@ def _measure_options(budgets_default: str, replay_help: str):
         click.option("--no-cache", is_flag=True, help="measure everything again and write no cache"),
         click.option("--quiet", "-q", is_flag=True, help="no progress bar and no summary line"),
         click.option("--replay", is_flag=True, help=replay_help),
-        click.option("--replay-at", default="turn_end", callback=_schedule, metavar="WHEN",
+        click.option("--replay-at", default="turn_end", callback=_parsed(_schedule), metavar="WHEN",
                      help="replay moments: turn_end (each parent turn's end, and the final state; default), final, "
                           "or every:<minutes>"),
     )
@@ -247,22 +244,14 @@ def report_command(out, root, budgets, sessions, since_ms, session_cap, max_even
             return 0
         root_path = resolve_root(root).absolute()
         # Relative paths on the command line are taken from the current directory, not the repository's.
+        run_options = {"since_ms": since_ms or 0, "session_cap": session_cap, "max_event_chars": max_event_chars,
+                       "priorities": priorities, "cache_dir": cache_dir, "executor": executor, "scheduler": scheduler}
         with progress.shown(bar):
-            written = build.report(
-                root_path,
-                os.path.abspath(os.path.expanduser(out)) if out else None,
-                budgets=list(budgets or DEFAULT_BUDGETS),
-                sessions=list(sessions),
-                cache=not no_cache,
-                replay_at=replay_at,
-                extraction_dir=os.path.abspath(os.path.expanduser(extraction)) if extraction else None,
-                timeout=timeout or EXECUTION_TIMEOUT,
-                log=log,
-                run_options={"since_ms": since_ms or 0, "session_cap": session_cap, "max_event_chars": max_event_chars,
-                             "priorities": priorities, "cache_dir": cache_dir, "executor": executor, "scheduler": scheduler},
-                template_path=template,
-                **options,
-            )
+            written = build.report(root_path, os.path.abspath(os.path.expanduser(out)) if out else None,
+                                   budgets=list(budgets or DEFAULT_BUDGETS), sessions=list(sessions), cache=not no_cache,
+                                   replay_at=replay_at, timeout=timeout or EXECUTION_TIMEOUT, log=log, template_path=template,
+                                   extraction_dir=os.path.abspath(os.path.expanduser(extraction)) if extraction else None,
+                                   run_options=run_options, **options)
     except ReportError as exc:
         print(f"measure report: {len(exc.failures)} notebook(s) failed:", file=sys.stderr)
         for failure in exc.failures:

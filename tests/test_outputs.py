@@ -241,15 +241,16 @@ def test_a_sigkill_inside_the_marker_write_leaves_a_folder_the_next_run_removes(
     with StagedDir(out, "run") as d:
         (d / "a.csv").write_text("old")
     code = (
-        "import json, os, signal\n"
-        "from measure.runner.outputs import StagedDir\n"
-        "real = json.dump\n"
-        "def cut(obj, f, **kw):\n"
-        f"    if os.path.basename(f.name).startswith('.measure-staging.json') and '.measure-{which}-' in f.name:\n"
-        "        f.write(json.dumps(obj)[:9]); f.flush(); os.kill(os.getpid(), signal.SIGKILL)\n"
-        "    return real(obj, f, **kw)\n"
-        "json.dump = cut\n"
-        f"with StagedDir({str(out)!r}, 'run') as d:\n"
+        "import os, signal\n"
+        "from measure.runner import outputs\n"
+        "real = outputs.write_atomically\n"
+        "def cut(path, write):\n"
+        f"    if path.name == '.measure-staging.json' and '.measure-{which}-' in str(path):\n"
+        "        def write(f):\n"
+        "            f.write(b'{\"writer\"'); f.flush(); os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return real(path, write)\n"
+        "outputs.write_atomically = cut\n"
+        f"with outputs.StagedDir({str(out)!r}, 'run') as d:\n"
         "    (d / 'a.csv').write_text('new')\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
@@ -262,11 +263,9 @@ def test_a_sigkill_inside_the_marker_write_leaves_a_folder_the_next_run_removes(
 
 
 def test_a_marker_cut_short_by_a_live_writer_is_left_alone(tmp_path):
-    from measure.runner.outputs import _CUT_MARKER_NAME
-
     live = tmp_path / ".measure-staging-out-1-0a0a0a0a"
     live.mkdir()
-    (live / _CUT_MARKER_NAME.format(pid=os.getpid())).write_text('{"writ')  # this process is writing it
+    (live / f"{STAGING_MARKER}.{os.getpid()}.tmp").write_text('{"writ')  # this process is writing it
     with StagedDir(tmp_path / "out", "run") as d:
         (d / "a.csv").write_text("new")
     assert live.is_dir()

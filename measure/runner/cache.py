@@ -27,23 +27,24 @@ from measure.akm.read import rel
 from measure.runner.inputs import INDEX_NAME, FileState, dump_json, load_json, write_atomically
 from measure.runner.job import RunParams, SessionOutcome
 from measure.runner.merge import SESSION_COLUMNS
-from measure.runner.outputs import OutputError, listing, real_path, within
+from measure.runner.outputs import OutputError, listing, real_path
 
 log = logging.getLogger(__name__)
 
 CACHE_VERSION = 5
 ENTRY_HEADER = f"measure-cache {CACHE_VERSION}\n".encode()
-RUN_SUMMARY = "summary.json"
-"""The last member of a whole run's zip: its RunSummary counts (the run's files come before it)."""
-#: Whole runs kept (the most recent); each is a copy of one run's tables.
-KEEP_RUNS = 8
-#: A `.tmp` file older than this, or whose writer is gone, is a leftover (a full disk, a kill).
-STALE_TMP_S = 3600
+RUN_SUMMARY = "summary.json"  # the last member of a whole run's zip: its RunSummary counts
+KEEP_RUNS = 8  # whole runs kept (the most recent); each is a copy of one run's tables
+STALE_TMP_S = 3600  # a `.tmp` file older than this, or whose writer is gone, is a leftover (a full disk, a kill)
 
 
 #: The code that decides a session's rows (the port, the measurements, the runner, the schema):
 #: a change to any file of these must not reuse old results.
 MEASURING_CODE = ("akm", "measurements", "runner", "schema.py")
+
+
+def _digest(parts: list) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _code_digest() -> str:
@@ -61,10 +62,8 @@ _CODE = _code_digest()
 
 
 def measuring_key(params: RunParams, template: str) -> str:
-    """What every session's key of a run shares: the cache version, the measuring code, the
-    parameters and the template."""
-    parts = [CACHE_VERSION, _CODE, asdict(params), hashlib.sha256(template.encode()).hexdigest()]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    """What every session's key of a run shares: the cache version, the measuring code, the parameters and the template."""
+    return _digest([CACHE_VERSION, _CODE, asdict(params), hashlib.sha256(template.encode()).hexdigest()])
 
 
 def session_key(root: str, path: str, states: list[FileState], measuring: str) -> str:
@@ -74,15 +73,13 @@ def session_key(root: str, path: str, states: list[FileState], measuring: str) -
     mtime (events without a timestamp) and ctime (sessions without events), so a chmod or a
     copied root (new ctimes) must not reuse an entry.
     """
-    parts = [measuring, rel(path, root), [[rel(s.path, root), s.size, s.mtime_ns, s.ctime_ns, s.digest] for s in states]]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    return _digest([measuring, rel(path, root), [[rel(s.path, root), s.size, s.mtime_ns, s.ctime_ns, s.digest] for s in states]])
 
 
 def run_key(session_keys: list[str], listed: list[str], errors: list[dict], root: str, versions: dict) -> str:
     """A key for a whole run: every session's key, the listing, its error rows, the root and
     the versions that shape the written files (the parameters are inside the session keys)."""
-    parts = [CACHE_VERSION, "run", _CODE, session_keys, listed, errors, root, versions]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    return _digest([CACHE_VERSION, "run", _CODE, session_keys, listed, errors, root, versions])
 
 
 OWN_FILES = re.compile(rf"({re.escape(INDEX_NAME)}|[0-9a-f]{{2}}/[0-9a-f]{{64}}\.json|runs/[0-9a-f]{{64}}\.zip)(\.[0-9]+\.tmp)?"
@@ -98,9 +95,9 @@ def check_cache_dir(cache_dir: str | os.PathLike, root: str | os.PathLike, out: 
     """Refuse a cache folder inside the sessions root, inside `out` or holding it, or holding any file
     the cache does not write: the cache replaces and prunes its files, so every file there must be its own."""
     c = real_path(cache_dir)
-    if within(c, real_path(root)):
+    if c.is_relative_to(real_path(root)):
         raise OutputError(f"--cache-dir {cache_dir} is inside the sessions root {root}; choose one outside it")
-    if out is not None and (within(c, real_path(out)) or within(real_path(out), c)):
+    if out is not None and (c.is_relative_to(real_path(out)) or real_path(out).is_relative_to(c)):
         raise OutputError(f"--cache-dir {cache_dir} and --out {out} would hold one another; choose a cache folder beside --out")
     if not os.path.lexists(c):
         return
@@ -179,17 +176,18 @@ class Cache:
                     old.unlink()
 
     def clean_tmp(self) -> None:
-        """Remove the `.tmp` files a crashed or starved writer left behind."""
+        """Remove the `.tmp` files a crashed or starved writer left behind: its process is gone, or they are stale."""
         now = time.time()
         try:
-            subdirs = [Path(d.path) for d in os.scandir(self.dir) if d.is_dir(follow_symlinks=False)]
+            folders = [self.dir, *(Path(d.path) for d in os.scandir(self.dir) if d.is_dir(follow_symlinks=False))]
         except OSError:
             return
-        for folder in (self.dir, *subdirs):
-            for tmp in folder.glob("*.tmp"):
-                if _tmp_is_stale(tmp, now):
-                    with contextlib.suppress(OSError):
-                        tmp.unlink()
+        for tmp in (tmp for folder in folders for tmp in folder.glob("*.tmp")):
+            pid = tmp.name.rsplit(".", 2)[-2]  # <name>.<pid>.tmp
+            with contextlib.suppress(OSError):
+                if (pid.isdigit() and int(pid) != os.getpid() and not psutil.pid_exists(int(pid))
+                        or now - tmp.lstat().st_mtime > STALE_TMP_S):
+                    tmp.unlink()
 
 
 def store_entry(path: Path, outcome: SessionOutcome) -> bool:
@@ -200,26 +198,19 @@ def store_entry(path: Path, outcome: SessionOutcome) -> bool:
 
 def _write(path: Path, write) -> bool:
     """`write(file)` into `path` atomically; False when that failed (logged when the disk is full)."""
-    exc = write_atomically(path, write)
-    if exc is not None and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        log.warning("measure: cache %s is full; results are not cached", path.parent.parent)
-    return exc is None
+    try:
+        write_atomically(path, write)
+        return True
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            log.warning("measure: cache %s is full; results are not cached", path.parent.parent)
+        return False
 
 
 def _damaged(path: Path, exc: Exception) -> None:
     why = f"unreadable: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
     log.warning("measure: cache entry %s ignored (%s); measuring the session again", path.name, why)
     return None
-
-
-def _tmp_is_stale(path: Path, now: float) -> bool:
-    pid = path.name.rsplit(".", 2)[-2]  # <name>.<pid>.tmp
-    if pid.isdigit() and int(pid) != os.getpid() and not psutil.pid_exists(int(pid)):
-        return True
-    try:
-        return now - path.lstat().st_mtime > STALE_TMP_S
-    except OSError:
-        return False
 
 
 def encode(outcome: SessionOutcome) -> bytes | None:

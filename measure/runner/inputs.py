@@ -118,27 +118,24 @@ class StatIndex:
         # Other roots' entries stay; this root's are replaced, so deleted files drop out.
         prefix = os.path.join(self.root, "")
         kept = {p: v for p, v in self.entries.items() if not p.startswith(prefix)}
-        exc = write_atomically(self.path, lambda f: f.write(INDEX_HEADER + dump_json({**kept, **self.seen})))
-        if exc is not None:
+        try:
+            write_atomically(self.path, lambda f: f.write(INDEX_HEADER + dump_json({**kept, **self.seen})))
+        except OSError as exc:
             log.warning("measure: could not write the stat index %s: %s", self.path, exc)
 
 
-def write_atomically(path: Path, write) -> OSError | None:
-    """`write(file)` into `<path>.<pid>.tmp`, then renamed to `path`; the OSError when that failed
-    (the temporary file removed, as it is when anything else is raised)."""
+def write_atomically(path: Path, write) -> None:
+    """`write(file)` into `<path>.<pid>.tmp`, then renamed to `path`; on any failure the temporary file is removed."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
             write(f)
         os.replace(tmp, path)
-        return None
-    except BaseException as exc:
+    except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if not isinstance(exc, OSError):
-            raise
-        return exc
+        raise
 
 
 def _load_index(path: Path) -> dict[str, list]:

@@ -1,16 +1,10 @@
 """Where outputs may go, and writing them so they appear whole or not at all.
 
-Every command that writes a folder (`measure run --out`, `measure report --out`, any later
-`extract`) calls `check_out_dir` before doing any work, and writes through `StagedDir`:
-
-- an output folder inside, equal to or containing the sessions root is refused (the root is
-  the analyst's only copy of their history); a cache folder is checked by `cache.check_cache_dir`;
-- an existing output folder is replaced only if it is empty or holds exactly what an earlier
-  `measure` output wrote there (listed in its manifest, MANIFEST); anything else is refused,
-  naming the first file `measure` did not write;
-- the new output is written into a temporary sibling folder and renamed into place once
-  complete, so a killed run or a full disk leaves the previous complete output (or nothing);
-  the next run into the same folder finishes what a killed one left (`recover`).
+Every command that writes a folder calls `check_out_dir` before any work and writes through
+`StagedDir`: an output inside, equal to or containing the sessions root (the analyst's only copy
+of their history) is refused; an existing one is replaced only when it holds nothing but what an
+earlier `measure` output wrote (its MANIFEST); the new output is written into a sibling folder and
+renamed into place once complete, and the next run finishes what a killed one left (`recover`).
 """
 
 from __future__ import annotations
@@ -25,6 +19,8 @@ from pathlib import Path, PurePosixPath
 
 import psutil
 
+from measure.runner.inputs import write_atomically
+
 MANIFEST = ".measure-output.json"
 """The file an output folder's writer owns: what wrote the folder and every file it wrote."""
 
@@ -36,9 +32,8 @@ STAGING_MARKER = ".measure-staging.json"
 a later run into the same --out removes a staging folder only if it holds this marker and
 the process it names is gone (SIGKILLed, or the machine restarted)."""
 
-_CUT_MARKER_NAME = STAGING_MARKER + ".{pid}.tmp"
-"""A marker is written under this name and then renamed: a kill mid-write leaves a file whose
-name still says which process wrote it, never a marker that does not parse."""
+# A marker is written as `<marker>.<pid>.tmp` (write_atomically) and then renamed: a kill mid-write
+# leaves a file whose name still says which process wrote it, never a marker that does not parse.
 _CUT_MARKER = re.compile(re.escape(STAGING_MARKER) + r"\.([0-9]{1,10})\.tmp")
 
 
@@ -51,19 +46,15 @@ def real_path(path: str | os.PathLike) -> Path:
     return Path(os.path.realpath(os.path.abspath(os.path.expanduser(os.fspath(path)))))
 
 
-def within(inner: Path, outer: Path) -> bool:
-    return inner == outer or outer in inner.parents
-
-
 def check_out_dir(out: str | os.PathLike, root: str | os.PathLike, *, option: str = "--out") -> Path:
     """The resolved output folder; OutputError when it is inside, equal to, or contains the sessions
     root (symlinks resolved on both sides)."""
     o, r = real_path(out), real_path(root)
     if o == r:
         raise OutputError(f"{option} {out} is the sessions root itself; choose a folder outside it")
-    if within(o, r):
+    if o.is_relative_to(r):
         raise OutputError(f"{option} {out} is inside the sessions root {root}; choose a folder outside it")
-    if within(r, o):
+    if r.is_relative_to(o):
         raise OutputError(f"{option} {out} contains the sessions root {root}; choose a folder beside it")
     return o
 
@@ -105,30 +96,25 @@ def check_replaceable(out: str | os.PathLike, kind: str | None) -> list[str]:
     except (OSError, ValueError):
         manifest = None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
-        raise OutputError(
-            f"--out {out} is a non-empty folder that measure did not write (no {MANIFEST}); "
-            "choose an empty or new folder"
-        )
+        raise OutputError(f"--out {out} is a non-empty folder that measure did not write (no {MANIFEST}); "
+                          "choose an empty or new folder")
     if kind is not None and manifest.get("kind") != kind:
         raise OutputError(f"--out {out} holds a measure {manifest.get('kind')!r} output, not a {kind}; choose another")
     owned = set(manifest["files"]) | {MANIFEST}
     owned |= {f"{d}/" for f in owned for d in PurePosixPath(f).parents if d.name}  # the folders they are in
     foreign = [f for f in present if f not in owned]
     if foreign:
-        raise OutputError(
-            f"--out {out} holds {len(foreign)} file(s) measure did not write (first: {foreign[0]}); "
-            "move them away or choose another folder"
-        )
+        raise OutputError(f"--out {out} holds {len(foreign)} file(s) measure did not write (first: {foreign[0]}); "
+                          "move them away or choose another folder")
     return manifest["files"]
 
 
 class StagedDir:
     """An output folder written in a temporary sibling and renamed into place when complete.
 
-    Creating it checks everything before any work: `out` is outside the sessions `root`,
-    replaceable (see `check_replaceable`) and its parent is writable (the staging folder is
-    made there at once). Use as a context manager: on success the staged folder gets its
-    manifest and replaces `out`; on any exception it is removed and `out` is left as it was.
+    Creating it checks, before any work, that `out` is outside the sessions `root`, replaceable and
+    writable. As a context manager: on success the staged folder gets its manifest and replaces
+    `out`; on any exception it is removed and `out` is left as it was.
     """
 
     def __init__(self, out: str | os.PathLike, kind: str, root: str | os.PathLike | None = None):
@@ -138,11 +124,10 @@ class StagedDir:
             check_out_dir(self.out, root)
         recover(self.out)
         check_replaceable(self.out, kind)
-        parent = self.out.parent
         try:
-            parent.mkdir(parents=True, exist_ok=True)
+            self.out.parent.mkdir(parents=True, exist_ok=True)
             # Not mkdtemp: its folder would be 0700, the output's mode is the umask's.
-            self.path = parent / f"{_STAGING}{self.out.name}-{os.getpid()}-{secrets.token_hex(4)}"
+            self.path = self.out.parent / f"{_STAGING}{self.out.name}-{os.getpid()}-{secrets.token_hex(4)}"
             self.path.mkdir()
             _mark(self.path)
         except OSError as exc:
@@ -151,15 +136,12 @@ class StagedDir:
     def __enter__(self) -> Path:
         return self.path
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type, *_) -> None:
         try:
             if exc_type is None:
                 self.commit()
         finally:
-            self.abort()  # after a commit the staged folder is `out`: nothing is left to remove
-
-    def abort(self) -> None:
-        _discard(self.path)
+            _discard(self.path)  # after a commit the staged folder is `out`: nothing is left to remove
 
     def commit(self) -> None:
         """Write the manifest, then swap the staged folder in for `out`: the old output is moved
@@ -175,13 +157,12 @@ class StagedDir:
             os.unlink(self.path / STAGING_MARKER)  # the marker never reaches the output
             os.rename(self.path, self.out)
         except BaseException:
-            if retired is not None:
-                if os.path.lexists(retired / "old"):
-                    os.rename(retired / "old", self.out)
-                _discard(retired)
+            if retired is not None and os.path.lexists(retired / "old"):
+                os.rename(retired / "old", self.out)
             raise
-        if retired is not None:
-            _discard(retired)
+        finally:
+            if retired is not None:
+                _discard(retired)
 
 
 def write_manifest(folder: Path, kind: str) -> None:
@@ -195,10 +176,7 @@ def write_manifest(folder: Path, kind: str) -> None:
 
 
 def _mark(folder: Path) -> None:
-    cut = folder / _CUT_MARKER_NAME.format(pid=os.getpid())
-    with open(cut, "w", encoding="utf-8") as f:
-        json.dump(_owner(os.getpid()), f)
-    os.replace(cut, folder / STAGING_MARKER)
+    write_atomically(folder / STAGING_MARKER, lambda f: f.write(json.dumps(_owner(os.getpid())).encode()))
 
 
 def _owner(pid: int) -> dict:
@@ -223,14 +201,10 @@ which holds no `-` (retired); so a run into `out` never takes those of `out-2` f
 
 
 def recover(out: Path) -> None:
-    """Clean up after a `measure` killed while it wrote `out`: an old output moved aside by a
-    commit cut short is moved back when `out` is gone, and that run's folders are removed.
-
-    Only folders named as a run into `out` names them (_LEFT_BESIDE) are looked at, and only those
-    whose writer is gone are removed: their marker names a process no longer running, or there is
-    no marker and they hold an output of ours and nothing else (or nothing). A live writer, a file
-    measure did not write, a marker that does not parse or a link is left alone.
-    """
+    """Clean up after a `measure` killed while it wrote `out`: an old output moved aside by a commit cut
+    short is moved back when `out` is gone, and the folders (_LEFT_BESIDE) whose writer is gone are
+    removed (see `_abandoned`); a live writer, a file measure did not write, a marker that does not
+    parse or a link is left alone."""
     pattern = re.compile(_LEFT_BESIDE.format(re.escape(out.name)))
     try:
         found = sorted(e.path for e in os.scandir(out.parent) if pattern.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
@@ -248,6 +222,8 @@ def recover(out: Path) -> None:
 
 
 def _abandoned(folder: Path) -> bool:
+    """Whether `folder`'s writer is gone: its marker (or one cut short) names a process no longer
+    running, or without one it holds only an output of ours (or nothing)."""
     try:
         with open(folder / STAGING_MARKER, encoding="utf-8") as f:
             owner = json.load(f)

@@ -109,13 +109,12 @@ def run_measurement(
 def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar: Progress, executor, scheduler) -> RunSummary:
     template = load_template(params.template_path)
     list_errors: list = []
-    listings = list_sessions(
-        root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms, walk_order=params.walk_order
-    )
+    listings = list_sessions(root, since_ms=params.since_ms, errors=list_errors, file_time_ms=params.file_time_ms,
+                             walk_order=params.walk_order)
     if params.sessions:
         listings = select_sessions(listings, params.sessions, root, params.redact)
-    errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors]
-    errors += orphan_errors(root)
+    listed = [rel(s.path, root) for s in listings]
+    errors = [_error(rel(p, root), None, kind, reason) for p, kind, reason in list_errors] + orphan_errors(root)
     if params.redact:  # the sessions' own rows come redacted from the job (redact.protect_outcome)
         for row in errors:
             redact_row(row)
@@ -143,7 +142,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     if cache is not None and all(keys):
         # Every session and the listing unchanged: the tables are the stored ones, copied
         # without measuring, decoding rows or loading polars.
-        whole = run_key(keys, [rel(s.path, root) for s in listings], errors, root, _versions())
+        whole = run_key(keys, listed, errors, root, _versions())
         hit = cache.load_run(whole, out)
         if hit is not None:
             index.save()
@@ -151,9 +150,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
             bar.stop()
             return RunSummary(len(listings), hit["measured"], hit["errors"], os.fspath(out), len(order), index.hashed, index.reused)
     per_session = cache is not None and not params.redact
-    run_order = [rel(s.path, root) for s in listings]
-    if params.redact:
-        run_order = [redact_path(p) for p in run_order]
+    run_order = [redact_path(p) for p in listed] if params.redact else listed
     rank = {p: i for i, p in enumerate(run_order)}
     # Rows are merged as they arrive, into columnar tables: no run holds every session's rows
     # as dicts (20,000 sessions were 1.5 GB of them). Each session keeps its place in `order`,
