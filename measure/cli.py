@@ -20,7 +20,6 @@ from measure.measurements.priorities import canonical
 from measure.options import COUNT, EPOCH_MS, JOBS, SECONDS
 
 
-
 def _budgets(ctx, param, values: tuple[str, ...]) -> tuple[int, ...]:
     """`N,N,...` (or `N N`) -> the sorted budgets; an empty item (`1,,2`, `1,`) is an error, not skipped."""
     items = [item.strip() for text in values for item in text.split(",")]
@@ -244,13 +243,13 @@ def report_command(out, root, budgets, sessions, since_ms, session_cap, max_even
             return 0
         root_path = resolve_root(root).absolute()
         # Relative paths on the command line are taken from the current directory, not the repository's.
+        out, extraction = (os.path.abspath(os.path.expanduser(p)) if p else None for p in (out, extraction))
         run_options = {"since_ms": since_ms or 0, "session_cap": session_cap, "max_event_chars": max_event_chars,
                        "priorities": priorities, "cache_dir": cache_dir, "executor": executor, "scheduler": scheduler}
         with progress.shown(bar):
-            written = build.report(root_path, os.path.abspath(os.path.expanduser(out)) if out else None,
-                                   budgets=list(budgets or DEFAULT_BUDGETS), sessions=list(sessions), cache=not no_cache,
-                                   replay_at=replay_at, timeout=timeout or EXECUTION_TIMEOUT, log=log, template_path=template,
-                                   extraction_dir=os.path.abspath(os.path.expanduser(extraction)) if extraction else None,
+            written = build.report(root_path, out, budgets=list(budgets or DEFAULT_BUDGETS), sessions=list(sessions),
+                                   cache=not no_cache, replay_at=replay_at, extraction_dir=extraction, log=log,
+                                   timeout=timeout or EXECUTION_TIMEOUT, template_path=template,
                                    run_options=run_options, **options)
     except ReportError as exc:
         print(f"measure report: {len(exc.failures)} notebook(s) failed:", file=sys.stderr)

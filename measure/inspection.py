@@ -17,14 +17,9 @@ from measure.measurements.lines import SessionLines
 from measure.measurements.strategies import STRATEGIES, Params, SessionContext, apply_min_content_gate, check_names
 
 
-def inspect_session(
-    path: str,
-    strategies: list[str] | None = None,
-    budget: int = DEFAULT_MAX_TOTAL_CHARS,
-    max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH,
-    template_path: str | None = None,
-    show_prompt: bool = False,
-) -> dict:
+def inspect_session(path: str, strategies: list[str] | None = None, budget: int = DEFAULT_MAX_TOTAL_CHARS,
+                    max_event_text_length: int = DEFAULT_MAX_EVENT_TEXT_LENGTH, template_path: str | None = None,
+                    show_prompt: bool = False) -> dict:
     """Read one parent transcript and run the chosen strategies on it."""
     path = os.path.abspath(path)
     if not path.endswith(".jsonl") or not os.path.isfile(path):

@@ -7,12 +7,8 @@ from pathlib import Path
 
 
 def root() -> Path:
-    """Return the repository root: the nearest directory with pyproject.toml and measure/.
-
-    The search starts at the current directory (papermill runs from the repository root,
-    nbval from the notebook's own directory) and falls back to the directory of this
-    package, so an editable install works from anywhere.
-    """
+    """The nearest directory with pyproject.toml and measure/ above the current directory (papermill runs
+    from the repository root, nbval from the notebook's), else above this package (an editable install)."""
     for start in (Path.cwd(), Path(__file__).resolve().parent):
         for directory in (start, *start.parents):
             if (directory / "pyproject.toml").is_file() and (directory / "measure" / "__init__.py").is_file():
@@ -27,12 +23,8 @@ def resolve(path: str | os.PathLike) -> Path:
 
 
 def portable(path: str | os.PathLike) -> str:
-    """Return `path` the way a parameter or report should show it: no machine-specific prefix.
-
-    Repository paths become repo-relative (`fixtures/default`), paths under the home
-    directory become `~/...`; anything else stays absolute (there is nothing better).
-    A relative `path` is taken from `root()`, as `resolve` does.
-    """
+    """`path` (relative ones taken from `root()`) as a parameter or report shows it, with no machine-specific
+    prefix: repo-relative (`fixtures/default`) or `~/...` when it can be, else absolute."""
     p = Path(os.path.normpath(resolve(path)))
     if p.is_relative_to(root()):
         return p.relative_to(root()).as_posix()
@@ -54,12 +46,8 @@ def is_fixture(path: str | os.PathLike) -> bool:
 
 
 FIXTURE_FILE_TIME_MS = 1_780_000_000_000
-"""File time (epoch ms) that stands in for every mtime/ctime when measuring the bundled fixtures.
-
-Git keeps no file times, and akm falls back to them (events without a timestamp, session order),
-so roots under `fixtures/` are measured with `--pin-file-times` this value: the same numbers in
-every clone. Other roots are measured with their real file times.
-"""
+"""The `--pin-file-times` of roots under `fixtures/`: git keeps no file times, and akm falls back to
+them (events without a timestamp, session order), so this gives the same numbers in every clone."""
 
 
 def file_time_for(sessions_root: str | os.PathLike) -> int | None:

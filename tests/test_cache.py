@@ -219,9 +219,11 @@ def test_a_full_disk_leaves_no_tmp_and_a_complete_run(root, tmp_path, monkeypatc
         def __exit__(self, *exc):
             self.f.close()
 
-    monkeypatch.setattr(inputs_mod, "open", Full, raising=False)  # where the cache writes its files
-    monkeypatch.setattr(Path, "write_bytes", lambda self, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")))
     cache = tmp_path / "cache"
+    # Where the cache writes its files (the staging marker, written by the same helper, is not the cache's).
+    monkeypatch.setattr(inputs_mod, "open", lambda path, mode: (Full if Path(path).is_relative_to(cache) else real_open)(path, mode),
+                        raising=False)
+    monkeypatch.setattr(Path, "write_bytes", lambda self, data: (_ for _ in ()).throw(OSError(errno.ENOSPC, "full")))
     with caplog.at_level(logging.WARNING, logger="measure.runner.cache"):
         run_measurement(root, tmp_path / "a", PARAMS, jobs=1, cache_dir=cache)
     assert not list(cache.rglob("*.tmp"))

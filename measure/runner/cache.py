@@ -62,7 +62,7 @@ _CODE = _code_digest()
 
 
 def measuring_key(params: RunParams, template: str) -> str:
-    """What every session's key of a run shares: the cache version, the measuring code, the parameters and the template."""
+    """What every session's key of a run shares: cache version, measuring code, parameters and template."""
     return _digest([CACHE_VERSION, _CODE, asdict(params), hashlib.sha256(template.encode()).hexdigest()])
 
 
@@ -73,7 +73,8 @@ def session_key(root: str, path: str, states: list[FileState], measuring: str) -
     mtime (events without a timestamp) and ctime (sessions without events), so a chmod or a
     copied root (new ctimes) must not reuse an entry.
     """
-    return _digest([measuring, rel(path, root), [[rel(s.path, root), s.size, s.mtime_ns, s.ctime_ns, s.digest] for s in states]])
+    files = [[rel(s.path, root), s.size, s.mtime_ns, s.ctime_ns, s.digest] for s in states]
+    return _digest([measuring, rel(path, root), files])
 
 
 def run_key(session_keys: list[str], listed: list[str], errors: list[dict], root: str, versions: dict) -> str:

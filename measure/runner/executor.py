@@ -1,10 +1,8 @@
 """Where sessions are measured: in this process, a local process pool, or a Dask cluster.
 
-Work is handed out largest first by bytes read (parent plus subagent files), so a big session
-starts early instead of ending the run alone; small sessions travel in batches of similar total
-size, so a root of many tiny sessions does not pay one round trip per session. Each outcome
-comes back with its task's index: the tables do not depend on where, or in which order, the
-sessions were measured.
+Work is handed out largest first by bytes read, so a big session starts early instead of ending the
+run alone, and small sessions travel in batches of similar total size. Each outcome comes back with
+its task's index: the tables do not depend on where, or in which order, sessions were measured.
 """
 
 from __future__ import annotations
@@ -59,16 +57,11 @@ def measure_batch(tasks: list[Task]) -> list[SessionOutcome]:
 
 
 def batches(order: list[int], sizes: list[int], workers: int) -> list[list[int]]:
-    """Task indices grouped, largest first, into batches of about total/(workers*8) bytes.
-
-    A session at least that big is a batch of its own; smaller ones are packed in the same
-    descending order until the batch reaches the target or MAX_BATCH_TASKS sessions.
-    """
+    """Task indices (largest first) packed in order into batches of about total/(workers*8) bytes,
+    at most MAX_BATCH_TASKS each; a session at least that big is a batch of its own."""
     total = sum(sizes[i] for i in order)
     target = max(1, total // max(1, workers * BATCHES_PER_WORKER))
-    out: list[list[int]] = []
-    current: list[int] = []
-    size = 0
+    out, current, size = [], [], 0
     for i in order:
         current.append(i)
         size += sizes[i]
@@ -94,22 +87,15 @@ def run_tasks(tasks: list[Task], jobs: int | None = None, executor: str = "local
     return ((i, measure_task(tasks[i])) for i in order)
 
 
-# --- local process pool --------------------------------------------------------------------
-
-
-def _pool_context():
+def _pool(tasks: list[Task], order: list[int], workers: int) -> Iterator[tuple[int, SessionOutcome]]:
+    groups = batches(order, [t.size for t in tasks], workers)
     # fork where there is one: workers inherit the measuring code, nothing to boot or import
     # (spawn re-imports the caller's __main__ in every worker: seconds in a notebook kernel).
     # `measure run` forks before it loads polars; in a caller that holds polars (a notebook)
     # workers never call it, so its threads cannot hold a lock a worker needs.
-    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-
-
-def _pool(tasks: list[Task], order: list[int], workers: int) -> Iterator[tuple[int, SessionOutcome]]:
-    groups = batches(order, [t.size for t in tasks], workers)
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(groups)), mp_context=_pool_context(), initializer=_worker_init, initargs=(os.getpid(),)
-    )
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(groups)), mp_context=context, initializer=_worker_init,
+                               initargs=(os.getpid(),))
     try:
         # Submitted largest first, at most IN_FLIGHT_PER_WORKER batches per worker at a time:
         # finished batches wait for the caller as outcomes, so a caller slower than the workers
@@ -148,9 +134,6 @@ def _worker_init(run_pid: int) -> None:
         os._exit(70)
 
     threading.Thread(target=watch, name="measure-orphan-watch", daemon=True).start()
-
-
-# --- Dask ------------------------------------------------------------------------------------
 
 
 def _dask(tasks: list[Task], order: list[int], jobs: int | None, scheduler: str | None):

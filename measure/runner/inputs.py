@@ -50,11 +50,8 @@ class FileState:
 
 
 def session_files(parent_path: str, root: str, walk_order: str = "name") -> list[str]:
-    """What `read_session` reads: the parent, each subagent transcript and the sidecar beside it.
-
-    The subagents come from the reader's own bounded walk (`subagent_paths`), in a sorted
-    top-down walk's order: a folder's files by name, then its folders by name.
-    """
+    """What `read_session` reads: the parent, then each subagent transcript (the reader's own bounded
+    walk) and the sidecar beside it, in a sorted top-down walk's order (a folder's files, then its folders)."""
     top = subagents_dir(parent_path)
     found = []
     for path in subagent_paths(parent_path, root, walk_order):
@@ -183,12 +180,8 @@ def load_json(data: bytes):
 
 
 def fingerprint(root: str, sessions: dict[str, list[FileState]]) -> str:
-    """sha256 over every measured file's root-relative path, size and content digest.
-
-    Sessions in path order, each one's files in `session_files` order. The line per file
-    (`path\\0[size, 0, digest]`) is fixed: run.json files of different versions compare equal
-    for the same files only while it is.
-    """
+    """sha256 over every measured file's root-relative path, size and content digest (sessions in path
+    order). The line per file is fixed: run.json files of different versions compare equal only while it is."""
     h = hashlib.sha256()
     for parent in sorted(sessions):
         for s in sessions[parent]:

@@ -56,28 +56,19 @@ class RunParams:
     def from_options(cls, *, max_total_chars: int | None = None, budgets=(), max_event_chars: int | None = None,
                      template: str | None = None, sessions=(), since_ms: float | None = None, priorities: str | None = None,
                      **same) -> RunParams:
-        """The run that the options of `measure run` / `measure report` (or a notebook's
-        parameters, named the same) ask for; None or empty means the default. The one place
-        where options become RunParams. A priorities text off the grammar raises PrioritiesError.
-
-        `same`: the options named as the field they set (session_cap, redact, show_excerpts,
-        file_time_ms, walk_order, replay, strategies)."""
+        """The run that the options of `measure run` / `measure report` (or a notebook's parameters, named
+        the same; `same`: those named as their field) ask for; None or empty means the default."""
         given = {"budget": max_total_chars, "max_event_text_length": max_event_chars, **same}
-        return cls(
-            **{name: value for name, value in given.items() if value is not None},
-            budgets=tuple(sorted({int(b) for b in budgets or ()})),
-            template_path=str(template) if template else None,
-            sessions=tuple(sessions or ()),
-            since_ms=since_ms or 0,
-            priorities=canonical(priorities) if priorities else cls.priorities,
-        )
+        return cls(**{name: value for name, value in given.items() if value is not None},
+                   budgets=tuple(sorted({int(b) for b in budgets or ()})), template_path=str(template) if template else None,
+                   sessions=tuple(sessions or ()), since_ms=since_ms or 0,
+                   priorities=canonical(priorities) if priorities else cls.priorities)
 
 
 @dataclass
 class SessionOutcome:
-    """Every table's rows for one session, as columns (name -> values, rows in order), and its errors
-    rows (or the reason it could not be measured). Columns: what the cache writes and the merge
-    appends as they are, with no per-row work in the run's own process."""
+    """Every table's rows for one session, as columns (what the cache writes and the merge appends as
+    they are), and its errors rows (or the reason it could not be measured)."""
 
     session_path: str
     tables: dict[str, dict[str, list]] = field(default_factory=dict)

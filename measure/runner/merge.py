@@ -13,17 +13,13 @@ SESSION_COLUMNS = ("session_id", "session_path")
 
 
 class TableBuilder:
-    """One table's rows, as sessions deliver them, and where each session stands in the merge.
+    """One table's rows, as sessions deliver them (`add`, with each session's place in the merge order).
 
-    `add(position, table)` takes one session's rows (as columns) and its place in the run's merge order;
-    `frame()` gives exactly what `tables.frame(table, rows)` gives for every session's rows
-    concatenated in that order. Rows wait as Python lists; `spill()` writes those waiting as an
-    Arrow IPC chunk under `spill_dir`. Polars is loaded only by `spill` and `frame`, so a run
-    whose rows never spill loads it once its workers are done.
-
-    A session's id and path are kept once, not once per row: the sort by session_path is a sort
-    by the path's rank among the sessions (integers, not 1,080,000 strings of budget_sweep at
-    20,000 sessions), and the sorted table's two columns point into one copy of each value.
+    `frame()` gives exactly what `tables.frame(table, rows)` gives for every session's rows concatenated
+    in that order. Rows wait as Python lists until `spill()` writes them as an Arrow IPC chunk; polars
+    is loaded only by `spill` and `frame`. A session's id and path are kept once, not once per row: the
+    sort by session_path is a sort by the path's rank (integers, not 1,080,000 strings of budget_sweep
+    at 20,000 sessions), and the sorted table's two columns point into one copy of each value.
     """
 
     def __init__(self, name: str, spill_dir: Path | None = None):
@@ -43,14 +39,12 @@ class TableBuilder:
         waiting = len(self.positions)
         for name, values in table.items():
             if name not in SESSION_COLUMNS:
-                column = self.columns.get(name)
-                if column is None:
-                    column = self.columns[name] = [None] * waiting
-                column.extend(values)
+                if name not in self.columns:
+                    self.columns[name] = [None] * waiting
+                self.columns[name].extend(values)
         self.positions.extend([position] * n)
         for column in self.columns.values():  # a column this session's rows lack
-            if len(column) < waiting + n:
-                column.extend([None] * (waiting + n - len(column)))
+            column.extend([None] * (waiting + n - len(column)))
 
     @property
     def table(self):
@@ -111,13 +105,9 @@ class TableBuilder:
 
 
 class Merged:
-    """Every table's builder, plus the errors, for a run; rows spill when too many wait.
-
-    Up to HOLD_ROWS rows (all tables together) wait as Python lists; past that every table spills
-    its waiting rows into `spill` (without one, every row waits). A root of a few hundred sessions
-    never spills (and never loads polars while it measures); 20,000 sessions hold at most
-    HOLD_ROWS rows at a time.
-    """
+    """Every table's builder, plus the errors, for a run: past HOLD_ROWS waiting rows (all tables
+    together) every table spills them into `spill` (without one, every row waits). A root of a few
+    hundred sessions never spills (nor loads polars while it measures)."""
 
     HOLD_ROWS = 20_000
 
@@ -133,10 +123,9 @@ class Merged:
             n = len(table.get("session_path", ()))
             if not n:
                 continue
-            b = self.builders.get(name)
-            if b is None:
-                b = self.builders[name] = TableBuilder(name, self.spill)
-            b.add(position, table)
+            if name not in self.builders:
+                self.builders[name] = TableBuilder(name, self.spill)
+            self.builders[name].add(position, table)
             self.waiting += n
         if errors:
             self.errors[position] = errors

@@ -17,9 +17,7 @@ TEXT_COLUMNS = ("session_id", "description", "agent_type", "tool_use_id", "task_
 
 def redact(value: str | None) -> str | None:
     """A stable stand-in for text that should not leave the machine."""
-    if value is None:
-        return None
-    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return None if value is None else "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def redact_name(part: str, structural: bool = True) -> str:
@@ -49,9 +47,7 @@ def redact_reason(reason: str) -> str:
     """An errors row's reason without the names it carries: the file label inside a read
     failure is hashed like a path (an internal_error's reason never holds its message)."""
     m = _LABELLED.match(reason)
-    if m:
-        return m[1] + redact_path(m[2]) + ": " + m[3]
-    return reason
+    return m[1] + redact_path(m[2]) + ": " + m[3] if m else reason
 
 
 def _redacted(key: str, value):
@@ -81,13 +77,10 @@ OUTSIDE_TEXT_COLUMNS = ("description", "agent_type", "tool_use_id")
 
 
 def protect_outcome(outcome, redact_names: bool, show_excerpts: bool) -> None:
-    """Apply the privacy rules to one session's rows in place, before they are cached or written.
-
-    - without `show_excerpts`, transcript-derived text (subagent descriptions) is dropped;
-    - text read through a symlink leaving the sessions root (an `outside_link` errors row) is
-      never copied: description, agent type and tool-use id of such files are dropped;
-    - with `redact_names`, every row is redacted (see `redact_row`), and the session's path too.
-    """
+    """Apply the privacy rules to one session's rows in place, before they are cached or written: without
+    `show_excerpts` EXCERPT_COLUMNS are dropped; OUTSIDE_TEXT_COLUMNS of a file read through a symlink
+    leaving the root (an `outside_link` row) too; with `redact_names` every row and the session's path are
+    redacted."""
     outside = {e["path"] for e in outcome.errors if e.get("kind") == "outside_link"}
     parent_outside = outcome.session_path in outside
     for table in outcome.tables.values():

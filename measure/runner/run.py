@@ -76,23 +76,16 @@ def _is_real_dir(entry: os.DirEntry) -> bool:
         return False
 
 
-def run_measurement(
-    root: str | os.PathLike,
-    out_dir: str | os.PathLike,
-    params: RunParams = RunParams(),
-    jobs: int | None = None,
-    cache_dir: str | os.PathLike | None = None,
-    progress: Progress | None = None,
-    executor: str = "local",
-    scheduler: str | None = None,
-) -> RunSummary:
+def run_measurement(root: str | os.PathLike, out_dir: str | os.PathLike, params: RunParams = RunParams(),
+                    jobs: int | None = None, cache_dir: str | os.PathLike | None = None,
+                    progress: Progress | None = None, executor: str = "local",
+                    scheduler: str | None = None) -> RunSummary:
     """Measure every session under `root` and write the tables to `out_dir`.
 
-    `executor` is "local" (`jobs` processes; 1 measures in this process) or "dask" (the
-    cluster at `scheduler`, or a LocalCluster of `jobs` workers when None). With a
-    `cache_dir`, sessions whose files, parameters and code are unchanged are not measured.
-    `progress` (default: `measure.runner.progress.current()`, silent unless the command line
-    made one active) is told the sessions and the bytes to measure, and stopped when they are.
+    `executor` is "local" (`jobs` processes; 1 measures in this process) or "dask" (the cluster at
+    `scheduler`, or a LocalCluster of `jobs` workers). With a `cache_dir`, sessions whose files,
+    parameters and code are unchanged are not measured. `progress` (default: `progress.current()`)
+    is told the sessions and the bytes to measure, and stopped when they are.
     """
     root = os.path.abspath(os.fspath(root))
     if not os.path.isdir(root):
@@ -214,7 +207,7 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
         if name not in heights:
             emit(name, merged.frame(name))
     shutil.rmtree(spill, ignore_errors=True)
-    _write_run_json(out, root, params, listings, heights, inputs.fingerprint(root, states))
+    _write_run_json(out, root, params, template, listings, heights, inputs.fingerprint(root, states))
     if whole is not None and not internal_error(errors):
         files = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))  # the staging marker aside
         cache.store_run(whole, out, files, {"measured": measured, "errors": len(errors)})
@@ -247,7 +240,8 @@ def _versions() -> dict:
     return {"measure": __version__, "python": platform.python_version(), **{n: version(n) for n in ("orjson", "polars", "matplotlib")}}
 
 
-def _write_run_json(out: Path, root: str, params: RunParams, listings, heights: dict[str, int], fingerprint: str) -> None:
+def _write_run_json(out: Path, root: str, params: RunParams, template: str, listings, heights: dict[str, int],
+                    fingerprint: str) -> None:
     p = asdict(params)
     root_name, root_shown = os.path.basename(root.rstrip(os.sep)), portable(root)
     if params.redact:  # the root's name and the chosen session ids name the input
@@ -256,21 +250,9 @@ def _write_run_json(out: Path, root: str, params: RunParams, listings, heights: 
         p["sessions"] = [x if x.startswith("sha256:") else redact(x) for x in params.sessions]
     if params.template_path:
         p["template_path"] = os.path.basename(params.template_path)
-    doc = {
-        "schema_version": 1,
-        "parameters": p,
-        "template_sha256": hashlib.sha256(load_template(params.template_path).encode()).hexdigest(),
-        "versions": dict(_versions()),
-        "input": {
-            "root_name": root_name,
-            # As the report shows it (repo-relative or ~/...): the notebooks read the root from here.
-            "root": root_shown,
-            "sessions_listed": len(listings),
-            "fingerprint": fingerprint,
-            "fingerprint_method": inputs.METHOD,
-        },
-        "rows": dict(sorted(heights.items())),
-    }
-    with open(out / "run.json", "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-        f.write("\n")
+    # "root" as the report shows it (repo-relative or ~/...): the notebooks read the root from here.
+    doc = {"schema_version": 1, "parameters": p, "template_sha256": hashlib.sha256(template.encode()).hexdigest(),
+           "versions": dict(_versions()), "rows": dict(sorted(heights.items())),
+           "input": {"root_name": root_name, "root": root_shown, "sessions_listed": len(listings),
+                     "fingerprint": fingerprint, "fingerprint_method": inputs.METHOD}}
+    (out / "run.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -14,12 +14,9 @@ class UnknownSessions(ValueError):
     """Raised when a `--session` value matches no listed session; names the closest ids."""
 
     def __init__(self, missing: dict[str, list[str]], listed: int):
-        self.missing = missing
-        self.listed = listed
-        parts = []
-        for value, closest in missing.items():
-            hint = f"; closest: {', '.join(map(_printable, closest))}" if closest else ""
-            parts.append(f"no session matches {value!r}{hint}")
+        self.missing, self.listed = missing, listed
+        parts = [f"no session matches {value!r}" + (f"; closest: {', '.join(map(_printable, closest))}" if closest else "")
+                 for value, closest in missing.items()]
         if not listed:
             parts.append("(no sessions were listed under the root)")
         super().__init__("; ".join(parts))
@@ -39,12 +36,7 @@ def matches(value: str, session_id: str, session_path: str) -> bool:
     prefix; a `sha256:` prefix names it by its id as a `--redact` report shows it."""
     if value.startswith("sha256:"):
         return redact(session_id).startswith(value)
-    return (
-        value == session_id
-        or value == session_path
-        or value == session_path.removesuffix(".jsonl")
-        or session_id.startswith(value)
-    )
+    return value in (session_id, session_path, session_path.removesuffix(".jsonl")) or session_id.startswith(value)
 
 
 def closest_ids(value: str, ids: Iterable[str], n: int = 3) -> list[str]:
@@ -64,11 +56,8 @@ def select_sessions(listings: Sequence, wanted: Iterable[str], root: str, redact
     wanted = list(dict.fromkeys(wanted))
     paths = [rel(s.path, root) for s in listings]
     chosen = [s for s, p in zip(listings, paths) if any(matches(w, s.session_id, p) for w in wanted)]
-    missing = {
-        w: closest_ids(w, [redact(s.session_id) if redacted else s.session_id for s in listings])
-        for w in wanted
-        if not any(matches(w, s.session_id, p) for s, p in zip(listings, paths))
-    }
+    missing = {w: closest_ids(w, [redact(s.session_id) if redacted else s.session_id for s in listings])
+               for w in wanted if not any(matches(w, s.session_id, p) for s, p in zip(listings, paths))}
     if missing:
         raise UnknownSessions(missing, len(listings))
     return chosen
