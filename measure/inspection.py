@@ -68,9 +68,8 @@ def inspect_session(path: str, strategies: list[str] | None = None, budget: int 
 
 
 def render_json(report: dict) -> str:
-    """The report as indented JSON, text written as JS `JSON.stringify` writes it: non-ASCII as
-    is, a lone surrogate (an emoji cut by truncation) as its escape (`\\ud83d`), so the output
-    encodes as UTF-8."""
+    """The report as indented JSON, text as JS `JSON.stringify` writes it: non-ASCII as is, a lone
+    surrogate (an emoji cut by truncation) as its escape (`\\ud83d`), so the output encodes as UTF-8."""
     text = json.dumps(report, indent=1, ensure_ascii=False)
     return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 

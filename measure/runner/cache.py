@@ -137,12 +137,9 @@ class Cache:
 
     # --- whole runs: when every session and the listing are unchanged, the written tables are too
 
-    def run_entry(self, run_key: str) -> Path:
-        return self.dir / "runs" / f"{run_key}.zip"
-
     def load_run(self, run_key: str, out: Path) -> dict | None:
         """Copy a stored run's files into `out` and return its summary, or None (a miss)."""
-        path = self.run_entry(run_key)
+        path = self.dir / "runs" / f"{run_key}.zip"
         try:
             with zipfile.ZipFile(path) as z:
                 *names, last = z.namelist()
@@ -170,7 +167,7 @@ class Cache:
                     z.write(out / name, name)
                 z.writestr(RUN_SUMMARY, orjson.dumps(summary))
 
-        if _write(self.run_entry(run_key), write):
+        if _write(self.dir / "runs" / f"{run_key}.zip", write):
             with contextlib.suppress(OSError):  # another run pruning at the same time
                 runs = sorted((self.dir / "runs").glob("*.zip"), key=lambda p: p.stat().st_mtime, reverse=True)
                 for old in runs[KEEP_RUNS:]:
@@ -211,7 +208,6 @@ def _write(path: Path, write) -> bool:
 def _damaged(path: Path, exc: Exception) -> None:
     why = f"unreadable: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
     log.warning("measure: cache entry %s ignored (%s); measuring the session again", path.name, why)
-    return None
 
 
 def encode(outcome: SessionOutcome) -> bytes | None:

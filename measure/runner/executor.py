@@ -97,9 +97,8 @@ def _pool(tasks: list[Task], order: list[int], workers: int) -> Iterator[tuple[i
     pool = ProcessPoolExecutor(max_workers=min(workers, len(groups)), mp_context=context, initializer=_worker_init,
                                initargs=(os.getpid(),))
     try:
-        # Submitted largest first, at most IN_FLIGHT_PER_WORKER batches per worker at a time:
-        # finished batches wait for the caller as outcomes, so a caller slower than the workers
-        # (merging 20,000 sessions' rows) would otherwise hold every outcome at once.
+        # At most IN_FLIGHT_PER_WORKER batches per worker at a time: finished batches wait for the caller, so a
+        # caller slower than the workers (merging 20,000 sessions' rows) would otherwise hold every outcome.
         queue = iter(groups)
         futures: dict = {}
 

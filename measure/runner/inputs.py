@@ -138,12 +138,6 @@ def write_atomically(path: Path, write) -> None:
 def _load_index(path: Path) -> dict[str, list]:
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        log.warning("measure: stat index %s unreadable (%s); hashing every file", path, exc)
-        return {}
-    try:
         if not data.startswith(INDEX_HEADER):
             raise ValueError("unknown header")
         entries = load_json(data[len(INDEX_HEADER) :])
@@ -152,6 +146,11 @@ def _load_index(path: Path) -> dict[str, list]:
             for v in entries.values()
         ):
             raise ValueError("unexpected shape")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        log.warning("measure: stat index %s unreadable (%s); hashing every file", path, exc)
+        return {}
     except ValueError as exc:
         log.warning("measure: stat index %s is damaged (%s); hashing every file and rewriting it", path, exc)
         return {}

@@ -99,9 +99,8 @@ def internal_error(errors: list[dict]) -> bool:
 def measure_session(root: str, path: str, params: RunParams, template: str) -> SessionOutcome:
     """Read one session once and measure every strategy on it. Pure: no writes. A surprise
     becomes an `internal_error` row naming the code where it happened, not a failed run."""
-    # A session's objects hold no cycles worth collecting, and the cyclic GC would rescan the
-    # growing heap again and again (a cost that grows faster than the session). Reference
-    # counting frees everything when the session is done.
+    # A session's objects hold no cycles worth collecting, and the cyclic GC would rescan the growing heap
+    # again and again (a cost that grows faster than the session): reference counting frees them.
     was_enabled = gc.isenabled()
     gc.disable()
     try:

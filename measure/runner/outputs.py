@@ -91,8 +91,7 @@ def check_replaceable(out: str | os.PathLike, kind: str | None) -> list[str]:
     if not present:
         return []
     try:
-        with open(p / MANIFEST, encoding="utf-8") as f:
-            manifest = json.load(f)
+        manifest = json.loads((p / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         manifest = None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
@@ -225,8 +224,7 @@ def _abandoned(folder: Path) -> bool:
     """Whether `folder`'s writer is gone: its marker (or one cut short) names a process no longer
     running, or without one it holds only an output of ours (or nothing)."""
     try:
-        with open(folder / STAGING_MARKER, encoding="utf-8") as f:
-            owner = json.load(f)
+        owner = json.loads((folder / STAGING_MARKER).read_text(encoding="utf-8"))
     except FileNotFoundError:
         try:
             cut = [(int(m[1]), os.lstat(folder / m[0]).st_mtime) for m in map(_CUT_MARKER.fullmatch, os.listdir(folder)) if m]

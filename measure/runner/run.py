@@ -114,9 +114,8 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     # The merge order (largest parent first) is the one tables were always built in: rows whose
     # sort keys tie keep it, whatever executor measured them and in which order they finished.
     order = sorted(listings, key=lambda s: -file_size(s.path))
-    # Under --redact nothing that names the input is kept: no stat index (it holds paths) and no
-    # per-session entries (they hold rows before redaction); only the redacted tables of a
-    # whole run are, under a key that is a digest.
+    # Under --redact nothing that names the input is kept: no stat index (it holds paths) and no per-session
+    # entries (rows before redaction); only the redacted tables of a whole run, under a key that is a digest.
     index = StatIndex(None if params.redact else cache_dir, root)
     cache = Cache(cache_dir) if cache_dir else None
     if cache is not None:
@@ -145,9 +144,8 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
     per_session = cache is not None and not params.redact
     run_order = [redact_path(p) for p in listed] if params.redact else listed
     rank = {p: i for i, p in enumerate(run_order)}
-    # Rows are merged as they arrive, into columnar tables: no run holds every session's rows
-    # as dicts (20,000 sessions were 1.5 GB of them). Each session keeps its place in `order`,
-    # so the tables are the ones a merge in that order gives.
+    # Rows are merged as they arrive, into columnar tables (20,000 sessions' rows as dicts were 1.5 GB);
+    # each session keeps its place in `order`, so the tables are the ones a merge in that order gives.
     spill = out / ".measure-spill"  # inside the staging folder: removed below, or with it
     merged = Merged(spill)
     todo = []
@@ -183,9 +181,8 @@ def _measure_into(root: str, out: Path, params: RunParams, jobs, cache_dir, bar:
         heights[name] = df.height
         write_tables({name: df}, out)
 
-    # One table at a time, built, written and let go: first budget_sweep, the largest (a row per
-    # strategy and budget), while nothing else is held; then the tables the whole-run tables read
-    # (kept until those are built), then those, then every other one.
+    # One table at a time, built, written and let go: first budget_sweep, the largest, while nothing else is
+    # held; then the tables the whole-run tables read (kept until those are built), then those, then the rest.
     emit("budget_sweep", merged.frame("budget_sweep"))
     frames = {}
     for name in (n for n in TABLES if n in _READ_BY_DERIVED):

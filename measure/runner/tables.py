@@ -20,10 +20,8 @@ def text_cell(value: str) -> str:
         value.encode("utf-8")
         return value
     except UnicodeEncodeError:
-        return "".join(
-            (f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else "\ufffd") if 0xD800 <= ord(c) <= 0xDFFF else c
-            for c in value
-        )
+        return "".join((f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else "\ufffd")
+                       if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
 
 
 def frame(table: Table, rows: list[dict]) -> pl.DataFrame:
