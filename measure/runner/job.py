@@ -186,11 +186,9 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
         # Every strategy, not each on its own: some start from another's kept set (fold's, link's).
         if not failed and all(map(fits_whole, raw.values())):
             whole = by_budget[budget][1:]
-    for name, reason in failed.items():
-        reason = f"{name}: buildExtractPrompt would throw: {reason}"
-        out.errors.append(_error(session_path, session_path, "render_error", reason))
+    out.errors += [_error(session_path, session_path, "render_error", f"{name}: buildExtractPrompt would throw: {reason}")
+                   for name, reason in failed.items()]
     ctx, raw, results = by_budget[params.budget]
-    digest = content_hash(session.folded)
     keyed = {"session_id": session.ref.session_id, "session_path": session_path}
 
     def add(table: str, rows: list[dict]) -> None:
@@ -199,9 +197,8 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
 
     subagents = ctx.subagents
     delegation = delegation_rows(ctx, results, timelines, subagents)
-    add("sessions", session_rows(ctx, results, digest, delegation_totals(delegation)))
-    if "link" in results:
-        add("eviction", eviction_rows(results))
+    add("sessions", session_rows(ctx, results, content_hash(session.folded), delegation_totals(delegation)))
+    add("eviction", eviction_rows(results) if "link" in results else [])
     add("duplicates", duplicate_rows(ctx, results, subagents))
     add("llm_calls", llm_rows(results))
     add("budget_sweep", sweep_rows({b: r for b, (_, _, r) in by_budget.items()}) if "link" in results else [])
