@@ -83,11 +83,7 @@ def _schedule(text: str) -> str:
 
 def _options(*options):
     """One decorator applying `options` (click.option decorators) in the order given."""
-    def apply(f):
-        for option in reversed(options):
-            f = option(f)
-        return f
-    return apply
+    return lambda f: functools.reduce(lambda decorated, option: option(decorated), reversed(options), f)
 
 
 PIPELINE_OPTIONS = (
