@@ -83,8 +83,7 @@ def render_text(report: dict) -> str:
         f"refs      parent {report['inline_refs']['parent']}, folded {report['inline_refs']['folded']}",
         f"hash      {report['content_hash']}",
     ]
-    for p in report["problems"]:
-        lines.append(f"problem   {p['kind']}: {p['path']}: {p['reason']}")
+    lines += [f"problem   {p['kind']}: {p['path']}: {p['reason']}" for p in report["problems"]]
     lines += ["", f"{'strategy':<20}{'calls':>6}{'prompt':>10}{'parent kept':>18}{'subagent kept':>18}  prompt sha256"]
     for name, s in report["strategies"].items():
         k = s["kept"]
