@@ -18,9 +18,7 @@ def reply_key(client: str, model: str, params: dict, prompt_sha256: str, sample:
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write `data` (text as UTF-8) to `path` atomically (`write_atomically`); raises its OSError."""
-    exc = write_atomically(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data))
-    if exc is not None:
-        raise exc
+    write_atomically(path, lambda f: f.write(data.encode("utf-8") if isinstance(data, str) else data))
 
 
 class ReplyStore:
