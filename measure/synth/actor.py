@@ -39,8 +39,7 @@ class Meter:
             modern = key == "modern"
             u |= {"output_tokens": out if modern else max(out, out_chars // 4),
                   "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}, "service_tier": "standard",
-                  "cache_creation": {"ephemeral_1h_input_tokens": cc["ephemeral_1h_input_tokens"],
-                                     "ephemeral_5m_input_tokens": cc["ephemeral_5m_input_tokens"]},
+                  "cache_creation": dict(reversed(cc.items())),  # 1h first here
                   "inference_geo": "not_available" if modern else "",
                   "iterations": [{"input_tokens": inp, "output_tokens": out, "cache_read_input_tokens": read,
                                   "cache_creation_input_tokens": created, "cache_creation": cc, "type": "message"}] if modern else []}

@@ -176,14 +176,13 @@ class SessionSim:
                     self.recipe.title == "head" or self.progress() > 0.5):
                 self.tr.write({"type": "custom-title", "customTitle": self.forge.description(), "sessionId": self.sid}, a.now)
                 self.title_written = True
-            if era.key == "2.1.39" and r.random() < 0.3:
-                self.tr.write({"parentUuid": a.last_uuid, "isSidechain": False, "userType": "external",
-                               "cwd": self.project.cwd, "sessionId": self.sid, "version": self.env.version,
-                               "gitBranch": self.env.branch, "type": "progress",
-                               "data": {"type": "hook_progress", "hookEvent": "UserPromptSubmit",
-                                        "hookName": "UserPromptSubmit", "command": "~/.claude/hooks/notify.sh clear"},
-                               "parentToolUseID": self.ids.uuid(), "toolUseID": self.ids.uuid(),
-                               "timestamp": iso(a.now), "uuid": self.ids.uuid()}, a.now, corruptible=True)
+            if era.key == "2.1.39" and r.random() < 0.3:  # as real 2.1.39 lines: no slug, the ids in another order
+                head = {k: v for k, v in self.env._head(a.last_uuid).items() if k != "slug"}
+                data = {"type": "hook_progress", "hookEvent": "UserPromptSubmit", "hookName": "UserPromptSubmit",
+                        "command": "~/.claude/hooks/notify.sh clear"}
+                self.tr.write(head | {"type": "progress", "data": data, "parentToolUseID": self.ids.uuid(),
+                                      "toolUseID": self.ids.uuid(), "timestamp": iso(a.now), "uuid": self.ids.uuid()},
+                              a.now, corruptible=True)
             calls = max(1, min(60, int(r.expovariate(1 / 11.0)) + 1))
         turn_start = a.now
         if self.env.slug is None and not era.modern and era.key != "inline" and a.lines > 3:
@@ -305,17 +304,17 @@ class SessionSim:
             return a.tool_use("Workflow", {"scriptPath": f"{self.project.cwd}/.claude/workflows/{name}.workflow.js",
                                            "args": {"target": self.rng.choice(self.project.files).split("/")[0] + "/",
                                                     "batches": plan.workflow_agents}})
-        prompt = self.prompt(desc)
-        if era.modern:
-            inp = {"description": desc, "subagent_type": plan.agent_type}
-            if plan.agent_type == "Explore":
-                inp["model"] = "haiku"
-            inp["prompt"] = prompt
-        else:
-            inp = {"description": desc, "prompt": prompt, "subagent_type": plan.agent_type}
+        inp = self.task_input(desc, plan.agent_type, model="haiku" if plan.agent_type == "Explore" else None)
         if plan.kind == "async":
             inp["run_in_background"] = True
         return a.tool_use(era.task_tool, inp)
+
+    def task_input(self, desc: str, agent_type: str, model: str | None = None) -> dict:
+        """A Task/Agent call's input, with a prompt written for it; `model` only in the modern era's order."""
+        prompt = self.prompt(desc)
+        if not self.era.modern:
+            return {"description": desc, "prompt": prompt, "subagent_type": agent_type}
+        return {"description": desc, "subagent_type": agent_type} | ({"model": model} if model else {}) | {"prompt": prompt}
 
     def launch(self, plan: AgentPlan, block: dict, desc: str, source_uuid: str) -> None:
         r = self.rng
@@ -344,12 +343,10 @@ class SessionSim:
                 a.emit(a.env.progress(self.ids.uuid(), a.last_uuid, t, data,
                                       "agent_msg_" + self.ids.msg()[4:], block["id"]), t, corruptible=True)
             a.now = max(a.now, run.t_end) + r.randint(20, 900)
-            if plan.fate in STOPPED:  # the user stopped the launch: the parent never gets the result
-                a.tool_result(block, *STOPPED[plan.fate], source_uuid, is_error=True)
-                if plan.fate == "interrupted":
-                    a.user_text(STOPPED["interrupted"][0])
-                return
-            a.tool_result(block, *task_result(era, run), source_uuid)
+            stopped = STOPPED.get(plan.fate)  # the user stopped the launch: the parent never gets the result
+            a.tool_result(block, *(stopped or task_result(era, run)), source_uuid, is_error=stopped is not None)
+            if plan.fate == "interrupted":
+                a.user_text(stopped[0])
             return
         if plan.kind == "fork":  # a forked Skill: a background agent that opens with the conversation it forks
             a.tool_result(block, *skill_forked(plan.name, run.agent_id), source_uuid, wait_ms=80)
@@ -479,15 +476,8 @@ class SessionSim:
 
     def _compaction(self, now: int, summary_analysis: str, summary_body: str) -> None:
         """agent-acompact-<id>.jsonl: the call that wrote the compaction summary, ending at `now`."""
-        r, era = self.rng, self.era
-        cid = "acompact-" + self.ids.hexs(6)
-        env = self.env.sidechain_of(cid)
-        if not era.modern:
-            env.slug = self.slug_name
-        else:
-            env.prompt_id = self.ids.uuid()
-        tr = Transcript(self.session_dir / "subagents" / f"agent-{cid}.jsonl", self.tally)
-        c = Actor(self.ctx, tr, env, now - r.randint(15_000, 60_000), era.model)
+        r = self.rng
+        c = self._side_actor("acompact-" + self.ids.hexs(6), lambda: now - r.randint(15_000, 60_000))
         for _ in range(r.choice((0, 1, 1, 2, 3, 5))):
             c.user_text("<system-reminder>\nPostToolUse:Edit hook additional context: "
                         f"{self.forge.shell(r.randint(100, 700))}\n</system-reminder>", meta=True)
@@ -496,7 +486,7 @@ class SessionSim:
                     + self.forge.prose(r.randint(800, 2500)))
         c.api_call([{"type": "text", "text": f"\n\n<analysis>\n{summary_analysis}\n</analysis>\n\n<summary>\n"
                                              f"{summary_body}\n</summary>"}])
-        tr.close()
+        c.tr.close()
 
     def wait_all(self) -> None:
         """The parent idles until every background task has reported (and reacts to each)."""
@@ -620,17 +610,25 @@ class SessionSim:
     def aside(self, parent_lines: list[dict], report_chars: int) -> None:
         """A `/btw` side question: agent-aside_question-<16 hex>.jsonl, no sidecar, the parent's lines
         so far replayed, then the question and its answer."""
-        agent_id = "aside_question-" + self.ids.hexs(16)
-        env = self.env.sidechain_of(agent_id)
-        env.prompt_id = self.ids.uuid()
-        tr = Transcript(self.session_dir / "subagents" / f"agent-{agent_id}.jsonl", self.tally)
-        for line in parent_lines:
-            tr.write(as_sidechain(line, agent_id))
-        actor = Actor(self.ctx, tr, env, self.parent.now + self.rng.randint(200, 4000), self.era.model)
+        actor = self._side_actor("aside_question-" + self.ids.hexs(16),
+                                 lambda: self.parent.now + self.rng.randint(200, 4000), replay=parent_lines)
         question = self.forge.sentence()
         actor.user_text(f"btw, {question[:1].lower()}{question[1:]}")
         actor.api_call([{"type": "text", "text": self.forge.prose(report_chars)}])
-        tr.close()
+        actor.tr.close()
+
+    def _side_actor(self, agent_id: str, start, replay: list[dict] = ()) -> Actor:
+        """The thread of subagents/agent-<agent_id>.jsonl (a side question, a compaction), after the parent lines
+        of `replay`; `start()` draws its first time after the envelope's ids."""
+        env = self.env.sidechain_of(agent_id)
+        if self.era.modern:
+            env.prompt_id = self.ids.uuid()
+        else:
+            env.slug = self.slug_name
+        tr = Transcript(self.session_dir / "subagents" / f"agent-{agent_id}.jsonl", self.tally)
+        for line in replay:
+            tr.write(as_sidechain(line, agent_id))
+        return Actor(self.ctx, tr, env, start(), self.era.model)
 
     def _close(self, run: Running) -> None:
         actor = run.actor
@@ -667,14 +665,11 @@ class SessionSim:
         r = self.rng
         era = self.era
         desc = self.forge.description()
-        prompt = self.prompt(desc)
-        inp = {"description": desc, "subagent_type": "Explore", "prompt": prompt} if era.modern else \
-            {"description": desc, "prompt": prompt, "subagent_type": "Explore"}
-        block = actor.tool_use(era.task_tool, inp)
+        block = actor.tool_use(era.task_tool, self.task_input(desc, "Explore"))
         uuids = actor.api_call([block])
         sub_plan = AgentPlan(at=0, kind="sync", events=r.randint(8, 24), report_chars=r.randint(800, 2500), agent_type="Explore")
-        run = self.run_agent(sub_plan, tool_use_id=block["id"], description=desc, prompt=prompt, start=actor.now + 100,
-                             depth=2, parent_agent=parent_agent)
+        run = self.run_agent(sub_plan, tool_use_id=block["id"], description=desc, prompt=block["input"]["prompt"],
+                             start=actor.now + 100, depth=2, parent_agent=parent_agent)
         actor.now = run.t_end + r.randint(20, 500)
         actor.tool_result(block, *task_result(era, run), uuids[-1])
 
