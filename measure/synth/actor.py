@@ -321,12 +321,10 @@ class Actor:
                 return (self.tool_use("Grep", inp), f"Found {len(files)} files\n" + "\n".join(files),
                         {"mode": "files_with_matches", "filenames": files, "numFiles": len(files)}, False, 40)
             out = f.shell(int(r.randint(80, 1800) * sc), "grep")
-            lines = out.count("\n") + 1
-            tur = {"mode": "content", "numFiles": 0, "filenames": [], "content": out, "numLines": lines}
+            tur = {"mode": "content", "numFiles": 0, "filenames": [], "content": out, "numLines": out.count("\n") + 1}
             return self.tool_use("Grep", inp), out, tur, False, r.randint(20, 300)
         if name == "Glob":
-            ext = EXT[p.language]
-            inp = {"pattern": f"**/*{ext}"}
+            inp = {"pattern": f"**/*{EXT[p.language]}"}
             files = sorted({self.abs_path(r.choice(p.files)) for _ in range(r.randint(2, 40))})
             tur = {"filenames": files, "durationMs": r.randint(5, 400), "numFiles": len(files), "truncated": False}
             return self.tool_use("Glob", inp), "\n".join(files), tur, False, 30

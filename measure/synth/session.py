@@ -204,8 +204,7 @@ class SessionSim:
             fields = {"hookCount": self.recipe.hooks, "hookInfos": [{"command": "~/.claude/hooks/notify.sh mark"}] * self.recipe.hooks,
                       "hookErrors": [], "preventedContinuation": False, "stopReason": "", "hasOutput": True, "level": "suggestion"}
             obj = self.env.system(self.ids.uuid(), a.last_uuid, a.now, "stop_hook_summary", fields)
-            obj["toolUseID"] = self.ids.uuid()
-            a.emit(obj, a.now)
+            a.emit(obj | {"toolUseID": self.ids.uuid()}, a.now)
         if r.random() < 0.6:
             a.now += r.randint(5, 80)
             a.emit(self.env.system(self.ids.uuid(), a.last_uuid, a.now, "turn_duration",

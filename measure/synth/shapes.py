@@ -223,19 +223,17 @@ def _s840_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
                  nested=1 if i == 2 else 0, step_scale=0.45, agent_type="Explore" if i % 2 else "general-purpose")
                for i, at in enumerate(_spread(rng, 5, 0.05, 0.65))]
     agents += [A(0.5, "async", fate="killed", events=100, step_scale=0.45),
-               A(0.3, "workflow", events=270, workflow_agents=11, remember=3, step_scale=0.4),
-               A(0.6, "workflow", events=270, workflow_agents=11, remember=3, step_scale=0.4)]
+               *(A(at, "workflow", events=270, workflow_agents=11, remember=3, step_scale=0.4) for at in (0.3, 0.6))]
     yield SessionRecipe("modern", 0, t0, windows=17, scale=1.38, agents=tuple(agents), compactions=2, wait_at=0.72,
                         remember=1, feedback=1, hooks=0, title="head",
                         session_id=S840_SESSIONS["4f7f80f8"]), akm
 
     # 578b2d47: 4 top-level (3 background + 1 compaction), 28 workflow agents -> 32 chunks;
     # 3 pairs; refs 4 / 34. The last workflow and one reviewer overlap the parent's final stretch.
-    agents = [A(0.2, "async", events=250, report_chars=rng.randint(8000, 12000), remember=5, feedback=1, step_scale=0.45),
-              A(0.45, "async", events=250, report_chars=rng.randint(8000, 12000), remember=5, feedback=1, step_scale=0.45),
-              A(0.3, "workflow", events=168, workflow_agents=14, remember=8, step_scale=0.4),
-              A(0.62, "workflow", events=168, workflow_agents=14, remember=8, step_scale=0.4),
-              A(0.955, "async", events=32, report_chars=rng.randint(8000, 12000), remember=5, feedback=1,
+    agents = [A(at, "async", events=250, report_chars=rng.randint(8000, 12000), remember=5, feedback=1, step_scale=0.45)
+              for at in (0.2, 0.45)]
+    agents += [*(A(at, "workflow", events=168, workflow_agents=14, remember=8, step_scale=0.4) for at in (0.3, 0.62)),
+               A(0.955, "async", events=32, report_chars=rng.randint(8000, 12000), remember=5, feedback=1,
                 duration_s=-1.05, step_scale=0.45)]
     yield SessionRecipe("modern", 0, t0 + 2 * 86_400_000, windows=15, scale=1.1, agents=tuple(agents), compactions=1,
                         remember=3, feedback=1, hooks=0, session_id=S840_SESSIONS["578b2d47"]), akm

@@ -165,7 +165,7 @@ class TextForge:
                 block.append(self.prose(r.randint(200, 700)))
             elif kind < 0.85:
                 block.append(self.sentence())
-                block.append("```" + {"typescript": "ts", "python": "python", "go": "go", "elixir": "elixir", "rust": "rust"}[self.p.language])
+                block.append("```" + ("ts" if self.p.language == "typescript" else self.p.language))
                 block.extend(self.code_lines(r.randint(4, 14)))
                 block.append("```")
             else:
