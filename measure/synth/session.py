@@ -502,14 +502,6 @@ class SessionSim:
             self.parent_call(last=True)
             self.turn_end(start)
 
-    def outlive(self) -> None:
-        """Background tasks still running when the parent stops: a `late` one's notification is enqueued
-        after the parent's last line and never dequeued; a `lost` one writes nothing."""
-        for run in self.outliving:
-            if run.plan.fate == "late":
-                t = max(run.t_end, self.parent.now + self.rng.randint(30_000, 240_000))
-                self.queue_line("enqueue", t, notification(self.era, self.tmp, run))
-
     def finish(self) -> None:
         r = self.rng
         a = self.parent
@@ -521,7 +513,12 @@ class SessionSim:
         while self.resumable:
             self.resume(self.resumable.pop(0))
             self.wait_all()
-        self.outlive()
+        # Tasks still running when the parent stops: a `late` one's notification is enqueued after the parent's
+        # last line and never dequeued; a `lost` one writes nothing.
+        for run in self.outliving:
+            if run.plan.fate == "late":
+                t = max(run.t_end, a.now + r.randint(30_000, 240_000))
+                self.queue_line("enqueue", t, notification(self.era, self.tmp, run))
         if self.recipe.title and not self.title_written and self.era.modern:
             self.tr.write({"type": "custom-title", "customTitle": self.forge.description(), "sessionId": self.sid}, a.now)
         if self.recipe.torn_tail:
@@ -543,11 +540,11 @@ class SessionSim:
         where = "in the working tree" if branch == "main" else f"on branch `{branch}` compared to main"
         lines = [f"{desc} {where}.", "",
                  f"1. Run `git diff main...HEAD` and read `{r.choice(self.project.files)}`", "2. Focus on:"]
-        for _ in range(r.randint(2, 6)):
-            lines.append(f"   - {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} around `{r.choice(self.project.functions)}`")
-        lines += ["", self.forge.prose(r.choice((80, 200, 400, 800))), ""]
-        lines.append(r.choice(("Be specific about file:line for every finding.", "Do research only, don't write any code.",
-                               "Report back with a prioritized list.", "Keep the report under 800 words.")))
+        lines += [f"   - {r.choice(ADJS)} {r.choice(NOUNS).replace('_', ' ')} around `{r.choice(self.project.functions)}`"
+                  for _ in range(r.randint(2, 6))]
+        lines += ["", self.forge.prose(r.choice((80, 200, 400, 800))), "",
+                  r.choice(("Be specific about file:line for every finding.", "Do research only, don't write any code.",
+                            "Report back with a prioritized list.", "Keep the report under 800 words."))]
         return "\n".join(lines)
 
     def run_agent(self, plan: AgentPlan, *, tool_use_id: str, description: str, prompt: str, start: int,
@@ -617,8 +614,7 @@ class SessionSim:
         actor.tr.close()
 
     def _side_actor(self, agent_id: str, start, replay: list[dict] = ()) -> Actor:
-        """The thread of subagents/agent-<agent_id>.jsonl (a side question, a compaction), after the parent lines
-        of `replay`; `start()` draws its first time after the envelope's ids."""
+        """A side thread's file, replaying `replay` (/btw, compaction); `start()` draws its clock after the ids."""
         env = self.env.sidechain_of(agent_id)
         if self.era.modern:
             env.prompt_id = self.ids.uuid()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from itertools import count, takewhile
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -178,19 +179,15 @@ def _mixed_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
     projects = _projects(ctx.rng, 5)
     fixed = (_mixed_fixed(ctx.rng) + _mixed_outliving(random.Random(f"{ctx.seed}:mixed:outliving"))
              + _mixed_delegation(random.Random(f"{ctx.seed}:mixed:delegation")))
-    k = 0
-    while ctx.wants_more(k):
+    for k in takewhile(ctx.wants_more, count()):
         recipe = fixed[k] if k < len(fixed) else _random_recipe(ctx.rng, len(projects))
         yield recipe, projects[recipe.project]
-        k += 1
     # After the last session, root-level oddities: an empty session file and a directory named like one.
     ids = Ids(ctx.rng)
     ms = ERA_EPOCH_MS["modern"] + 3 * 86_400_000
-    empty = ctx.root / projects[0].slug / f"{ids.uuid()}.jsonl"
-    write_file(empty, b"", ctx.tally, ms)
+    write_file(ctx.root / projects[0].slug / f"{ids.uuid()}.jsonl", b"", ctx.tally, ms)
     # git keeps no empty directories, so the directory holds a placeholder file.
-    d = ctx.root / projects[1].slug / f"{ids.uuid()}.jsonl"
-    write_file(d / ".keep", b"", ctx.tally, ms)
+    write_file(ctx.root / projects[1].slug / f"{ids.uuid()}.jsonl" / ".keep", b"", ctx.tally, ms)
 
 
 # -- s840: the four sessions of akm's #840 study (pipeline-spec §12.2) -----------------------
@@ -273,14 +270,11 @@ def _bench_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
     rng = ctx.rng
     projects = _projects(rng, 6)
     target = ctx.target_bytes
-    k = 0
-    big_done = False
-    while ctx.wants_more(k):
+    for k in takewhile(ctx.wants_more, count()):
         era = rng.choice(("modern", "modern", "modern", "2.1.39", "2.1.39", "2.1.17", "sibling", "inline"))
-        if target and ctx.size_mb >= 300 and not big_done:
+        if k == 0 and target and ctx.size_mb >= 300:
             parent_bytes = 78_000_000  # plus ~12 MB of subagents: one ~90 MB session, like ccusage's largest file
             era = "modern"  # its subagents must sit under <session>/subagents/ to count as one session
-            big_done = True
         else:
             parent_bytes = int(min(25e6, max(3e5, rng.lognormvariate(15.0, 0.8))))
             if target:
@@ -297,7 +291,6 @@ def _bench_plan(ctx: ShapeContext) -> Iterator[tuple[SessionRecipe, Project]]:
         yield (SessionRecipe(era, rng.randrange(len(projects)), _start(rng, era), target_bytes=parent_bytes,
                              agents=tuple(agents), compactions=int(parent_bytes / 4e6), hooks=rng.choice((0, 1, 2)),
                              remember=rng.randint(0, 4), readonly=rng.randint(0, 3)), projects[k % len(projects)])
-        k += 1
 
 
 SHAPES: dict[str, Callable[[ShapeContext], Iterator[tuple[SessionRecipe, Project]]]] = {
