@@ -187,7 +187,7 @@ class Envelope:
         return self._tail(d, main_session_id=False) if self.era.modern else d
 
     def system(self, uuid: str, parent: str | None, ts: int, subtype: str, fields: dict,
-               logical_parent: str | None = None, level: str | None = None) -> dict:
+               logical_parent: str | None = None) -> dict:
         """A main-session system line (turn_duration, stop_hook_summary, local_command, compact_boundary)."""
         d = self._head(parent)
         if logical_parent is not None:
@@ -196,10 +196,7 @@ class Envelope:
         if subtype == "compact_boundary" and not self.era.modern:
             d.update(content="Conversation compacted", isMeta=False, timestamp=iso(ts), uuid=uuid, level="info")
             return d | fields
-        d.update(fields)
-        if level:
-            d["level"] = level
-        d.update(timestamp=iso(ts), uuid=uuid)
+        d.update(fields, timestamp=iso(ts), uuid=uuid)
         if self.era.modern:
             return self._tail(d, main_session_id=False)
         if subtype in ("turn_duration", "local_command"):

@@ -142,7 +142,7 @@ class SessionSim:
         if self.era.key in ("inline", "sibling"):
             for _ in range(r.randint(0, 2)):
                 self.tr.write({"type": "summary", "summary": self.forge.description(), "leafUuid": self.ids.uuid()})
-        if self.recipe.hooks and self.era.key not in ("inline", "sibling"):
+        elif self.recipe.hooks:
             a = self.parent
             tid = self.ids.uuid()
             for cmd in ("~/.claude/hooks/notify.sh clear", "bd prime")[: self.recipe.hooks]:
@@ -222,8 +222,8 @@ class SessionSim:
             a.user_text(f"<local-command-stdout>{self.forge.sentence()}</local-command-stdout>")
         else:
             for content in (command, f"<local-command-stdout>{self.forge.sentence()}</local-command-stdout>"):
-                a.emit(self.env.system(self.ids.uuid(), a.last_uuid, a.now, "local_command", {"content": content},
-                                       level="info"), a.now)
+                fields = {"content": content, "level": "info"}
+                a.emit(self.env.system(self.ids.uuid(), a.last_uuid, a.now, "local_command", fields), a.now)
 
     def deliver(self, run: Running) -> None:
         """A queued notification becomes the next turn: `dequeue`, then the same string as a user line."""
@@ -672,7 +672,6 @@ class SessionSim:
                  parent_agent: str | None, workflow: bool) -> None:
         """agent-<id>.meta.json, in every variant real roots hold (full, minimal, missing, null, cut short)."""
         r = self.rng
-        meta_path = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
         if workflow:
             meta = {"agentType": "workflow-subagent"}
             if r.random() < 0.5:
@@ -696,4 +695,5 @@ class SessionSim:
             if parent_agent:
                 meta["parentAgentId"] = parent_agent
         data = orjson.dumps(meta)
-        write_file(meta_path, data[: len(data) // 2] if plan.sidecar == "broken" else data, self.tally, self.parent.now)
+        write_file(path.with_suffix(".meta.json"), data[: len(data) // 2] if plan.sidecar == "broken" else data,
+                   self.tally, self.parent.now)

@@ -93,7 +93,7 @@ def agent_launched(era: Era, tmp: str, run: Running) -> tuple[str, dict]:
     text = LAUNCHED[key].format(agent_id=run.agent_id, out_file=out_file)
     tur = {"isAsync": True, "status": "async_launched", "agentId": run.agent_id, "description": run.description}
     if era.modern:
-        tur["resolvedModel"] = era.fast_model if run.plan.agent_type == "Explore" else era.model
+        tur["resolvedModel"] = run.actor.model
     tur |= {"prompt": run.prompt, "outputFile": out_file}
     if era.modern:
         tur["canReadOutputFile"] = True
