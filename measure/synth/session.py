@@ -15,10 +15,10 @@ from measure.synth.actor import (EXPLORE_TOOLS, IMPLEMENT_TOOLS, PARENT_TOOLS, R
                                  shell_result)
 from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_file
 from measure.synth.plans import AgentPlan, SessionRecipe
-from measure.synth.tasks import (STOPPED, Running, agent_launched, bash_launched, notification, skill_forked, task_output,
-                                 task_result, tmp_root)
+from measure.synth.tasks import (Running, agent_launched, bash_launched, notification, skill_forked, task_output, task_result,
+                                 tmp_root)
 from measure.synth.text import Project, TextForge
-from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, LOWER_ALNUM, NOUNS, USERS, VERBS
+from measure.synth.vocab import ADJS, CAVEAT, COMPACT_PREFIX, LOWER_ALNUM, NOUNS, STOPPED, USERS, VERBS
 
 
 def as_sidechain(line: dict, agent_id: str) -> dict:
@@ -550,8 +550,7 @@ class SessionSim:
     def run_agent(self, plan: AgentPlan, *, tool_use_id: str, description: str, prompt: str, start: int,
                   duration_ms: int = 0, depth: int = 1, parent_agent: str | None = None,
                   wf_dir: Path | None = None, replay: list[dict] = ()) -> Running:
-        """Write one subagent transcript (and its sidecar) from `start`, after the parent lines of
-        `replay` (a fork opens with the conversation it forks); return its outcome."""
+        """Write one subagent transcript and sidecar from `start`, after replaying `replay` (a fork's); return its outcome."""
         era = self.era
         agent_type = plan.agent_type
         agent_id = f"a{plan.name}-{self.ids.hexs(16)}" if plan.name else self.ids.agent(era.agent_id)
@@ -604,8 +603,7 @@ class SessionSim:
         return run
 
     def aside(self, parent_lines: list[dict], report_chars: int) -> None:
-        """A `/btw` side question: agent-aside_question-<16 hex>.jsonl, no sidecar, the parent's lines
-        so far replayed, then the question and its answer."""
+        """A `/btw` side question (no sidecar): the parent's lines so far replayed, then the question and its answer."""
         actor = self._side_actor("aside_question-" + self.ids.hexs(16),
                                  lambda: self.parent.now + self.rng.randint(200, 4000), replay=parent_lines)
         question = self.forge.sentence()

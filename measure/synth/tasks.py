@@ -63,15 +63,6 @@ def task_result(era: Era, run: Running) -> tuple[list[dict], dict]:
     return final + [{"type": "text", "text": footer}], {"status": "completed", "prompt": run.prompt, "agentId": run.agent_id} | tur
 
 
-#: A spawn's tool result when the user stopped it (real 2.1.3x lines): (content, toolUseResult), by fate.
-STOPPED = {
-    "rejected": ("The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, "
-                 "the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how "
-                 "to proceed.", "User rejected tool use"),
-    "interrupted": ("[Request interrupted by user for tool use]", "Error: [Request interrupted by user for tool use]"),
-}
-
-
 def skill_forked(skill: str, agent_id: str) -> tuple[str, dict]:
     """The tool result of a Skill run as a forked background agent (claudemux 2.1.232): (text, toolUseResult)."""
     note = f"Running in the background as @{skill}"

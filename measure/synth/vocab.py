@@ -12,6 +12,7 @@ OPENERS, HEADINGS, SEVERITY, NON_ASCII, USERS, PROJECT_NAMES, DESCRIPTIONS = (
 MALWARE_REMINDER, CAVEAT, MODERN_NOTE, COMPACT_PREFIX = (
     _TOML[k] for k in ("malware_reminder", "caveat", "modern_note", "compact_prefix"))
 LAUNCHED = _TOML["launched"]  # a background agent's launch result per era: "agent", "modern", "classic"
+STOPPED = {fate: tuple(texts) for fate, texts in _TOML["stopped"].items()}  # (content, toolUseResult) by fate
 CODE_TEMPLATES = {lang: {k: tuple(v) for k, v in parts.items()} for lang, parts in _TOML["code"].items()}
 TYPE_NAMES, DIRS = ({lang: tuple(v) for lang, v in _TOML[k].items()} for k in ("type_names", "dirs"))
 
