@@ -164,10 +164,8 @@ class TextForge:
             elif kind < 0.7:
                 block.append(self.prose(r.randint(200, 700)))
             elif kind < 0.85:
-                block.append(self.sentence())
-                block.append("```" + ("ts" if self.p.language == "typescript" else self.p.language))
-                block.extend(self.code_lines(r.randint(4, 14)))
-                block.append("```")
+                fence = "```" + ("ts" if self.p.language == "typescript" else self.p.language)
+                block += [self.sentence(), fence, *self.code_lines(r.randint(4, 14)), "```"]
             else:
                 block.append("| File | Issue | Severity |\n|---|---|---|")
                 for _ in range(r.randint(2, 6)):
@@ -259,8 +257,7 @@ class TextForge:
             while size < target:
                 path = r.choice(p.files)
                 out.append(f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -{r.randint(1, 400)},{r.randint(3, 12)} +{r.randint(1, 400)},{r.randint(3, 12)} @@")
-                for line in self.code_lines(r.randint(3, 12)):
-                    out.append(r.choice(" +-  ") + line)
+                out += [r.choice(" +-  ") + line for line in self.code_lines(r.randint(3, 12))]
                 size += sum(len(x) for x in out[-6:])
         elif pick < 0.8:  # grep -n
             out = _until(target, lambda: f"{r.choice(p.files)}:{r.randint(1, 900)}:{self.code_lines(1)[0].strip()}")
