@@ -112,7 +112,7 @@ class Envelope:
         """The envelope of a subagent of this (main) session."""
         return replace(self, agent_id=agent_id, sidechain=True, agent_type=agent_type, slug=None, prompt_id=None)
 
-    def _head(self, parent: str | None, prompt: bool = False) -> dict:
+    def head(self, parent: str | None, prompt: bool = False) -> dict:
         """The fields before `type`: the chain (a modern line), or the whole envelope (an older one)."""
         if self.era.modern:
             d = {"parentUuid": parent, "isSidechain": self.sidechain}
@@ -140,7 +140,7 @@ class Envelope:
     def user(self, uuid: str, parent: str | None, ts: int, content, *, meta: bool = False,
              tur=None, source: str | None = None, human: bool = False, compact: bool = False,
              origin: str | None = None, source_tool_use: str | None = None) -> dict:
-        d = self._head(parent, prompt=True)
+        d = self.head(parent, prompt=True)
         d.update(type="user", message={"role": "user", "content": content})
         if meta:
             d["isMeta"] = True
@@ -168,7 +168,7 @@ class Envelope:
         return d
 
     def assistant(self, uuid: str, parent: str | None, ts: int, message: dict, request_id: str) -> dict:
-        d = self._head(parent)
+        d = self.head(parent)
         d.update(message=message, requestId=request_id)
         if self.agent_type is not None:
             d["attributionAgent"] = self.agent_type
@@ -181,7 +181,7 @@ class Envelope:
 
     def progress(self, uuid: str, parent: str | None, ts: int, data: dict, tool_use_id: str,
                  parent_tool_use_id: str) -> dict:
-        d = self._head(parent)
+        d = self.head(parent)
         d.update(type="progress", data=data, toolUseID=tool_use_id, parentToolUseID=parent_tool_use_id,
                  uuid=uuid, timestamp=iso(ts))
         return self._tail(d, main_session_id=False) if self.era.modern else d
@@ -189,7 +189,7 @@ class Envelope:
     def system(self, uuid: str, parent: str | None, ts: int, subtype: str, fields: dict,
                logical_parent: str | None = None) -> dict:
         """A main-session system line (turn_duration, stop_hook_summary, local_command, compact_boundary)."""
-        d = self._head(parent)
+        d = self.head(parent)
         if logical_parent is not None:
             d = {"parentUuid": parent, "logicalParentUuid": logical_parent} | d
         d.update(type="system", subtype=subtype)

@@ -177,7 +177,7 @@ class SessionSim:
                 self.tr.write({"type": "custom-title", "customTitle": self.forge.description(), "sessionId": self.sid}, a.now)
                 self.title_written = True
             if era.key == "2.1.39" and r.random() < 0.3:  # as real 2.1.39 lines: no slug, the ids in another order
-                head = {k: v for k, v in self.env._head(a.last_uuid).items() if k != "slug"}
+                head = {k: v for k, v in self.env.head(a.last_uuid).items() if k != "slug"}
                 data = {"type": "hook_progress", "hookEvent": "UserPromptSubmit", "hookName": "UserPromptSubmit",
                         "command": "~/.claude/hooks/notify.sh clear"}
                 self.tr.write(head | {"type": "progress", "data": data, "parentToolUseID": self.ids.uuid(),
