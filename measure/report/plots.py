@@ -221,9 +221,8 @@ def llm_calls_bars(llm_calls: pl.DataFrame) -> Figure:
     if llm_calls.height == 0:
         return _empty(ax, "no llm_calls rows")
     _grouped_bars(ax, llm_calls, "llm_calls", lambda y: f"{y:,}", "calls", 3)
-    ax.set_yscale("log")
+    ax.set(yscale="log", ylim=(0.8, max(10, int(llm_calls["llm_calls"].max() or 1)) * 3), ylabel="calls (log scale)")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
-    ax.set(ylim=(0.8, max(10, int(llm_calls["llm_calls"].max() or 1)) * 3), ylabel="calls (log scale)")
     return fig
 
 
@@ -248,9 +247,8 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
         # In the legend, not on the plot: a caption on the line collides with the bar labels.
         ax.axhline(cap, color="black", linestyle="--", linewidth=1, label=f"cap: {cap} sessions = {cap} calls at one call each")
     ax.set_xticks(xs, [_label(s) for s in strategies])
-    ax.set_yscale("log")
+    ax.set(yscale="log", ylim=(0.8, max([10, *maxes, *caps]) * 3), ylabel="LLM calls per run (log scale)")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:,.0f}"))
-    ax.set(ylim=(0.8, max([10, *maxes, *caps]) * 3), ylabel="LLM calls per run (log scale)")
     ax.legend(loc="upper left")
     return fig
 
@@ -375,20 +373,18 @@ def replay_bars(replay: pl.DataFrame) -> Figure:
 @_styled
 def tokens_by_origin_bars(tokens: pl.DataFrame) -> Figure:
     """Native tokens (input + cache write + cache read + output) per session, stacked by origin."""
-    fig, ax = _figure("Native tokens per session by origin (one API call per message.id)")
     df = tokens.filter(pl.col("origin") != "total").with_columns(shaping.all_tokens().alias("_tokens"))
-    if df.height == 0 or int(df["_tokens"].sum()) == 0:
-        return _empty(ax, "no API calls")
     totals = df.group_by("session_id", "session_path").agg(pl.col("_tokens").sum()).filter(pl.col("_tokens") > 0)
     by_origin = totals.join(df.pivot(on="origin", index="session_id", values="_tokens"), on="session_id", how="left")
     layers = [(lambda row, o=o: row[o] or 0, color, style.ORIGIN_LABELS[o])
               for o, color in style.ORIGIN_COLORS.items() if o in by_origin.columns]
-    _session_stacks(ax, by_origin, "_tokens", layers, None, "tokens",
-                    "tokens (input + cache write + cache read + output)", edgecolor="white", linewidth=0.5)
     # One legend row above the tallest stack: the tallest bar is drawn first, where an upper-left
     # legend stacked in a column would cover it.
-    ax.legend(loc="upper center", ncols=max(1, len(layers)), frameon=False)
-    return fig
+    return _session_stacks("Native tokens per session by origin (one API call per message.id)", by_origin,
+                           "no API calls", "_tokens", layers, None, "tokens",
+                           "tokens (input + cache write + cache read + output)",
+                           {"loc": "upper center", "ncols": max(1, len(layers)), "frameon": False},
+                           edgecolor="white", linewidth=0.5)
 
 
 @_styled
@@ -412,9 +408,14 @@ def naive_overcount_bars(tokens: pl.DataFrame) -> Figure:
     return fig
 
 
-def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str, ylabel: str, **bar_style) -> None:
+def _session_stacks(title: str, df: pl.DataFrame, empty: str, value: str, layers, labels, what: str, ylabel: str,
+                    legend: dict, **bar_style) -> Figure:
     """Per session of `df` (one row each; those with the largest `value`), `layers` of (row -> height, color,
-    legend label) stacked bottom up; `labels(row)`, when given, labels the stack when there is room."""
+    legend label) stacked bottom up; `labels(row)`, when given, labels the stack when there is room. Without
+    rows, `empty` said instead."""
+    fig, ax = _figure(title)
+    if df.height == 0:
+        return _empty(ax, empty)
     sessions = _top_sessions(df, value)
     rows = {r["session_id"]: r for r in df.iter_rows(named=True)}
     bars, bottom = _stack(ax, range(len(sessions)), [([height(rows[s]) for s in sessions], color, label)
@@ -424,42 +425,36 @@ def _session_stacks(ax, df: pl.DataFrame, value: str, layers, labels, what: str,
     _session_axis(ax, df, sessions, what)
     ax.yaxis.set_major_formatter(FuncFormatter(_millions))
     ax.set(ylim=(0, max(1, max(bottom)) * 1.2), ylabel=ylabel)
+    ax.legend(**legend)
+    return fig
 
 
 @_styled
 def wakeup_cost_bars(cost_sessions: pl.DataFrame) -> Figure:
     """Per session with wake-ups: cache-read tokens of the wake-up turns, and the part batching saves."""
-    fig, ax = _figure("Notification wake-ups: cache reads of the turns they opened, and what batching saves")
-    df = cost_sessions.filter(pl.col("wakeup_turns") > 0)
-    if df.height == 0:
-        return _empty(ax, "no notification was delivered as a turn")
     saved = "batch_saved_cache_read_tokens"
-    _session_stacks(
-        ax, df, "wakeup_cache_read_tokens",
+    return _session_stacks(
+        "Notification wake-ups: cache reads of the turns they opened, and what batching saves",
+        cost_sessions.filter(pl.col("wakeup_turns") > 0), "no notification was delivered as a turn",
+        "wakeup_cache_read_tokens",
         [(lambda r: r["wakeup_cache_read_tokens"] - r[saved], _color("link"), "cache read, batched delivery"),
          (lambda r: r[saved], style.BOTH_COLOR, "saved by batching what was queued")],
         lambda r: f"{r['wakeup_turns']}→{r['batched_turns']} turns", "wake-up cache reads",
-        "cache-read tokens of wake-up turns",
+        "cache-read tokens of wake-up turns", {"loc": "upper left"},
     )
-    ax.legend(loc="upper left")
-    return fig
 
 
 @_styled
 def repeat_reads_bars(cost_sessions: pl.DataFrame) -> Figure:
     """Per session with reads of background work: chars read, split into new and already held."""
-    fig, ax = _figure("Reads of background work: chars the parent already held")
-    df = cost_sessions.filter(pl.col("read_chars") > 0)
-    if df.height == 0:
-        return _empty(ax, "no reads of background work")
-    _session_stacks(
-        ax, df, "read_chars",
+    return _session_stacks(
+        "Reads of background work: chars the parent already held", cost_sessions.filter(pl.col("read_chars") > 0),
+        "no reads of background work", "read_chars",
         [(lambda r: r["read_chars"] - r["repeated_chars"], style.PAIR_COLOR, "new to the parent"),
          (lambda r: r["repeated_chars"], style.BOTH_COLOR, "already received (earlier read or notification)")],
         lambda r: f"{rounded(100 * r['repeat_fraction'], 0):.0f}%", "chars read", "UTF-16 chars of read results",
+        {"loc": "upper left"},
     )
-    ax.legend(loc="upper left")
-    return fig
 
 
 @_styled

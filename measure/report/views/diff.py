@@ -41,12 +41,6 @@ METRICS: dict[str, tuple[str, Callable[[pl.DataFrame], float], str]] = {
 """Metric name -> (the table it reads, its value from one strategy's rows there, meaning). Order is the table's."""
 
 
-def _value(tables: dict[str, pl.DataFrame], metric: str, strategy: str) -> float | None:
-    table, fn, _ = METRICS[metric]
-    df = tables[table].filter(pl.col("strategy") == strategy)
-    return None if df.height == 0 else fn(df)
-
-
 def run_tables(directory: str | os.PathLike) -> tuple[dict[str, pl.DataFrame], dict]:
     """The tables and run.json of a `measure run --out` or report directory."""
     d = Path(directory).expanduser()
@@ -72,7 +66,9 @@ def diff_tables(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame], metrics:
     rows = []
     for strategy in strategies:
         for name in names:
-            va, vb = _value(a, name, strategy), _value(b, name, strategy)
+            table, fn, _ = METRICS[name]
+            parts = [t[table].filter(pl.col("strategy") == strategy) for t in (a, b)]
+            va, vb = (fn(df) if df.height else None for df in parts)
             if va is None and vb is None:
                 continue
             delta = None if va is None or vb is None else rounded(float(vb) - float(va), 1)
