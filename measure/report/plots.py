@@ -281,8 +281,8 @@ def breakdown_bars(breakdown: pl.DataFrame) -> Figure:
             rows = [r for r in rows if id(r) in keep]
         ys = list(range(len(rows)))
         height = 0.38
-        for offset, (strategy, column) in enumerate((("fold", "fold_evicted_pct"), ("hybrid", "hybrid_evicted_pct"))):
-            values = [r[column] or 0.0 for r in rows]
+        for offset, strategy in enumerate(("fold", "hybrid")):
+            values = [r[f"{strategy}_evicted_pct"] or 0.0 for r in rows]
             bars = ax.barh([y + (offset - 0.5) * height for y in ys], values, height=height, color=_color(strategy),
                            label=f"{_label(strategy)} evicted %")
             ax.bar_label(bars, labels=[f"{rounded(v, 1):.1f}%" if v else "" for v in values], fontsize=7, padding=2)

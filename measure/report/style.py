@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import polars as pl
@@ -122,7 +123,7 @@ def short_ids(ids) -> dict[str, str]:
     shared = [-1] * len(ids)  # longest common prefix with any other id (-1: there is none)
     for k in range(1, len(ids)):
         a, b = ids[k - 1], ids[k]
-        n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        n = len(os.path.commonprefix((a, b)))
         shared[k - 1] = max(shared[k - 1], n)
         shared[k] = max(shared[k], n)
     return {i: i[: max(8, shared[k] + 1)] for k, i in enumerate(ids)}

@@ -62,7 +62,7 @@ def load(sessions_root: str | os.PathLike, out_dir: str | os.PathLike | None = N
     Raises FileNotFoundError for an `out_dir` without run.json or a missing root, and
     `measure.runner.select.UnknownSessions` when a `sessions` value names no session.
     """
-    sessions = list(sessions or [])
+    sessions, tables = list(sessions or []), None
     if out_dir:
         directory = paths.resolve(out_dir)
         if not (directory / "run.json").is_file():
@@ -75,22 +75,19 @@ def load(sessions_root: str | os.PathLike, out_dir: str | os.PathLike | None = N
         # Under --redact a run.json holds its --session values hashed: a redacted, filtered run is taken as asked for.
         same_sessions = not sessions or list(made.get("sessions") or []) == sessions or (made.get("redact") and made.get("sessions"))
         if same_sessions and (priorities is None or made.get("priorities") == canonical(priorities)):
-            return _report(LazyTables(directory), run, sessions_root, show_excerpts)
-    from measure.runner.job import RunParams  # noqa: PLC0415
-    from measure.runner.run import run_measurement  # noqa: PLC0415
+            tables = LazyTables(directory)
+    if tables is None:
+        from measure.runner.job import RunParams  # noqa: PLC0415
+        from measure.runner.run import run_measurement  # noqa: PLC0415
 
-    params = RunParams.from_options(
-        max_total_chars=max_total_chars, budgets=budgets, sessions=sessions, show_excerpts=show_excerpts, replay=replay,
-        priorities=priorities, template=paths.resolve(template_path) if template_path else None,
-        file_time_ms=paths.file_time_for(sessions_root))
-    with tempfile.TemporaryDirectory(prefix="measure-nb-") as tmp:
-        run_measurement(paths.resolve(sessions_root), tmp, params)
-        tables = read_tables(tmp)  # read now: the folder goes with the block
-        run = json.loads((Path(tmp) / "run.json").read_text(encoding="utf-8"))
-    return _report(tables, run, sessions_root, show_excerpts)
-
-
-def _report(tables: Mapping[str, pl.DataFrame], run: dict, sessions_root, show_excerpts: bool) -> Report:
+        params = RunParams.from_options(
+            max_total_chars=max_total_chars, budgets=budgets, sessions=sessions, show_excerpts=show_excerpts,
+            replay=replay, priorities=priorities, template=paths.resolve(template_path) if template_path else None,
+            file_time_ms=paths.file_time_for(sessions_root))
+        with tempfile.TemporaryDirectory(prefix="measure-nb-") as tmp:
+            run_measurement(paths.resolve(sessions_root), tmp, params)
+            tables = read_tables(tmp)  # read now: the folder goes with the block
+            run = json.loads((Path(tmp) / "run.json").read_text(encoding="utf-8"))
     root = sessions_root if str(sessions_root).startswith("~") else paths.portable(sessions_root)
     return Report(tables=tables, run=run, sessions_root=root, show_excerpts=show_excerpts)
 
