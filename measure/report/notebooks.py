@@ -316,11 +316,9 @@ def run_notebooks(sources: list[Path], params: dict[str, Any], out_dir: Path, *,
 
 def page_titles(sources: list[Path]) -> list[tuple[str, str]]:
     """(stem, title) of each source: its first `# ` heading (jupytext percent), else its stem."""
-    def title(source: Path) -> str:
-        heads = (line[4:].strip() for line in source.read_text(encoding="utf-8").splitlines() if line.startswith("# # "))
-        return next(heads, source.stem)
-
-    return [(source.stem, title(source)) for source in sources]
+    heads = {s: [line[4:].strip() for line in s.read_text(encoding="utf-8").splitlines() if line.startswith("# # ")]
+             for s in sources}
+    return [(s.stem, (heads[s] or [s.stem])[0]) for s in sources]
 
 
 def _write_params(params: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -217,11 +217,9 @@ class Top:
         return f"{head} {self.what}, ordered by {self.order}. Every row: tables/{self.table}.csv of the report."
 
     def _repr_html_(self) -> str:
-        if self.df.height == 0:
-            return f"<p><em>{html.escape(self.caption())}</em></p>"
-        csv = f"tables/{self.table}.csv"
+        csv = f"tables/{self.table}.csv"  # named by the caption of a table with rows only
         caption = html.escape(self.caption()).replace(csv, f'<a href="{csv}">{csv}</a>')
-        return frame_html(self.df.head(self.n)) + f"<p><em>{caption}</em></p>"
+        return (frame_html(self.df.head(self.n)) if self.df.height else "") + f"<p><em>{caption}</em></p>"
 
     def __repr__(self) -> str:
         return self.caption()
