@@ -135,9 +135,8 @@ def eviction_bars(eviction: pl.DataFrame) -> Figure:
     if not eviction.filter(pl.col("budget_evicted_pct") != 0).height:
         return _empty(ax, f"no strategy evicts parent content in any of the {len(_sessions(eviction))} sessions")
     _grouped_bars(ax, eviction, "budget_evicted_pct", lambda y: f"{rounded(y, 1):.1f}" if y else "0", "eviction", 4)
-    ax.set_ylabel("parent chars evicted (% of parent alone)")
-    top = max(1.0, float(eviction["budget_evicted_pct"].max() or 0.0))
-    ax.set_ylim(min(0.0, float(eviction["budget_evicted_pct"].min() or 0.0)) * 1.15, top * 1.15)
+    low, high = (float(v or 0.0) for v in (eviction["budget_evicted_pct"].min(), eviction["budget_evicted_pct"].max()))
+    ax.set(ylim=(min(0.0, low) * 1.15, max(1.0, high) * 1.15), ylabel="parent chars evicted (% of parent alone)")
     return fig
 
 
@@ -160,10 +159,9 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
         part = curve.filter(pl.col("strategy") == s).sort("budget")
         ax.plot(part["budget"].to_list(), part["evicted_pct"].to_list(), marker=markers[k % len(markers)],
                 linestyle=styles[k % len(styles)], color=_color(s), label=_label(s))
-    ax.set(xscale="log", xticks=budgets)
+    ax.set(xscale="log", xticks=budgets, xlabel="maxTotalChars (budget)", ylabel="parent chars evicted (% of parent alone)")
     ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set(xlabel="maxTotalChars (budget)", ylabel="parent chars evicted (% of parent alone)")
     zero = shaping.fold_zero_budget(budget_sweep)
     if zero is not None:
         ax.axvline(zero, color=_color("fold"), linestyle=":", linewidth=1.5)
