@@ -159,7 +159,8 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
         part = curve.filter(pl.col("strategy") == s).sort("budget")
         ax.plot(part["budget"].to_list(), part["evicted_pct"].to_list(), marker=markers[k % len(markers)],
                 linestyle=styles[k % len(styles)], color=_color(s), label=_label(s))
-    ax.set(xscale="log", xticks=budgets, xlabel="maxTotalChars (budget)", ylabel="parent chars evicted (% of parent alone)")
+    ax.set(xscale="log", xticks=budgets, xlabel="maxTotalChars (budget)",
+           ylabel="parent chars evicted (% of parent alone)")
     ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
     ax.xaxis.set_minor_formatter(NullFormatter())
     zero = shaping.fold_zero_budget(budget_sweep)

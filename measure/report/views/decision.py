@@ -14,7 +14,7 @@ from measure.numbers import ROUND_MODE
 from measure.report.shaping import chosen_pairs
 from measure.report.style import STRATEGY_LABELS, label, ordered_strategies, strategy_rank
 from measure.report.views import extraction
-from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, plural, wide
+from measure.report.views.common import Report, fmt_int, fmt_pct, markdown, plural
 from measure.report.views.duplication import pair_totals
 
 
@@ -98,7 +98,6 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
     front = [g.split("=") for g in (decision_row["strategy"] or "").split(",") if g]
     lines: list[str] = []
     if decision == "no_delegated_work":
-        prompt = wide(s, "prompt_chars", ["link", "fold", "hybrid"], r)
         head = (f"**No delegated work under this root** ({n} session(s)): no task or workflow agent transcripts, so "
                 "there is no subagent-only content for any strategy to send or lose, and nothing here can favour one way "
                 "of delivering delegated work over another.")
@@ -110,10 +109,11 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             head += (f" The parents did launch {fmt_int(bg.height)} background task(s) ({fmt_int(turns)} result(s) "
                      "reached them as a turn, see 04-background); those results are parent events, the same for every "
                      "strategy.")
-        if prompt.height:
-            head += (f" The single-call strategies send {fmt_int(prompt['link'].sum())} (link), "
-                     f"{fmt_int(prompt['fold'].sum())} (fold) and {fmt_int(prompt['hybrid'].sum())} (hybrid) prompt chars "
-                     "in all.")
+        if s.height:
+            link, fold, hybrid = (fmt_int(s.filter(pl.col("strategy") == x)["prompt_chars"].sum())
+                                  for x in ("link", "fold", "hybrid"))
+            head += (f" The single-call strategies send {link} (link), {fold} (fold) and {hybrid} (hybrid) prompt "
+                     "chars in all.")
     elif decision == "trade_off":
         head = (f"**No strategy dominates on this root: the data shows a trade-off** (measured over {n} session(s)). "
                 "On the Pareto front, where no other strategy is at least as good on every criterion below and better on "
