@@ -233,11 +233,9 @@ def run_cost_bars(run_cost: pl.DataFrame) -> Figure:
         return _empty(ax, "no run_cost rows")
     caps = sorted(set(run_cost["session_cap"].unique().to_list()))
     ax.set_title(f"Run cost with at most {', '.join(map(str, caps))} sessions per run (maxSessionsPerRun)")
-    strategies = style.ordered_strategies(run_cost["strategy"].unique().to_list())
-    rows = {r["strategy"]: r for r in run_cost.iter_rows(named=True)}
+    ordered = run_cost.sort(style.strategy_rank(run_cost["strategy"]))
+    strategies, maxes, means = (ordered[c].to_list() for c in ("strategy", "calls_per_run_max", "calls_per_run_mean"))
     xs = list(range(len(strategies)))
-    maxes = [rows[s]["calls_per_run_max"] for s in strategies]
-    means = [rows[s]["calls_per_run_mean"] for s in strategies]
     bars = ax.bar(xs, maxes, width=0.6, color=[_color(s) for s in strategies], label="calls in the most expensive run")
     ax.bar_label(bars, labels=[f"{m:,}" for m in maxes], fontsize=8, padding=6)
     ax.plot(xs, means, linestyle="none", marker="_", markersize=28, markeredgewidth=2, color="black",
