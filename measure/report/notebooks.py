@@ -149,8 +149,7 @@ def execute_notebook(built: Path, output: Path, params: dict[str, Any], *, sourc
                 log_output=False, start_timeout=120, request_save_on_cell_execute=True, **NBCLIENT_OPTIONS,
             )
     except PapermillExecutionError as exc:
-        message = f"{exc.ename}: {exc.evalue}".strip()
-        raise ReportError([_failure(source, "error", message, output)]) from exc
+        raise ReportError([_failure(source, "error", f"{exc.ename}: {exc.evalue}".strip(), output)]) from exc
     except CellTimeoutError as exc:
         raise ReportError([_failure(source, "timeout", f"no result after {timeout} s", output)]) from exc
     except DeadKernelError as exc:

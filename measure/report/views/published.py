@@ -105,21 +105,17 @@ def bundled_template(r: Report) -> bool:
     return not (r.run.get("parameters") or {}).get("template_path")
 
 
-def _headline_like_840(r: Report) -> pl.DataFrame:
-    """The headline on #840's definitions: top-level subagent files, plus prompt chars over link."""
-    tops = top_level_subagent_files(r).select(session_column(r), "top")
-    measured = headline(r).join(tops, on="session", how="left", maintain_order="left")
-    return _over_link(measured.with_columns(pl.col("top").fill_null(0).alias("subagent files")).drop("top"))
-
-
 def published_comparison(r: Report, which: str = "headline"):
     """The recomputed table ("headline", "duplicates" or "chunking") next to the published #840 one (rows:
     here / #840 / Δ per session); a one-line Markdown note when the root is not the #840-shaped fixture."""
     if not is_840_fixture(r):
         return markdown("_This root is not the #840-shaped fixture (sessions 4f7f80f8…, 578b2d47…, f798f45f…, "
                         "393273fd…), so there are no published figures to set beside it._")
-    if which == "headline":
-        table = _side_by_side(_headline_like_840(r), _over_link(PUBLISHED_840_HEADLINE))
+    if which == "headline":  # on #840's definitions: top-level subagent files, plus prompt chars over link
+        tops = top_level_subagent_files(r).select(session_column(r), "top")
+        measured = headline(r).join(tops, on="session", how="left", maintain_order="left")
+        measured = measured.with_columns(pl.col("top").fill_null(0).alias("subagent files")).drop("top")
+        table = _side_by_side(_over_link(measured), _over_link(PUBLISHED_840_HEADLINE))
         if bundled_template(r):
             # Absolute prompt lengths include a different template: their Δ compares templates, not strategies.
             table = table.with_columns(pl.when(pl.col("source") == "Δ").then(None).otherwise(pl.col(c)).alias(c)
