@@ -37,8 +37,7 @@ def run_cost_table(r: Report) -> pl.DataFrame:
     cost = r.tables["run_cost"]
     single = cost.filter(pl.col("strategy") != "chunked")["calls_per_run_max"].max() or 0
     return cost.sort(strategy_rank(cost["strategy"])).with_columns(
-        pl.col("calls_per_run_mean").round(1, mode=ROUND_MODE),
-        pl.col("cap_multiplier").round(1, mode=ROUND_MODE),
+        pl.col("calls_per_run_mean", "cap_multiplier").round(1, mode=ROUND_MODE),
         (pl.col("calls_per_run_max") / max(int(single), 1)).round(1, mode=ROUND_MODE).alias("x_single_call_run"),
     )
 
