@@ -62,10 +62,8 @@ class NotebookFailure:
     def __str__(self) -> str:
         where = self.notebook + (f":{self.line}" if self.line else "")
         cell = f"cell {self.cell}" if self.cell is not None else "an unknown cell"
-        text = f"{where}: {cell} failed ({self.kind}): {self.message}"
-        if self.output:
-            text += f"\n    executed notebook: {self.output}"
-        return text
+        return f"{where}: {cell} failed ({self.kind}): {self.message}" + (
+            f"\n    executed notebook: {self.output}" if self.output else "")
 
 
 class ReportError(RuntimeError):
