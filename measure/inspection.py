@@ -45,7 +45,7 @@ def inspect_session(path: str, strategies: list[str] | None = None, budget: int 
     }
     for name in strategies or list(STRATEGIES):
         r = apply_min_content_gate(ctx, {name: STRATEGIES[name](ctx)})[name]
-        pe, pc, se, sc = r.kept_by_origin()
+        pe, pc, se, sc = r.kept_by_origin
         by_origin = Counter(e.file for c in r.calls for e in c.kept.events)
         entry = {
             "llm_calls": len(r.calls),

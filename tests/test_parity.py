@@ -82,7 +82,7 @@ def compute_vector(root: Path, listing) -> dict:
     for name in ("link", "fold", "fold_dedupe_scoped", "fold_stub_raw", "hybrid"):
         r = results[name]
         call = r.calls[0]
-        pe, pc, se, sc = r.kept_by_origin()
+        pe, pc, se, sc = r.kept_by_origin
         cands[name] = {
             "name": name,
             "stats": _stats(call.kept.stats),

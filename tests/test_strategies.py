@@ -264,8 +264,8 @@ def _proposals(root, build):
 
 def test_parent_first_sends_delegated_content_where_room_is_left(tmp_path):
     session, ctx, r = _proposals(tmp_path, undelivered_root)
-    assert r["hybrid"].kept_by_origin()[3] == 0 < r["parent_first"].kept_by_origin()[3]
-    assert r["parent_first"].kept_by_origin()[:2] == r["hybrid"].kept_by_origin()[:2]
+    assert r["hybrid"].kept_by_origin[3] == 0 < r["parent_first"].kept_by_origin[3]
+    assert r["parent_first"].kept_by_origin[:2] == r["hybrid"].kept_by_origin[:2]
 
 
 def test_hybrid_undelivered_adds_the_reports_that_never_reached_the_parent(tmp_path):

@@ -16,7 +16,7 @@ def sweep_rows(by_budget: dict[int, dict[str, StrategyResult]]) -> list[dict]:
         if "link" not in results:
             continue  # the baseline could not be built at this budget (an errors row says why)
         for name, r in results.items():
-            _, pc, _, sc = r.kept_by_origin()
+            _, pc, _, sc = r.kept_by_origin
             rows.append({"strategy": name, "budget": budget, **evicted(results["link"], r), "kept_chars": pc + sc,
                          "prompt_chars": r.prompt_chars, "llm_calls": len(r.calls)})
     return rows

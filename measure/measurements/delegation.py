@@ -16,6 +16,7 @@ the parent events naming or launching the agent); cost stays linear in events.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import TYPE_CHECKING
 
 from measure.akm.jscompat import utf16_len
@@ -53,9 +54,9 @@ def final_report(events: tuple[Event, ...]) -> Event | None:
     return next((e for e in reversed(events) if e.role == "assistant"), None)
 
 
-def notified_ids(timeline: Timeline | None) -> set[str]:
+def notified_ids(timeline: Timeline) -> set[str]:
     """The task ids whose notification the parent consumed as a turn (format §9.1)."""
-    return {t.notification.task_id for t in timeline.turns if t.notification is not None} if timeline is not None else set()
+    return {t.notification.task_id for t in timeline.turns if t.notification is not None}
 
 
 def delivery(sub: Subagent, notified: bool) -> str:
@@ -69,20 +70,13 @@ def delivery(sub: Subagent, notified: bool) -> str:
     return "launch_ack_only" if sub.acknowledged else "none"
 
 
-def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], timelines: dict,
-                    subagents: dict[str, Subagent]) -> list[dict]:
+def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult]) -> list[dict]:
     """One row per subagent transcript x strategy (see the `delegation` table in schema.py)."""
     s: Session = ctx.session
     if not s.subagents:
         return []
-    parent_tl: Timeline | None = timelines.get(s.ref.path)
-    word_sets: dict[int, frozenset[str]] = {}  # by id: every event compared is the session's, alive throughout
-
-    def words(e: Event) -> frozenset[str]:
-        if id(e) not in word_sets:
-            word_sets[id(e)] = copy_words(e.text)
-        return word_sets[id(e)]
-
+    timelines, subagents, parent_tl = ctx.timelines, ctx.subagents, ctx.parent_timeline
+    words = cache(copy_words)  # by text: a parent event is compared with each agent naming it
     notified = notified_ids(parent_tl)
 
     # One pass over the parent: the events naming each agent id, and Task/Agent calls by time.
@@ -97,8 +91,7 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
                     lst.append(e)
         if e.role == "assistant" and any(t in text for t in _LAUNCH_TOOLS):
             calls_at.setdefault(e.ts, []).append(e)
-    call_ts = {l.tool_use_id: l.ts for l in parent_tl.launches} if parent_tl is not None else {}
-    parent_end = parent_tl.last_ts if parent_tl is not None else None
+    call_ts = {l.tool_use_id: l.ts for l in parent_tl.launches}
 
     # Per subagent file: its result, the parent events that copy it, and the parent content it may copy.
     agents = []
@@ -109,15 +102,15 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
         sub = subagents[tf.path]
         alone = tf.alone()
         final = final_report(alone)
-        result_words = words(final) if final is not None else frozenset()
+        result_words = words(final.text) if final is not None else frozenset()
         parent_refs = list(naming.get(bare, ()))
         ts = call_ts.get(sub.tool_use_id)
         if ts is not None:
             parent_refs += [e for e in calls_at.get(ts, ()) if all(e is not p for p in parent_refs)]
         for e in naming.get(bare, ()):
-            if result_words and is_copy(words(e), result_words):
+            if result_words and is_copy(words(e.text), result_words):
                 result_copy_of.setdefault(id(e), []).append(i)
-        parent_words = [words(e) for e in parent_refs]
+        parent_words = [words(e.text) for e in parent_refs]
         # Only a subagent's prompt (its first event) and its report (the final) can copy what the
         # parent holds; every other event (tool calls, tool output, reasoning) is its own.
         keys = []
@@ -125,9 +118,9 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult], tim
             keys.append((final, True, not any(is_copy(result_words, w) for w in parent_words)))
         first = next((e for e in alone if e is not final), None)
         if first is not None:
-            keys.append((first, False, not (parent_words and any(is_copy(words(first), w) for w in parent_words))))
+            keys.append((first, False, not (parent_words and any(is_copy(words(first.text), w) for w in parent_words))))
         end = timelines[tf.path].last_ts if tf.path in timelines else None
-        after = None if end is None or parent_end is None else end > parent_end
+        after = None if end is None or parent_tl.last_ts is None else end > parent_tl.last_ts
         prefix = provenance(tf.sidecar) + "\n" if tf.sidecar is not None else "\0"
         row = {  # the columns every strategy's row of this agent shares
             "subagent_path": tf.path, "agent_id": agent_id, "kind": sub.kind, "delegated": sub.kind in DELEGATED_KINDS,

@@ -12,7 +12,7 @@ def llm_rows(results: dict[str, StrategyResult]) -> list[dict]:
             "strategy": name, "budget": r.budget, "llm_calls": len(r.calls), "multiplier": float(len(r.calls)),
             "parent_windows": r.parent_windows,  # chunked's; 0 for every other strategy
             "subagent_chunks": r.subagent_chunks, "prompt_chars_total": r.prompt_chars,
-            "parent_chars_in_prompts": r.kept_by_origin()[1],
+            "parent_chars_in_prompts": r.kept_by_origin[1],
         }
         for name, r in results.items()
     ]

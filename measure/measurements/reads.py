@@ -60,10 +60,6 @@ def read_target(name: object, inp: dict) -> str | None:
     return v if type(v) is str and v else None
 
 
-def _hash(text: str) -> bytes:
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-
-
 @collector("reads")
 class ReadCollector:
     """Per file: every read of background work, scored against what was received before it."""
@@ -87,7 +83,7 @@ class ReadCollector:
             key = (_LINE_NUMBER.sub("", raw, count=1) if numbered else raw).strip()
             if not key:
                 continue
-            h = _hash(key)
+            h = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
             if h in seen:
                 repeated += utf16_len(raw) + 1
             else:

@@ -71,11 +71,6 @@ def written_at(tf: TranscriptFile) -> list[float]:
     return [first if w is None else w for w in out]
 
 
-def _ref_counts(tf: TranscriptFile) -> list[int]:
-    """refs found in the first k events, for k = 0..len(events) (refs come in event order)."""
-    return list(accumulate((len(inline_refs(e.text, e.ts)) if "akm" in e.text else 0 for e in tf.events), initial=0))
-
-
 class Replayer:
     """A read session, indexed once so that it can be cut at any moment in one pass over its events."""
 
@@ -83,7 +78,9 @@ class Replayer:
         self.session = session
         self.files = (session.parent, *session.subagents)
         self.written = [written_at(tf) for tf in self.files]
-        self.refs = [_ref_counts(tf) for tf in self.files]
+        # refs found in the first k events of each file, for k = 0..len(events) (refs come in event order)
+        self.refs = [list(accumulate((len(inline_refs(e.text, e.ts)) if "akm" in e.text else 0 for e in tf.events), initial=0))
+                     for tf in self.files]
         # The folded stream is the stable ts-sort of the files' events (prefixed for subagents),
         # concatenated in walk order: the same sort over the written-at values aligns them.
         order = sorted(((e.ts, w) for tf, wa in zip(self.files, self.written) for e, w in zip(tf.events, wa)),
@@ -131,24 +128,15 @@ def timelines_at(timelines: dict[str, Timeline], t: float) -> dict[str, Timeline
     return {path: replace(timelines[path], **fields) for path, fields in cut.items()}
 
 
-def turn_ends(parent_written: list[float], timeline: Timeline | None) -> list[float]:
-    """The end of each parent turn: its last event before the next human prompt, and its last event."""
-    out = parent_written[-1:]
-    for turn in timeline.turns if timeline is not None else ():
-        if turn.source == "human" and turn.ts is not None:
-            i = bisect_left(parent_written, turn.ts)
-            if i:
-                out.append(parent_written[i - 1])
-    return out
-
-
 def moments(replayer: Replayer, timeline: Timeline | None, schedule: Schedule) -> tuple[list[float], int]:
     """The schedule's moments for one session (sorted, distinct, final state last) and how many the cap dropped."""
     final = replayer.final
     if final is None:
         return [], 0
-    if schedule.kind == "turn_end":
-        points = turn_ends(replayer.written[0], timeline)
+    if schedule.kind == "turn_end":  # the parent's last event, and its last before each human prompt
+        parent = replayer.written[0]
+        starts = [bisect_left(parent, t.ts) for t in timeline.turns if t.source == "human" and t.ts is not None] if timeline else []
+        points = parent[-1:] + [parent[i - 1] for i in starts if i]
     elif schedule.kind == "every":
         start = min(wa[0] for wa in replayer.written if wa)
         step = schedule.minutes * 60_000

@@ -19,7 +19,7 @@ def session_rows(ctx: SessionContext, results: dict[str, StrategyResult], conten
     s = ctx.session
     rows = []
     for name, r in results.items():
-        pe, pc, se, sc = r.kept_by_origin()
+        pe, pc, se, sc = r.kept_by_origin
         rows.append({
             "strategy": name, "budget": r.budget, "llm_calls": len(r.calls),
             "prompt_chars": r.prompt_chars, "prompt_sha256": r.prompt_sha256,

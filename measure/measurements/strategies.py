@@ -63,12 +63,9 @@ class StrategyResult:
     stub_saved_chars: int = 0  # kept parent chars the stubs removed (not eviction)
     skipped: str = ""  # why akm would make no call (min_content_chars), else empty
 
+    @cached_property
     def kept_by_origin(self) -> tuple[int, int, int, int]:
         """(parent events, parent chars, subagent events, subagent chars) over all calls."""
-        return self._kept_by_origin
-
-    @cached_property
-    def _kept_by_origin(self) -> tuple[int, int, int, int]:
         events = [e for call in self.calls for e in call.kept.events]
         parent = [e.chars for e in events if e.file == self.parent_path]
         subagent = [e.chars for e in events if e.file != self.parent_path]
@@ -200,7 +197,7 @@ class SessionContext:
     def pairs(self) -> tuple[DuplicatePair, ...]:
         """Parent copy <-> subagent result pairs; an `agentId:` in an async launch acknowledgement
         ("Async agent launched successfully…", format §8.3) holds no copy of the result and pairs nothing."""
-        acked = {a.task_id for a in self.parent_acks if a.kind == "async_launched"}
+        acked = {a.task_id for a in self.parent_timeline.acks if a.kind == "async_launched"}
         return tuple(
             p for p in find_pairs(self.session, self.memo.overlaps)
             if not (p.pairing == "agent_id_tool_result" and p.agent_id.removeprefix("agent-") in acked)
@@ -210,21 +207,20 @@ class SessionContext:
     def sync_pairs(self) -> tuple[tuple[DuplicatePair, str], ...]:
         """Pairs whose parent copy is a synchronous Task result (format §8.2), each with the Task's description."""
         tl = self.parent_timeline
-        described = {l.tool_use_id: l.description for l in tl.launches} if tl is not None else {}
-        sync = {a.task_id: described.get(a.tool_use_id) or "" for a in self.parent_acks if a.kind == "sync_result" and a.task_id}
+        described = {l.tool_use_id: l.description for l in tl.launches}
+        sync = {a.task_id: described.get(a.tool_use_id) or "" for a in tl.acks if a.kind == "sync_result" and a.task_id}
         return tuple(
             (p, p.description or sync[p.agent_id.removeprefix("agent-")]) for p in self.pairs
             if p.pairing == "agent_id_tool_result" and p.agent_id.removeprefix("agent-") in sync
         )
 
     @property
-    def parent_timeline(self) -> Timeline | None:
-        return self.timelines.get(self.session.ref.path)
+    def parent_timeline(self) -> Timeline:
+        """The parent's task timeline; an empty one when there is none."""
+        return self.timelines.get(self.session.ref.path) or NO_TIMELINE
 
-    @property
-    def parent_acks(self) -> tuple:
-        return self.parent_timeline.acks if self.parent_timeline is not None else ()
 
+NO_TIMELINE = Timeline((), (), (), (), None)
 
 DELIVERED = frozenset({"tool_result", "notification"})
 """Deliveries (`delegation.delivery`) by which a subagent's result reached the parent."""
@@ -242,8 +238,7 @@ def registry_order(name: str) -> int:
 
 def strategy(name: str, origin: str = "akm"):
     def register(fn: Strategy) -> Strategy:
-        STRATEGIES[name] = fn
-        ORIGIN[name] = origin
+        STRATEGIES[name], ORIGIN[name] = fn, origin
         return fn
 
     return register
@@ -360,11 +355,10 @@ def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
 @strategy("hybrid")
 def hybrid(ctx: SessionContext) -> StrategyResult:
     """C3, akm's #843 path: prompt from parent-origin events, refs from every transcript."""
-    s = ctx.session
     # The parent-origin view of the folded stream is the parent-alone stream, event for event
     # in the same order (both sorts are stable), so link's pre-filter result is hybrid's too;
     # only the prompt's ref (Started/Ended) and "Already preserved" refs differ.
-    link = ctx.link_call
+    s, link = ctx.session, ctx.link_call
     return _single("hybrid", ctx, replace(link, prompt=ctx.prompt(s.ref, link.kept, s.refs)))
 
 
@@ -436,18 +430,15 @@ MIN_CONTENT_CHARS = 10
 """akm's `minContentChars` default: a session whose raw text is shorter is skipped, no LLM call."""
 
 
-def content_chars(ctx: SessionContext, name: str) -> int:
-    """UTF-16 chars of the raw text the `minContentChars` gate measures for strategy `name`.
-
-    akm measures the FULL folded stream, not the parent view (pipeline-spec §4.6), so every
-    strategy that reads subagents is gated on it; link reads the parent alone (akm before #830).
-    Modelled as the sum of the events' text lengths (the gate's exact text is not in the spec;
-    an empty or near-empty session is skipped under any reading).
-    """
-    return sum(e.chars for e in ctx.alone) if name == "link" else ctx.folded_chars
-
-
 def apply_min_content_gate(ctx: SessionContext, results: dict[str, StrategyResult]) -> dict[str, StrategyResult]:
-    """`results` with every strategy that akm's gate would skip replaced by a no-call result."""
+    """`results` with every strategy that akm's gate would skip replaced by a no-call result.
+
+    akm measures the FULL folded stream, not the parent view (pipeline-spec §4.6), so every strategy
+    that reads subagents is gated on it; link reads the parent alone (akm before #830). Modelled as
+    the sum of the events' UTF-16 text lengths (the gate's exact text is not in the spec; an empty or
+    near-empty session is skipped under any reading).
+    """
     no_call = {"calls": (), "parent_windows": 0, "subagent_chunks": 0, "stubbed": 0, "stub_saved_chars": 0, "skipped": "min_content_chars"}
-    return {name: replace(r, **no_call) if content_chars(ctx, name) < MIN_CONTENT_CHARS else r for name, r in results.items()}
+    alone = sum(e.chars for e in ctx.alone)
+    return {name: replace(r, **no_call) if (alone if name == "link" else ctx.folded_chars) < MIN_CONTENT_CHARS else r
+            for name, r in results.items()}

@@ -196,7 +196,7 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
             out.tables[table] = columns(rows, keyed)
 
     subagents = ctx.subagents
-    delegation = delegation_rows(ctx, results, timelines, subagents)
+    delegation = delegation_rows(ctx, results)
     add("sessions", session_rows(ctx, results, content_hash(session.folded), delegation_totals(delegation)))
     add("eviction", eviction_rows(results) if "link" in results else [])
     add("duplicates", duplicate_rows(ctx, results, subagents))
