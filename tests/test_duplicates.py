@@ -8,7 +8,6 @@ from measure.measurements import tasks  # noqa: F401  (registers the "tasks" col
 from measure.measurements.duplicates import duplicate_rows
 from measure.measurements.lines import SessionLines
 from measure.measurements.strategies import Params, SessionContext, run_all
-from measure.measurements.subagents import classify
 from measure.paths import root as repo_root
 
 
@@ -20,7 +19,7 @@ def _rows(root: str):
         ctx = SessionContext(session, Params(template=load_template(), keep_prompts=False), timelines=timelines)
         results = run_all(ctx, ["fold", "fold_dedupe_sync"])
         bare = SessionContext(session, ctx.params)  # no timelines: no tool result is known to be an acknowledgement
-        yield timelines[session.ref.path], duplicate_rows(ctx, results, classify(session, timelines)), bare.pairs, results
+        yield timelines[session.ref.path], duplicate_rows(ctx, results), bare.pairs, results
 
 
 def test_async_launch_acknowledgements_are_not_duplicates():

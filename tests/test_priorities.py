@@ -152,7 +152,7 @@ def test_exactly_one_chosen_row_naming_the_deciding_item():
 
 
 def _flips(text: str, s: Summary, cap: int = 25) -> list[tuple[str, str, str]]:
-    return [(f.kind, f.change, f.walk.winner) for f in flips(walk(parse(text), s, cap), s, cap)]
+    return [(f["kind"], f["change"], f["winner"]) for f in flips(walk(parse(text), s, cap), s, cap)]
 
 
 def test_tolerance_flips_up_and_down_smallest_first():
@@ -175,8 +175,8 @@ def test_swap_insert_and_drop_flips():
     assert ("flip_swap", "inline_refs, prompt_chars→prompt_chars, inline_refs", "link") in found
     assert ("flip_insert", "prompt_chars→delegated_results_in_prompt, prompt_chars", "fold") in found
     w = walk(parse("inline_refs, prompt_chars"), s, 25)
-    insert = next(f for f in flips(w, s, 25) if f.kind == "flip_insert")
-    assert insert.walk.text == "inline_refs, delegated_results_in_prompt, prompt_chars"
+    insert = next(f for f in flips(w, s, 25) if f["kind"] == "flip_insert")
+    assert insert["priorities"] == "inline_refs, delegated_results_in_prompt, prompt_chars"
     s = summary(link={"llm_calls": 1}, chunked={"llm_calls": 4, "subagent_unique_chars_in_prompt": 9})
     assert _flips("llm_calls<=1, subagent_unique_chars_in_prompt", s) == [
         ("flip_drop", "llm_calls<=1→(dropped)", "chunked")]

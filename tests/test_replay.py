@@ -54,7 +54,7 @@ def plain(ctx: SessionContext) -> dict:
 
 def replayed(session, timelines, schedule, budget: int = 80_000) -> list[dict]:
     ctx = context(session, timelines, budget)
-    return replay_rows(ctx, plain(ctx), timelines, schedule, background_rows(session, timelines))
+    return replay_rows(ctx, plain(ctx), schedule, background_rows(session, timelines))
 
 
 def replay(tmp_path, parent, subagents, schedule):
@@ -285,7 +285,7 @@ def _replayed_both_ways(session, timelines, budget: int, schedule: str, monkeypa
     whole = {n: _calls(r) for n, r in results.items()}  # a final moment after which nothing was written: these
     with monkeypatch.context() as m:
         m.setattr(replay_module, "STRATEGIES", {n: recording(f) for n, f in STRATEGIES.items()})
-        rows = replay_rows(ctx, results, timelines, schedule, background)
+        rows = replay_rows(ctx, results, schedule, background)
     want_rows, want_seen = _from_scratch(session, timelines, budget, schedule, background)
     assert rows == want_rows
     order = list(STRATEGIES)

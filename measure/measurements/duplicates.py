@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from measure.measurements.strategies import SessionContext, StrategyResult, stub_text
-from measure.measurements.subagents import Subagent
 
 
-def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult], subagents: dict[str, Subagent]) -> list[dict]:
+def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult]) -> list[dict]:
     """One row per pair whose parent side copies the subagent's result (`SessionContext.pairs`)."""
     fold = results.get("fold")
     kept = {(e.ts, e.file) for e in fold.calls[0].kept.events} if fold and fold.calls else set()  # gated: no prompt
@@ -14,7 +13,7 @@ def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult], suba
     for p in ctx.pairs:
         n_in = (p.notification.ts, p.notification.file) in kept
         f_in = (p.final.ts, p.final.file) in kept
-        sub = subagents.get(p.subagent_path)
+        sub = ctx.subagents.get(p.subagent_path)
         rows.append({
             "agent_id": p.agent_id, "subagent_path": p.subagent_path,
             "tool_use_id": p.tool_use_id or (sub.tool_use_id if sub else None),

@@ -173,27 +173,18 @@ def _crossing(gap: Fraction, up: bool, relative: bool) -> Fraction:
     return max(Fraction(0), Fraction(math.ceil(gap * scale) - (not up), scale))
 
 
-@dataclass(frozen=True)
-class Flip:
-    """A single change of the priorities and the walk it gives."""
-
-    kind: str  # flip_tolerance | flip_swap | flip_insert | flip_drop
-    item: str
-    change: str
-    walk: Walk
-    tolerance: str | None = None  # tolerance flips: the new tolerance
-    distance: Fraction = Fraction(0)  # tolerance flips: how far the tolerance moved, as a share of the best
-
-
-def flips(base: Walk, summary: Summary, cap: int) -> list[Flip]:
-    """The single changes that change the winner: smallest tolerance change per criterion and
-    direction (smallest first), adjacent swaps, an insertion before the deciding criterion, drops."""
+def flips(base: Walk, summary: Summary, cap: int) -> list[dict]:
+    """The `choice` rows (at step 0) of the single changes that change the winner: smallest tolerance change
+    per criterion and direction (smallest first), adjacent swaps, an insertion before the deciding criterion, drops."""
     items = base.items
-    out: list[Flip] = []
+    tolerances: list[tuple[Fraction, dict]] = []  # how far the tolerance moved (a share of the best), the row
 
     def changed(new_items) -> Walk | None:
         w = walk(tuple(new_items), summary, cap)
         return w if w.winner != base.winner else None
+
+    def flip(kind: str, item: str, change: str, w: Walk, tolerance: str | None = None) -> dict:
+        return _row(0, kind, w, item=item, tolerance=tolerance, change=change, note=_outcome(w))
 
     for step in base.steps:
         it = step.item
@@ -206,10 +197,10 @@ def flips(base: Walk, summary: Summary, cap: int) -> list[Flip]:
                 w = changed(new if i is it else i for i in items)
                 if w is not None:
                     scale = Fraction(1, 100) if it.relative else 1 / max(abs(step.best), Fraction(1))
-                    out.append(Flip("flip_tolerance", it.text, f"{it.text}→{new.text}", w, new.tolerance,
-                                    abs(new.tol - it.tol) * scale))
+                    row = flip("flip_tolerance", it.text, f"{it.text}→{new.text}", w, new.tolerance)
+                    tolerances.append((abs(new.tol - it.tol) * scale, row))
                     break
-    out.sort(key=lambda f: f.distance)
+    out = [row for _, row in sorted(tolerances, key=lambda t: t[0])]
     criteria = [i for i in items if not i.op]
     at = {id(i): k for k, i in enumerate(items)}
     for a, b in zip(criteria, criteria[1:]):
@@ -217,7 +208,7 @@ def flips(base: Walk, summary: Summary, cap: int) -> list[Flip]:
         swapped[at[id(a)]], swapped[at[id(b)]] = b, a
         w = changed(swapped)
         if w is not None:
-            out.append(Flip("flip_swap", f"{a.text}, {b.text}", f"{a.text}, {b.text}→{b.text}, {a.text}", w))
+            out.append(flip("flip_swap", f"{a.text}, {b.text}", f"{a.text}, {b.text}→{b.text}, {a.text}", w))
     decider = base.decided.item if base.decided and not base.decided.item.op else None
     where = at[id(decider)] if decider else len(items)
     for name, _ in CRITERIA:
@@ -227,12 +218,12 @@ def flips(base: Walk, summary: Summary, cap: int) -> list[Flip]:
         w = changed([*items[:where], new, *items[where:]])
         if w is not None:
             change = f"{decider.text}→{new.text}, {decider.text}" if decider else f"→{new.text} (last)"
-            out.append(Flip("flip_insert", new.text, change, w))
+            out.append(flip("flip_insert", new.text, change, w))
     for i in items:
         if i.op:
             w = changed(j for j in items if j is not i)
             if w is not None:
-                out.append(Flip("flip_drop", i.text, f"{i.text}→(dropped)", w))
+                out.append(flip("flip_drop", i.text, f"{i.text}→(dropped)", w))
     return out
 
 
@@ -273,6 +264,4 @@ def choice(summary: Summary | None, text: str, cap: int) -> tuple[Walk | None, l
         if not base.decided:
             rows.append(_row(len(rows), "tie", base, note=_outcome(base)))
         rows.append(_row(len(rows), "chosen", base, item=base.decided.item.text if base.decided else None, note=note))
-    for f in flips(base, summary, cap):
-        rows.append(_row(len(rows), f.kind, f.walk, item=f.item, tolerance=f.tolerance, change=f.change, note=_outcome(f.walk)))
-    return base, rows
+    return base, rows + [row | {"step": len(rows) + k} for k, row in enumerate(flips(base, summary, cap))]

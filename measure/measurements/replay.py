@@ -186,8 +186,7 @@ class _Tally:
     prompts: set = field(default_factory=set)
 
 
-def replay_rows(plain: SessionContext, results: dict[str, StrategyResult], timelines: dict[str, Timeline], schedule: str,
-                background: list[dict]) -> list[dict]:
+def replay_rows(plain: SessionContext, results: dict[str, StrategyResult], schedule: str, background: list[dict]) -> list[dict]:
     """One row per strategy: what akm would extract, and re-extract, at each moment of `schedule`.
 
     `plain` is the run's own context (its session, parameters and memo, which every moment shares)
@@ -195,13 +194,13 @@ def replay_rows(plain: SessionContext, results: dict[str, StrategyResult], timel
     which nothing was written is that session, and those results are its own. `background` holds
     the session's `background` rows (their late completions are `late_results`).
     """
-    session = plain.session
+    session, timelines = plain.session, plain.timelines
     schedule = parse_schedule(schedule)
     late_results = sum(1 for r in background if r.get("completed_after_parent_end"))
     replayer = Replayer(session)
     # Moments after the parent's last event see only what other files wrote after it.
     end = replayer.written[0][-1] if replayer.written[0] else None
-    points, dropped = moments(replayer, timelines.get(session.ref.path), schedule)
+    points, dropped = moments(replayer, plain.parent_timeline, schedule)
     tallies = {name: _Tally() for name in results}
     digests: dict = {}  # kept events' digests, shared by the moments (see prompt_key)
     for t in points:

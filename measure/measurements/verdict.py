@@ -87,17 +87,9 @@ def summarise(sessions, eviction, run_cost) -> Summary | None:
     per = per_session_values(sessions, eviction)
     names = tuple(sorted({r["strategy"] for r in sessions}, key=registry_order))
     cost = {r["strategy"]: r["calls_per_run_max"] for r in run_cost}
-    totals: dict[str, dict[str, float]] = {n: {} for n in names}
-    nonzero: dict[tuple[str, str], int | None] = {}
-    for c, _ in CRITERIA:
-        for n in names:
-            if c == "calls_per_run_max":
-                totals[n][c] = float(cost.get(n, 0))
-                nonzero[c, n] = None
-            else:
-                vals = per[c][n].values()
-                totals[n][c] = float(sum(vals))
-                nonzero[c, n] = sum(1 for v in vals if v)
+    whole_run = "calls_per_run_max"  # the one criterion not summed over sessions
+    totals = {n: {c: float(cost.get(n, 0) if c == whole_run else sum(per[c][n].values())) for c, _ in CRITERIA} for n in names}
+    nonzero = {(c, n): None if c == whole_run else sum(1 for v in per[c][n].values() if v) for c, _ in CRITERIA for n in names}
     delegated = sum(r.get("delegated_transcripts") or 0 for r in sessions if r["strategy"] == names[0])
     return Summary(names, per, totals, nonzero, delegated)
 
