@@ -1,4 +1,4 @@
-"""measure.measurements.breakdown: version collector, session_info rows, the breakdown table."""
+"""measure.measurements.breakdown: version order, session_info rows, the breakdown table."""
 
 from __future__ import annotations
 

@@ -119,7 +119,7 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
         return []
     files = {stem(tf.path): tf for tf in session.subagents}
     end = parent_end(session)
-    version = parent.versions[-1] if parent.versions else None
+    version = parent.versions[-1][0] if parent.versions else None
     rows = []
     for t in background_tasks(parent):
         tf = files.get(f"agent-{t.task_id}") if t.task_id else None

@@ -1,7 +1,7 @@
 """Breakdowns by project, Claude Code version and month: sessions, subagent share, eviction, calls.
 
 The Claude Code version is the `version` field of transcript lines, which akm's reader drops: the
-`version` collector counts it per file in the run's single read. A session's version is the one
+`tasks` collector counts it per file in the run's single read (`Timeline.versions`). A session's version is the one
 most of its parent's lines carry (ties: the newest); when the parent carries none, its subagents'.
 Its month is the UTC month of its first event (akm's `startedAt`), its project the first folder of
 its path under the root.
@@ -13,7 +13,6 @@ import re
 from collections import Counter
 
 from measure.measurements.tasks import iso_time
-from measure.measurements.lines import collector
 from measure.numbers import percent, rounded
 
 DIMENSIONS = ("project", "cc_version", "month")
@@ -24,22 +23,6 @@ UNKNOWN = "unknown"
 """The value of a dimension a session does not carry (no version line, no timestamp)."""
 
 
-@collector("version")
-class VersionCounts:
-    """Counts the `version` value of every line of one transcript file."""
-
-    def __init__(self, label: str) -> None:
-        self.counts: Counter[str] = Counter()
-
-    def __call__(self, record: dict, line: int) -> None:
-        version = record.get("version")
-        if isinstance(version, str) and version:
-            self.counts[version] += 1
-
-    def result(self) -> dict[str, int]:
-        return dict(self.counts)
-
-
 def version_key(version: str) -> tuple:
     """Order versions as numbers where they are numbers: 2.1.10 after 2.1.9."""
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-+]", version))
@@ -48,7 +31,7 @@ def version_key(version: str) -> tuple:
 def session_version(per_file: dict[str, dict[str, int]]) -> tuple[str | None, int]:
     """The session's Claude Code version and how many distinct versions its files carry.
 
-    `per_file` is the `version` collector's result per file label, parent first.
+    `per_file`: per file label, parent first, its version counts (`Timeline.versions`).
     """
     files = list(per_file.values())
     everything = sum(map(Counter, files), Counter())

@@ -160,19 +160,6 @@ def walk(items: tuple[Item, ...], summary: Summary, cap: int) -> Walk:
     return Walk(items, tuple(steps), survivors)
 
 
-def _gap(step: Step, n: str, summary: Summary) -> Fraction:
-    """n's distance from the step's best, in the item's unit (absolute, or % of the best)."""
-    d = abs(Fraction(summary.totals[n][step.item.name]) - step.best)
-    return 100 * d / abs(step.best) if step.item.relative else d
-
-
-def _crossing(gap: Fraction, up: bool, relative: bool) -> Fraction:
-    """A tolerance just at `gap` (up: the gap is then within it) or just below it (down), in the
-    item's unit: whole units, or hundredths of a percent."""
-    scale = 100 if relative else 1
-    return max(Fraction(0), Fraction(math.ceil(gap * scale) - (not up), scale))
-
-
 def flips(base: Walk, summary: Summary, cap: int) -> list[dict]:
     """The `choice` rows (at step 0) of the single changes that change the winner: smallest tolerance change
     per criterion and direction (smallest first), adjacent swaps, an insertion before the deciding criterion, drops."""
@@ -190,10 +177,13 @@ def flips(base: Walk, summary: Summary, cap: int) -> list[dict]:
         it = step.item
         if it.op or (it.relative and step.best == 0):  # no finite % of 0 reaches a non-zero gap
             continue
-        gaps = sorted({_gap(step, n, summary) for n in step.entering} - {Fraction(0)})
+        # each entrant's distance from the best, in the item's unit (absolute, or % of the best)
+        dists = {abs(Fraction(summary.totals[n][it.name]) - step.best) for n in step.entering}
+        gaps = sorted({100 * d / abs(step.best) if it.relative else d for d in dists} - {Fraction(0)})
+        unit = 100 if it.relative else 1  # tolerances move in whole units, or hundredths of a percent
         for up, candidates in ((True, [g for g in gaps if g > it.tol]), (False, [g for g in reversed(gaps) if g <= it.tol])):
-            for g in candidates:
-                new = replace(it, tol=_crossing(g, up, it.relative))
+            for g in candidates:  # a tolerance just at the gap (up: the gap is then within it) or just below it
+                new = replace(it, tol=max(Fraction(0), Fraction(math.ceil(g * unit) - (not up), unit)))
                 w = changed(new if i is it else i for i in items)
                 if w is not None:
                     scale = Fraction(1, 100) if it.relative else 1 / max(abs(step.best), Fraction(1))

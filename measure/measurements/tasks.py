@@ -101,7 +101,7 @@ class Timeline:
     queue: tuple[QueueOp, ...]
     turns: tuple[Turn, ...]
     last_ts: float | None
-    versions: tuple[str, ...] = ()  # distinct Claude Code `version` values on its lines, first seen first
+    versions: tuple[tuple[str, int], ...] = ()  # (Claude Code `version`, lines carrying it), first seen first
     agent_progress: tuple[tuple[str, str | None], ...] = ()  # (data.agentId, parentToolUseID), first line of each agent
 
 
@@ -223,8 +223,7 @@ class TaskCollector:
     # No TYPES, every type: a `progress` line is read only for agent_progress's two ids (it re-embeds
     # subagent lines, never the parent's own activity, so it is neither a turn nor a timestamp of the parent).
 
-    __slots__ = ("launches", "acks", "queue", "turns", "last_ts", "versions", "progress", "_version", "_tail",
-                 "_spawns")
+    __slots__ = ("launches", "acks", "queue", "turns", "last_ts", "versions", "progress", "_tail", "_spawns")
 
     #: raw timestamps held unparsed before the newest valid one among them is settled
     TAIL = 256
@@ -235,10 +234,9 @@ class TaskCollector:
         self.queue: list[QueueOp] = []
         self.turns: list[Turn] = []
         self.last_ts: float | None = None
-        self.versions: list[str] = []
+        self.versions: dict[str, int] = {}  # version -> lines carrying it (every type: progress lines too)
         self.progress: dict[str, str | None] = {}  # agent_progress: agentId -> parentToolUseID
         self._spawns: set[str] = set()  # tool_use ids of SPAWN_TOOLS calls, whose results are read even when plain
-        self._version: object = None  # the last line's `version`: lines repeat it
         # Raw timestamps of lines after last_ts's line that keep no record: only the newest
         # valid one can become last_ts, so they are parsed (newest first) only when settled.
         self._tail: list = []
@@ -268,6 +266,9 @@ class TaskCollector:
         self._tail.clear()
 
     def __call__(self, record: dict, line: int) -> None:
+        version = record.get("version")
+        if type(version) is str and version:  # not `!=` on any value: one may nest 3,000 deep
+            self.versions[version] = self.versions.get(version, 0) + 1
         kind = record.get("type")
         if kind == "progress":  # the most frequent line: one lookup unless it carries data
             data = record.get("data")
@@ -277,11 +278,6 @@ class TaskCollector:
                     self.progress[agent] = _str(record.get("parentToolUseID"))
             return
         raw = record.get("timestamp")
-        version = record.get("version")
-        if type(version) is str and version != self._version:  # not `!=` on any value: one may nest 3,000 deep
-            self._version = version
-            if version and version not in self.versions:
-                self.versions.append(version)
         if kind == "queue-operation":
             ts = self._stamp(raw)
             content = record.get("content")
@@ -344,4 +340,4 @@ class TaskCollector:
     def result(self) -> Timeline:
         self._settle()
         return Timeline(tuple(self.launches), tuple(self.acks), tuple(self.queue), tuple(self.turns), self.last_ts,
-                        tuple(self.versions), tuple(self.progress.items()))
+                        tuple(self.versions.items()), tuple(self.progress.items()))

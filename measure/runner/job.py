@@ -209,5 +209,6 @@ def _measure_session(root: str, path: str, params: RunParams, template: str) -> 
     for table, rows in cost_tables(session, lines, subagents).items():
         add(table, rows)
     add("delegation", delegation)
-    add("session_info", session_info_rows(session_path, session.ref.started_at, lines.get("version")))
+    versions = {label: dict(tl.versions) for label, tl in timelines.items()}
+    add("session_info", session_info_rows(session_path, session.ref.started_at, versions))
     return out
