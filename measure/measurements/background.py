@@ -30,15 +30,6 @@ class _Task:
     resumes: int = 0
 
 
-def parent_end(session: Session) -> float | None:
-    """When the parent's last turn ended: its last assistant line with a timestamp of its own.
-
-    Queue lines, undelivered notifications and user lines after it are not the parent working.
-    """
-    fallback = set(session.parent.fallback)
-    return max((e.ts for i, e in enumerate(session.parent.events) if e.role == "assistant" and i not in fallback), default=None)
-
-
 def background_tasks(parent: Timeline) -> list[_Task]:
     """Background tasks of one parent timeline, with their notifications matched queue-wise.
 
@@ -118,7 +109,10 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
     if parent is None:
         return []
     files = {stem(tf.path): tf for tf in session.subagents}
-    end = parent_end(session)
+    # The parent's last turn ended at its last assistant line with a timestamp of its own: queue lines,
+    # undelivered notifications and user lines after it are not the parent working.
+    fallback = set(session.parent.fallback)
+    end = max((e.ts for i, e in enumerate(session.parent.events) if e.role == "assistant" and i not in fallback), default=None)
     version = parent.versions[-1][0] if parent.versions else None
     rows = []
     for t in background_tasks(parent):

@@ -60,9 +60,7 @@ class Item:
 
 
 def _num(x: Fraction) -> str:
-    if x.denominator == 1:
-        return str(x.numerator)
-    return format(Decimal(x.numerator) / Decimal(x.denominator), "f")
+    return str(x.numerator) if x.denominator == 1 else format(Decimal(x.numerator) / Decimal(x.denominator), "f")
 
 
 def parse(text: str) -> tuple[Item, ...]:

@@ -31,6 +31,9 @@ from measure.numbers import percent, rounded
 
 _OUTPUT_FILE = re.compile(r"/tasks/([^/]+)\.output$")
 _LINE_NUMBER = re.compile(r"^\s*\d+\u2192")
+#: The input keys naming the task a tool reads, first present first (`Read` names it by its output file).
+_TARGET_KEYS = {"TaskOutput": ("task_id", "bash_id"), "BashOutput": ("task_id", "bash_id"), "SendMessage": ("to",),
+                "Task": ("resume",), "Agent": ("resume",)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +49,11 @@ class BackgroundRead:
 
 def read_target(name: object, inp: dict) -> str | None:
     """The task a tool_use reads, or None when it reads no background work."""
-    if name in ("TaskOutput", "BashOutput"):
-        v = inp.get("task_id") or inp.get("bash_id")
-    elif name == "Read":
-        m = _OUTPUT_FILE.search(inp.get("file_path") or "") if type(inp.get("file_path")) is str else None
-        v = m.group(1) if m else None
-    elif name == "SendMessage":
-        v = inp.get("to")
-    elif name in ("Task", "Agent"):
-        v = inp.get("resume")
-    else:
-        return None
-    return v if type(v) is str and v else None
+    if name == "Read":
+        m = _OUTPUT_FILE.search(inp["file_path"]) if type(inp.get("file_path")) is str else None
+        return m.group(1) if m else None
+    v = next(filter(None, map(inp.get, _TARGET_KEYS.get(name, ()) if type(name) is str else ())), None)
+    return v if type(v) is str else None
 
 
 @collector("reads")

@@ -321,11 +321,6 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     return _single("fold_stub_raw", ctx, call, stubbed=len(stubs), saved=saved)
 
 
-def _kept(call: Call) -> set[tuple[float, str]]:
-    """(ts, file) of every kept event, the key `duplicates` also judges "in the prompt" by."""
-    return {(e.ts, e.file) for e in call.kept.events}
-
-
 @strategy("fold_dedupe_sync", origin="suite proposal")
 def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
     """#842's scoped rule for synchronous Task results: where fold keeps both the parent's tool-result
@@ -336,7 +331,7 @@ def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
     among them, can still lose its place (the pass skips what does not fit and keeps trying older ones):
     that pair is then un-stubbed and the pass re-run, until every stubbed copy's report is kept.
     """
-    kept = _kept(ctx.fold_call)
+    kept = {(e.ts, e.file) for e in ctx.fold_call.kept.events}  # the key `duplicates` judges "in the prompt" by
     stubs = {}
     for p, description in ctx.sync_pairs:
         text = stub_text(p, description)
@@ -344,7 +339,7 @@ def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
             stubs.setdefault(p.parent_index, (p, text))
     while True:  # with no stub left, `_stubbed` gives fold's call and nothing is lost
         call, saved = _stubbed(ctx, {i: text for i, (_, text) in stubs.items()})
-        kept = _kept(call)
+        kept = {(e.ts, e.file) for e in call.kept.events}
         lost = [i for i, (p, _) in stubs.items() if (p.final.ts, p.final.file) not in kept]
         if not lost:
             return _single("fold_dedupe_sync", ctx, call, stubbed=len(stubs), saved=saved)
