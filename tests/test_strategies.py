@@ -48,7 +48,7 @@ def test_hybrid_keeps_exactly_what_link_keeps(sessions):
     template = load_template()
     for s in sessions:
         ctx = SessionContext(s, Params(template=template))
-        assert ctx.parent_events == ctx.alone  # same events, same order
+        assert ctx.parent_events == ctx.session.alone  # same events, same order
         for budget in (6000, 80_000):
             r = run_all(SessionContext(s, Params(template=template, budget=budget)), ["link", "hybrid"])
             link = [(e.ts, e.file, e.text) for e in r["link"].calls[0].kept.events]

@@ -112,7 +112,8 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
     # The parent's last turn ended at its last assistant line with a timestamp of its own: queue lines,
     # undelivered notifications and user lines after it are not the parent working.
     fallback = set(session.parent.fallback)
-    end = max((e.ts for i, e in enumerate(session.parent.events) if e.role == "assistant" and i not in fallback), default=None)
+    end = max((e.ts for i, e in enumerate(session.parent.events) if e.role == "assistant" and i not in fallback),
+              default=None)
     version = parent.versions[-1][0] if parent.versions else None
     rows = []
     for t in background_tasks(parent):
@@ -127,7 +128,7 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
             "launched_at": iso_time(t.launched_at), "ack_at": iso_time(t.ack_at), "ack_chars": t.ack_chars,
             "completed_at": iso_time(completed),
             "completed_by": None if completed is None else ("notification" if first_note is not None else "transcript"),
-            "stub_seconds": _seconds(t.launched_at, t.ack_at), "run_seconds": _seconds(t.launched_at, completed),
+            "stub_seconds": seconds(t.launched_at, t.ack_at), "run_seconds": seconds(t.launched_at, completed),
             "notifications": len(t.notes), "delivered": t.delivered, "removed": t.removed,
             "delivery": "turn" if t.delivered else "removed" if t.removed else "never",
             "parent_end_at": iso_time(end),
@@ -140,5 +141,6 @@ def background_rows(session: Session, timelines: dict[str, Timeline]) -> list[di
     return rows
 
 
-def _seconds(start: float | None, end: float | None) -> float | None:
+def seconds(start: float | None, end: float | None) -> float | None:
+    """Seconds from `start` to `end` (epoch ms), rounded to the millisecond; None when either is unknown."""
     return None if start is None or end is None else rounded((end - start) / 1000, 3)

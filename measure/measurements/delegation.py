@@ -104,9 +104,9 @@ def delegation_rows(ctx: SessionContext, results: dict[str, StrategyResult]) -> 
         final = final_report(alone)
         result_words = words(final.text) if final is not None else frozenset()
         parent_refs = list(naming.get(bare, ()))
-        ts = call_ts.get(sub.tool_use_id)
-        if ts is not None:
-            parent_refs += [e for e in calls_at.get(ts, ()) if all(e is not p for p in parent_refs)]
+        # the parent events calling the agent's launch (an event's ts is never None: an unknown call finds none)
+        calls = calls_at.get(call_ts.get(sub.tool_use_id), ())
+        parent_refs += [e for e in calls if all(e is not p for p in parent_refs)]
         for e in naming.get(bare, ()):
             if result_words and is_copy(words(e.text), result_words):
                 result_copy_of.setdefault(id(e), []).append(i)

@@ -236,13 +236,10 @@ def choice(summary: Summary | None, text: str, cap: int) -> tuple[Walk | None, l
     if summary is None:
         return None, [_row(0, "none_feasible", Walk(items, (), ()), note="no sessions were measured")]
     base = walk(items, summary, cap)
-    rows = []
-    for st in base.steps:
-        rows.append(_row(
-            len(rows), "constraint" if st.item.op else "criterion", base, item=st.item.text, tolerance=st.item.tolerance,
-            best=None if st.best is None else float(st.best), limit=float(st.limit), survivors=",".join(st.survivors),
-            eliminated=",".join(n for n in st.entering if n not in st.survivors), winner=None,
-        ))
+    rows = [_row(k, "constraint" if st.item.op else "criterion", base, item=st.item.text, tolerance=st.item.tolerance,
+                 best=None if st.best is None else float(st.best), limit=float(st.limit), winner=None,
+                 survivors=",".join(st.survivors), eliminated=",".join(n for n in st.entering if n not in st.survivors))
+            for k, st in enumerate(base.steps)]
     note = _outcome(base)
     if summary.delegated == 0:
         note += "; no delegated work under this root: the choice is about sessions without subagents"

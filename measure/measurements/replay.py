@@ -79,8 +79,8 @@ class Replayer:
         self.files = (session.parent, *session.subagents)
         self.written = [written_at(tf) for tf in self.files]
         # refs found in the first k events of each file, for k = 0..len(events) (refs come in event order)
-        self.refs = [list(accumulate((len(inline_refs(e.text, e.ts)) if "akm" in e.text else 0 for e in tf.events), initial=0))
-                     for tf in self.files]
+        self.refs = [list(accumulate((len(inline_refs(e.text, e.ts)) if "akm" in e.text else 0 for e in tf.events),
+                                     initial=0)) for tf in self.files]
         # The folded stream is the stable ts-sort of the files' events (prefixed for subagents),
         # concatenated in walk order: the same sort over the written-at values aligns them.
         order = sorted(((e.ts, w) for tf, wa in zip(self.files, self.written) for e, w in zip(tf.events, wa)),
@@ -135,7 +135,8 @@ def moments(replayer: Replayer, timeline: Timeline | None, schedule: Schedule) -
         return [], 0
     if schedule.kind == "turn_end":  # the parent's last event, and its last before each human prompt
         parent = replayer.written[0]
-        starts = [bisect_left(parent, t.ts) for t in timeline.turns if t.source == "human" and t.ts is not None] if timeline else []
+        turns = timeline.turns if timeline is not None else ()
+        starts = [bisect_left(parent, t.ts) for t in turns if t.source == "human" and t.ts is not None]
         points = parent[-1:] + [parent[i - 1] for i in starts if i]
     elif schedule.kind == "every":
         start = min(wa[0] for wa in replayer.written if wa)
@@ -186,7 +187,8 @@ class _Tally:
     prompts: set = field(default_factory=set)
 
 
-def replay_rows(plain: SessionContext, results: dict[str, StrategyResult], schedule: str, background: list[dict]) -> list[dict]:
+def replay_rows(plain: SessionContext, results: dict[str, StrategyResult], schedule: str,
+                background: list[dict]) -> list[dict]:
     """One row per strategy: what akm would extract, and re-extract, at each moment of `schedule`.
 
     `plain` is the run's own context (its session, parameters and memo, which every moment shares)

@@ -182,12 +182,8 @@ class SessionContext:
         return tuple(e for e in self.session.folded if e.file == p)
 
     @cached_property
-    def alone(self) -> tuple[Event, ...]:
-        return self.session.alone
-
-    @cached_property
     def link_call(self) -> Call:
-        return self.run(self.alone, self.session.alone_ref, self.session.parent.refs)
+        return self.run(self.session.alone, self.session.alone_ref, self.session.parent.refs)
 
     @cached_property
     def fold_call(self) -> Call:
@@ -270,8 +266,7 @@ def fold(ctx: SessionContext) -> StrategyResult:
 @strategy("fold_dedupe_scoped")
 def fold_dedupe_scoped(ctx: SessionContext) -> StrategyResult:
     """C1 with the #839/#842 post-pass: stub a notification whose subagent copy is kept too."""
-    s = ctx.session
-    fold = ctx.fold_call
+    s, fold = ctx.session, ctx.fold_call
     # The post-pass runs on fold's final kept list and never changes which events are kept,
     # so fold's pre-filter result is reused; only stubbed texts (and so the prompt) differ.
     events, stubbed, saved = dedupe_notifications(list(fold.kept.events))
@@ -300,23 +295,17 @@ def _stubbed(ctx: SessionContext, stubs: dict[int, str]) -> tuple[Call, int]:
         events[i] = Event(e.role, e.ts, text, e.file, utf16_len(text))
         originals[id(events[i])] = e
     call = ctx.run(events, s.ref, s.refs)
-    saved = 0
+    kept = [(originals[id(e)], e.chars) for e in call.kept.events if id(e) in originals]
     limit = ctx.params.max_event_text_length
-    for e in call.kept.events:
-        orig = originals.get(id(e))
-        if orig is not None:
-            room = orig.chars if orig.chars <= limit else truncate(orig.text, orig.chars, limit)[1]
-            saved += room - e.chars
+    saved = sum((o.chars if o.chars <= limit else truncate(o.text, o.chars, limit)[1]) - chars for o, chars in kept)
     return call, saved
 
 
 @strategy("fold_stub_raw")
 def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     """#840's simulation: every paired notification stubbed in the raw folded stream."""
-    stubs: dict[int, str] = {}
-    for p in ctx.pairs:  # #840's pairs: top-level sidecars with a toolUseId
-        if p.pairing == "sidecar_tool_use_id":
-            stubs.setdefault(p.parent_index, stub_text(p))
+    # #840's pairs (top-level sidecars with a toolUseId); reversed, so the first pair of a notification stubs it
+    stubs = dict(reversed([(p.parent_index, stub_text(p)) for p in ctx.pairs if p.pairing == "sidecar_tool_use_id"]))
     call, saved = _stubbed(ctx, stubs)
     return _single("fold_stub_raw", ctx, call, stubbed=len(stubs), saved=saved)
 
@@ -434,6 +423,5 @@ def apply_min_content_gate(ctx: SessionContext, results: dict[str, StrategyResul
     near-empty session is skipped under any reading).
     """
     no_call = {"calls": (), "parent_windows": 0, "subagent_chunks": 0, "stubbed": 0, "stub_saved_chars": 0, "skipped": "min_content_chars"}
-    alone = sum(e.chars for e in ctx.alone)
-    return {name: replace(r, **no_call) if (alone if name == "link" else ctx.folded_chars) < MIN_CONTENT_CHARS else r
-            for name, r in results.items()}
+    return {name: replace(r, **no_call) if (r.raw_chars if name == "link" else ctx.folded_chars) < MIN_CONTENT_CHARS
+            else r for name, r in results.items()}

@@ -110,9 +110,7 @@ class UsageCollector:
             if type(msg) is dict and type(msg.get("usage")) is dict:
                 self.progress_lines += 1
             return
-        if kind != "assistant":
-            return
-        msg = record.get("message")
+        msg = record.get("message")  # an assistant line: TYPES routes no other here
         if type(msg) is not dict or type(msg.get("usage")) is not dict:
             return
         u = usage_tuple(msg["usage"])
@@ -136,7 +134,7 @@ class UsageCollector:
             found[1], found[2], found[3] = u, model or found[2], self._placeholder
 
     def result(self) -> Usage:
-        calls = tuple(Call(c[0], c[1], c[2], c[3]) for c in self.calls.values())
+        calls = tuple(Call(*c) for c in self.calls.values())
         return Usage(calls, self.naive_lines, tuple(self.naive), self.progress_lines)
 
 

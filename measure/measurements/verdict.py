@@ -87,24 +87,19 @@ def summarise(sessions, eviction, run_cost) -> Summary | None:
     per = per_session_values(sessions, eviction)
     names = tuple(sorted({r["strategy"] for r in sessions}, key=registry_order))
     cost = {r["strategy"]: r["calls_per_run_max"] for r in run_cost}
-    whole_run = "calls_per_run_max"  # the one criterion not summed over sessions
-    totals = {n: {c: float(cost.get(n, 0) if c == whole_run else sum(per[c][n].values())) for c, _ in CRITERIA} for n in names}
-    nonzero = {(c, n): None if c == whole_run else sum(1 for v in per[c][n].values() if v) for c, _ in CRITERIA for n in names}
+    run = "calls_per_run_max"  # the one criterion not summed over sessions
+    totals = {n: {c: float(cost.get(n, 0) if c == run else sum(per[c][n].values())) for c, _ in CRITERIA}
+              for n in names}
+    nonzero = {(c, n): None if c == run else sum(1 for v in per[c][n].values() if v)
+               for c, _ in CRITERIA for n in names}
     delegated = sum(r.get("delegated_transcripts") or 0 for r in sessions if r["strategy"] == names[0])
     return Summary(names, per, totals, nonzero, delegated)
 
 
 def dominates(a: dict[str, float], b: dict[str, float]) -> bool:
     """a is at least as good as b on every criterion and better on one."""
-    strictly = False
-    for c, better in CRITERIA:
-        x, y = a[c], b[c]
-        if x == y:
-            continue
-        if (x < y) != (better == "lower"):
-            return False
-        strictly = True
-    return strictly
+    better = [(a[c] < b[c]) == (direction == "lower") for c, direction in CRITERIA if a[c] != b[c]]
+    return bool(better) and all(better)
 
 
 def decide(vectors: dict[str, dict[str, float]]) -> tuple[str, list[list[str]], dict[str, list[str]]]:

@@ -22,9 +22,9 @@ from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 
+from measure.measurements.background import seconds
 from measure.measurements.tasks import Notification, QueueOp, Timeline, Turn, iso_time
 from measure.measurements.tokens import SUMMED, Call, Usage
-from measure.numbers import rounded
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +69,10 @@ def wakeup_rows(found: list[Wakeup]) -> list[dict]:
             head, batch = w, batch + 1
         n = w.turn.notification
         enq_ts = w.enqueue.ts if w.enqueue else None
-        waited = (w.turn.ts - enq_ts) / 1000 if w.turn.ts is not None and enq_ts is not None else None
         rows.append({
             "line": w.turn.line, "task_id": n.task_id, "task_kind": n.task_kind, "status": n.status,
             "enqueued_at": iso_time(enq_ts), "delivered_at": iso_time(w.turn.ts),
-            "waited_seconds": None if waited is None else rounded(waited, 3), "api_calls": len(w.calls),
+            "waited_seconds": seconds(enq_ts, w.turn.ts), "api_calls": len(w.calls),
             **{name: sum(c.usage[i] for c in w.calls) for name, i in SUMMED},
             "batchable_with_previous": bool(prev is not None and w.enqueue is not None and w.enqueue.line < prev.turn.line),
             "batch": batch,
