@@ -261,7 +261,7 @@ def _from_scratch(session, timelines, budget: int, schedule: str, background: li
 
 def _calls(result) -> tuple:
     """Everything of a result that a moment's calls decide: what was kept, its stats, the raw chars."""
-    return (result.name, result.raw_chars, result.stubbed, result.stub_saved_chars,
+    return (result.raw_chars, result.stubbed, result.stub_saved_chars,
             [([(e.role, e.ts, e.text) for e in c.kept.events], c.kept.stats, c.raw_chars) for c in result.calls])
 
 
@@ -273,10 +273,10 @@ def _replayed_both_ways(session, timelines, budget: int, schedule: str, monkeypa
     background = background_rows(session, timelines)
     seen: list = []
 
-    def recording(fn):
+    def recording(name, fn):
         def run(ctx):
             r = fn(ctx)
-            seen.append((r.name, _calls(r)))
+            seen.append((name, _calls(r)))
             return r
         return run
 
@@ -284,7 +284,7 @@ def _replayed_both_ways(session, timelines, budget: int, schedule: str, monkeypa
     results = plain(ctx)  # fills the memo the moments share
     whole = {n: _calls(r) for n, r in results.items()}  # a final moment after which nothing was written: these
     with monkeypatch.context() as m:
-        m.setattr(replay_module, "STRATEGIES", {n: recording(f) for n, f in STRATEGIES.items()})
+        m.setattr(replay_module, "STRATEGIES", {n: recording(n, f) for n, f in STRATEGIES.items()})
         rows = replay_rows(ctx, results, schedule, background)
     want_rows, want_seen = _from_scratch(session, timelines, budget, schedule, background)
     assert rows == want_rows

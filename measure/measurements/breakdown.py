@@ -56,12 +56,8 @@ def breakdown_rows(info: list[dict], sessions: list[dict], eviction: list[dict],
     Built from the per-session tables of one run (at its budget). Eviction percentages are of the
     group's summed parent chars kept alone; calls are summed over the group's sessions.
     """
-    parent_chars: dict[str, int] = {}
-    calls: dict[tuple[str, str], int] = {}
-    for row in sessions:
-        calls[(row["session_path"], row["strategy"])] = row["llm_calls"]
-        if row["strategy"] == "link":
-            parent_chars[row["session_path"]] = row["raw_chars"]
+    calls = {(row["session_path"], row["strategy"]): row["llm_calls"] for row in sessions}
+    parent_chars = {row["session_path"]: row["raw_chars"] for row in sessions if row["strategy"] == "link"}
     sub_chars: Counter[str] = Counter()
     for row in subagents:
         sub_chars[row["session_path"]] += row["chars"] or 0

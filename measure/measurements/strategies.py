@@ -50,7 +50,6 @@ class Call:
 class StrategyResult:
     """What one strategy sends for one session."""
 
-    name: str
     budget: int
     parent_path: str
     raw_events: int
@@ -240,27 +239,27 @@ def strategy(name: str, origin: str = "akm"):
     return register
 
 
-def _single(name: str, ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...] | None = None,
-            stubbed: int = 0, saved: int = 0) -> StrategyResult:
+def _single(ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...] | None = None, stubbed: int = 0,
+            saved: int = 0) -> StrategyResult:
     """One call's result; `refs` defaults to every transcript's."""
     refs = ctx.session.refs if refs is None else refs
     return StrategyResult(
-        name=name, budget=ctx.params.budget, parent_path=ctx.session.ref.path, raw_events=call.raw_events,
-        raw_chars=call.raw_chars, inline_refs=len(refs), calls=(call,),
-        stubbed=stubbed or call.kept.stubbed, stub_saved_chars=saved or call.kept.stub_saved_chars,
+        budget=ctx.params.budget, parent_path=ctx.session.ref.path, raw_events=call.raw_events, raw_chars=call.raw_chars,
+        inline_refs=len(refs), calls=(call,), stubbed=stubbed or call.kept.stubbed,
+        stub_saved_chars=saved or call.kept.stub_saved_chars,
     )
 
 
 @strategy("link")
 def link(ctx: SessionContext) -> StrategyResult:
     """C2: the parent transcript alone, as akm read it before #830."""
-    return _single("link", ctx, ctx.link_call, ctx.session.parent.refs)
+    return _single(ctx, ctx.link_call, ctx.session.parent.refs)
 
 
 @strategy("fold")
 def fold(ctx: SessionContext) -> StrategyResult:
     """C1: subagent transcripts folded into the parent stream (#830), no dedupe."""
-    return _single("fold", ctx, ctx.fold_call)
+    return _single(ctx, ctx.fold_call)
 
 
 @strategy("fold_dedupe_scoped")
@@ -271,9 +270,9 @@ def fold_dedupe_scoped(ctx: SessionContext) -> StrategyResult:
     # so fold's pre-filter result is reused; only stubbed texts (and so the prompt) differ.
     events, stubbed, saved = dedupe_notifications(list(fold.kept.events))
     if not stubbed:
-        return _single("fold_dedupe_scoped", ctx, fold)
+        return _single(ctx, fold)
     kept = Prefiltered(tuple(events), replace(fold.kept.stats, totalChars=sum(e.chars for e in events)), stubbed, saved)
-    return _single("fold_dedupe_scoped", ctx, replace(fold, kept=kept, prompt=ctx.prompt(s.ref, kept, s.refs)))
+    return _single(ctx, replace(fold, kept=kept, prompt=ctx.prompt(s.ref, kept, s.refs)))
 
 
 def stub_text(pair: DuplicatePair, description: str | None = None) -> str:
@@ -307,7 +306,7 @@ def fold_stub_raw(ctx: SessionContext) -> StrategyResult:
     # #840's pairs (top-level sidecars with a toolUseId); reversed, so the first pair of a notification stubs it
     stubs = dict(reversed([(p.parent_index, stub_text(p)) for p in ctx.pairs if p.pairing == "sidecar_tool_use_id"]))
     call, saved = _stubbed(ctx, stubs)
-    return _single("fold_stub_raw", ctx, call, stubbed=len(stubs), saved=saved)
+    return _single(ctx, call, stubbed=len(stubs), saved=saved)
 
 
 @strategy("fold_dedupe_sync", origin="suite proposal")
@@ -331,7 +330,7 @@ def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
         kept = {(e.ts, e.file) for e in call.kept.events}
         lost = [i for i, (p, _) in stubs.items() if (p.final.ts, p.final.file) not in kept]
         if not lost:
-            return _single("fold_dedupe_sync", ctx, call, stubbed=len(stubs), saved=saved)
+            return _single(ctx, call, stubbed=len(stubs), saved=saved)
         for i in lost:
             del stubs[i]
 
@@ -343,14 +342,13 @@ def hybrid(ctx: SessionContext) -> StrategyResult:
     # in the same order (both sorts are stable), so link's pre-filter result is hybrid's too;
     # only the prompt's ref (Started/Ended) and "Already preserved" refs differ.
     s, link = ctx.session, ctx.link_call
-    return _single("hybrid", ctx, replace(link, prompt=ctx.prompt(s.ref, link.kept, s.refs)))
+    return _single(ctx, replace(link, prompt=ctx.prompt(s.ref, link.kept, s.refs)))
 
 
 @strategy("chunked")
 def chunked(ctx: SessionContext) -> StrategyResult:
     """C4: one call per budget-sized parent window plus one per subagent transcript."""
-    s = ctx.session
-    budget = ctx.params.budget
+    s, budget = ctx.session, ctx.params.budget
     windows: list[list[Event]] = []
     size = 0
     for e in ctx.parent_events:
@@ -366,7 +364,7 @@ def chunked(ctx: SessionContext) -> StrategyResult:
     calls = [ctx.run(events, s.ref, ()) for events in windows]
     calls += [replace(ctx.run(events, s.ref, ()), source=path) for path, events in groups.items()]
     return StrategyResult(
-        name="chunked", budget=budget, parent_path=s.ref.path, raw_events=len(s.folded), raw_chars=ctx.folded_chars,
+        budget=budget, parent_path=s.ref.path, raw_events=len(s.folded), raw_chars=ctx.folded_chars,
         inline_refs=0, calls=tuple(calls), parent_windows=len(windows), subagent_chunks=len(groups),
     )
 
@@ -377,7 +375,7 @@ def parent_first(ctx: SessionContext) -> StrategyResult:
     s = ctx.session
     kept = ctx.prefilter_after(ctx.link_call.kept, tuple(e for e in s.folded if e.file != s.ref.path))
     call = Call(s.ref.path, len(s.folded), ctx.folded_chars, kept, ctx.prompt(s.ref, kept, s.refs))
-    return _single("parent_first", ctx, call)
+    return _single(ctx, call)
 
 
 @strategy("hybrid_undelivered", origin="suite proposal")
@@ -386,10 +384,10 @@ def hybrid_undelivered(ctx: SessionContext) -> StrategyResult:
     s = ctx.session
     reports = {id(e) for e in ctx.undelivered_reports}
     if not reports:
-        return replace(hybrid(ctx), name="hybrid_undelivered")
+        return hybrid(ctx)
     # Pre-filtered together: a report takes its place in the budget like any parent event.
     events = tuple(e for e in s.folded if e.file == s.ref.path or id(e) in reports)
-    return _single("hybrid_undelivered", ctx, ctx.run(events, s.ref, s.refs))
+    return _single(ctx, ctx.run(events, s.ref, s.refs))
 
 
 def fits_whole(result: StrategyResult) -> bool:
