@@ -239,8 +239,8 @@ def strategy(name: str, origin: str = "akm"):
     return register
 
 
-def _single(ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...] | None = None, stubbed: int = 0,
-            saved: int = 0) -> StrategyResult:
+def _single(ctx: SessionContext, call: Call, refs: tuple[InlineRef, ...] | None = None,
+            stubbed: int = 0, saved: int = 0) -> StrategyResult:
     """One call's result; `refs` defaults to every transcript's."""
     refs = ctx.session.refs if refs is None else refs
     return StrategyResult(
