@@ -57,8 +57,7 @@ def test_defect1_budget_sweep_rows_split_stubs_from_eviction():
         def __init__(self, pc, saved):
             self.pc, self.stub_saved_chars, self.prompt_chars, self.calls = pc, saved, 1, [1]
 
-        def kept_by_origin(self):
-            return (1, self.pc, 0, 0)
+        kept_by_origin = property(lambda self: (1, self.pc, 0, 0))
 
     rows = sweep_rows({80_000: {"link": R(1_000, 0), "fold_dedupe_scoped": R(700, 300)}})
     dedupe = next(x for x in rows if x["strategy"] == "fold_dedupe_scoped")
