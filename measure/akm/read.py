@@ -157,10 +157,11 @@ def is_session_candidate(path: str, root: str) -> bool:
 def _peek_records(chunk: bytes) -> list:
     out = []
     for line in chunk.decode("utf-8", "replace").split("\n"):
-        try:
-            out.append(_loads(line))
-        except ValueError:
-            pass
+        if line:  # an empty line would fail orjson and then the slower JSON.parse fallback too
+            try:
+                out.append(_loads(line))
+            except ValueError:
+                pass
     return out
 
 
@@ -187,8 +188,11 @@ def peek(path: str, size: int) -> tuple[float | None, float | None, str | None]:
         if isinstance(obj, dict) and obj.get("type") == "custom-title" and isinstance(obj.get("customTitle"), str):
             title = obj["customTitle"]
     stamps = [ts for ts in map(_peek_ts, records) if ts is not None]
-    ends = [ts for ts in map(_peek_ts, _peek_records(tail)) if ts is not None] or stamps
-    return (stamps[0] if stamps else None), (ends[-1] if ends else None), title
+    # the tail's last timestamp, parsing dates from the end only until one is found
+    last = next((ts for ts in map(_peek_ts, reversed(_peek_records(tail))) if ts is not None), None)
+    if last is None and stamps:
+        last = stamps[-1]
+    return (stamps[0] if stamps else None), last, title
 
 
 def list_sessions(root: str | os.PathLike, since_ms: float = 0, errors: list | None = None,

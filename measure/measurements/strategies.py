@@ -65,9 +65,8 @@ class StrategyResult:
     @cached_property
     def kept_by_origin(self) -> tuple[int, int, int, int]:
         """(parent events, parent chars, subagent events, subagent chars) over all calls."""
-        events = [e for call in self.calls for e in call.kept.events]
-        parent = [e.chars for e in events if e.file == self.parent_path]
-        subagent = [e.chars for e in events if e.file != self.parent_path]
+        parent = [e.chars for call in self.calls for e in call.kept.events if e.file == self.parent_path]
+        subagent = [e.chars for call in self.calls for e in call.kept.events if e.file != self.parent_path]
         return len(parent), sum(parent), len(subagent), sum(subagent)
 
     @property

@@ -43,8 +43,9 @@ class TableBuilder:
                     self.columns[name] = [None] * waiting
                 self.columns[name].extend(values)
         self.positions.extend([position] * n)
-        for column in self.columns.values():  # a column this session's rows lack
-            column.extend([None] * (waiting + n - len(column)))
+        for column in self.columns.values():
+            if len(column) < waiting + n:  # a column this session's rows lack (rare: test first, allocate only then)
+                column.extend([None] * (waiting + n - len(column)))
 
     @property
     def table(self):
