@@ -15,8 +15,7 @@ from measure import __version__
 from measure.akm.jscompat import MAX_EXACT
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.measurements.budget_sweep import DEFAULT_BUDGETS
-from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES
-from measure.measurements.priorities import canonical
+from measure.measurements.priorities import DEFAULT as DEFAULT_PRIORITIES, canonical
 from measure.options import COUNT, EPOCH_MS, JOBS, SECONDS
 
 

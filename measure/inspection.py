@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from measure.akm.prefilter import DEFAULT_MAX_EVENT_TEXT_LENGTH, DEFAULT_MAX_TOTAL_CHARS
 from measure.akm.hashing import content_hash
-from measure.akm.jscompat import SURROGATE
+from measure.akm.jscompat import escape_lone_surrogates
 from measure.akm.prompt import load_template
 from measure.akm.read import read_session
 from measure.measurements import tasks  # noqa: F401  (registers the "tasks" line collector)
@@ -71,7 +71,7 @@ def render_json(report: dict) -> str:
     """The report as indented JSON, text as JS `JSON.stringify` writes it: non-ASCII as is, a lone
     surrogate (an emoji cut by truncation) as its escape (`\\ud83d`), so the output encodes as UTF-8."""
     text = json.dumps(report, indent=1, ensure_ascii=False)
-    return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    return escape_lone_surrogates(text) + "\n"
 
 
 def render_text(report: dict) -> str:

@@ -197,7 +197,7 @@ BACKGROUND = Table(
     ("task_id", Str, "agentId / backgroundTaskId / taskId / notification task-id (line:<n> when a notification names none)"),
     ("tool_use_id", Str, "the launching tool_use id (from the launch, else the notification's <tool-use-id>)"),
     ("kind", Str, "agent, forked_skill, bash, monitor, workflow or other (launch ack, else the notification's wording/id shape)"),
-    ("cc_version", Str, "Claude Code version on the parent's lines (the last one seen)"),
+    ("cc_version", Str, "Claude Code version on the parent's lines, progress lines included (the last to appear)"),
     ("launched_at", Str, "the parent's tool_use line (ISO, UTC); empty when the launch is not in the file"),
     ("ack_at", Str, "the launch acknowledgement (tool_result) line: the launch stub (ISO, UTC)"),
     ("ack_chars", Int, "UTF-16 chars of the stub's tool_result text"),

@@ -50,3 +50,11 @@ def test_classify_in_rule_order():
 def test_subagent_words_also_in_parent_are_not_subagent_only():
     ev = _ev(parent="benchmark corpus generated nightly", sub="benchmark corpus generated nightly")
     assert classify("benchmark corpus generated nightly", ev) == "parent"
+
+
+def test_parent_words_include_its_notifications_together():
+    # half the words in a notification, half in other parent events: neither alone restates the
+    # candidate (0.5 < 0.6), the parent as a whole does, so it is not subagent-only
+    ev = Evidence(inline_refs=(), notifications=(frozenset(word_set("alpha bravo")),),
+                  parent=frozenset(word_set("charlie delta")), subagent=frozenset(word_set("alpha bravo charlie delta")))
+    assert classify("alpha bravo charlie delta", ev) == "parent"

@@ -29,6 +29,14 @@ def test_slice_can_split_a_surrogate_pair():
     assert js.utf16_slice("😀x😀", 0, 1) == "\ud83d" and js.utf16_slice("😀x😀", 4) == "\ude00"
 
 
+@pytest.mark.parametrize("s", ["plain ascii", "a😀b😀c", "é😀", "😀😀😀"])
+def test_ends_are_the_two_slices_of_one_encoding(s):
+    n = js.utf16_len(s)
+    for head in range(n + 1):
+        for tail_from in range(n + 1):
+            assert js.utf16_ends(s, head, tail_from) == (js.utf16_slice(s, 0, head), js.utf16_slice(s, tail_from))
+
+
 def test_lone_surrogates_encode_as_replacement_character():
     # new TextEncoder().encode("a\ud83d") → 61 EF BF BD
     assert js.to_utf8("a\ud83d") == b"a\xef\xbf\xbd"

@@ -368,6 +368,10 @@ def _with_delegation(r: common.Report, **by_strategy) -> common.Report:
 def test_verdict_is_computed_from_the_tables(small_report):
     text = decision.verdict(small_report).data  # the small tables hold no delegated work
     assert text.startswith("**No delegated work under this root** (2 session(s))")
+    s = small_report.tables["sessions"]
+    sent = {x: f"{s.filter(pl.col('strategy') == x)['prompt_chars'].sum():,}" for x in ("link", "fold", "hybrid")}
+    assert (f"The single-call strategies send {sent['link']} (link), {sent['fold']} (fold) and {sent['hybrid']} (hybrid) "
+            "prompt chars in all.") in text
     r = _with_delegation(small_report, fold=(2, 5_000), hybrid=(1, 0), link=(1, 0), chunked=(2, 5_000))
     v = r["verdict"]
     assert v.filter(pl.col("criterion") == "decision")["decision"].to_list() == ["trade_off"]

@@ -204,7 +204,7 @@ def test_a_report_the_freed_budget_displaces_keeps_its_copy(tmp_path):
     (pair, _), = ctx.sync_pairs
 
     def kept(call):
-        return {(e.ts, e.file) for e in call.kept.events}
+        return call.kept_keys()
 
     copy, final = (pair.notification.ts, pair.notification.file), (pair.final.ts, pair.final.file)
     assert {copy, final} <= kept(ctx.fold_call) and len(kept(ctx.fold_call)) == 3  # the copy, the report and the newest line

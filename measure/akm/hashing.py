@@ -22,7 +22,9 @@ def content_hash(events: tuple[Event, ...] | list[Event]) -> str:
     """
     h = hashlib.sha256()
     for i in range(0, len(events), 512):
-        parts = [piece for e in events[i : i + 512] for piece in (e.role, "\n", e.text, "\n\0\n")]
+        parts: list[str] = []
+        for e in events[i : i + 512]:
+            parts.extend((e.role, "\n", e.text, "\n\0\n"))
         parts.pop()
         if i:
             h.update(b"\n\x00\n")

@@ -3,6 +3,8 @@
 akm runs on Bun; every length, slice, trim, regex, JSON rendering and date it computes follows
 ECMAScript rules. Python differs on each of them, so the pipeline goes through this module
 whenever a byte of the result could change.
+
+Long: strings, JSON, regexes and dates in one place, since JSON and regexes are built on its UTF-16 helpers.
 """
 
 from __future__ import annotations
@@ -36,6 +38,19 @@ def utf16_slice(s: str, start: int, end: int | None = None) -> str:
         return s[start:end]
     # surrogatepass keeps a surrogate pair cut in half as a lone surrogate, as JS does.
     return _units(s)[2 * start : None if end is None else 2 * end].decode("utf-16-le", "surrogatepass")
+
+
+def utf16_ends(s: str, head: int, tail_from: int) -> tuple[str, str]:
+    """JS `[s.slice(0, head), s.slice(tail_from)]` for non-negative bounds, encoding `s` once."""
+    if s.isascii():
+        return s[:head], s[tail_from:]
+    b = _units(s)
+    return b[: 2 * head].decode("utf-16-le", "surrogatepass"), b[2 * tail_from :].decode("utf-16-le", "surrogatepass")
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """Each lone surrogate in `text` as its JSON escape (`\\ud83d`), as JS `JSON.stringify` writes it."""
+    return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def utf16_units(s: str) -> list[int]:
@@ -240,7 +255,7 @@ def _number(x: int | float) -> str:
 def _string(s: str) -> str:
     # The stdlib's C encoder escapes exactly as JS does, except lone surrogates: it leaves them raw.
     out = _dumps(s)
-    return out if s.isascii() else SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    return out if s.isascii() else escape_lone_surrogates(out)
 
 
 _dumps = json.JSONEncoder(ensure_ascii=False).encode

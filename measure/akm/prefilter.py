@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from measure.akm.jscompat import LT, WS, js_regex, js_trim, utf16_len, utf16_slice, utf16_units
+from measure.akm.jscompat import LT, WS, js_regex, js_trim, utf16_ends, utf16_len, utf16_units
 from measure.akm.records import Event, Prefiltered, PrefilterStats
 
 DEFAULT_MAX_TOTAL_CHARS = 80_000
@@ -89,8 +89,8 @@ def truncate(text: str, chars: int, max_len: int) -> tuple[str, int]:
     head = int(max_len * 0.7)
     tail = max_len - head - 32
     # JS `slice(-tail)`: -0 is the whole string, a negative tail counts from the start.
-    t = utf16_slice(text, chars - tail if tail > 0 else -tail)
-    out = f"{utf16_slice(text, 0, head)}\n... [truncated {chars - head - tail} chars] ...\n{t}"
+    h, t = utf16_ends(text, head, chars - tail if tail > 0 else -tail)
+    out = f"{h}\n... [truncated {chars - head - tail} chars] ...\n{t}"
     return out, utf16_len(out)
 
 

@@ -396,7 +396,8 @@ def read_transcript(
             msg = obj.get("message")
             if type(msg) is not dict:
                 continue
-            text = flatten(msg.get("content"))
+            content = msg.get("content")
+            text = content if type(content) is str else flatten(content)  # a string, the common case, is its own text
             if not text:
                 continue
             ts = obj.get("timestamp")

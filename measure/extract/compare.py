@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from measure.measurements.pairs import set_jaccard, word_set
 
@@ -51,6 +52,11 @@ class Evidence:
     parent: frozenset[str]  # parent-origin events other than notifications
     subagent: frozenset[str]  # subagent-origin events
 
+    @cached_property
+    def parent_all(self) -> frozenset[str]:
+        """Every word the parent holds, notifications included (one union per session, not per candidate)."""
+        return self.parent.union(*self.notifications)
+
 
 def coverage(words: set[str], source: frozenset[str]) -> float:
     return len(words & source) / len(words) if words else 0.0
@@ -64,7 +70,7 @@ def classify(text: str, ev: Evidence, threshold: float = RESTATES_THRESHOLD) -> 
         return "inline_ref"
     if any(coverage(words, n) >= threshold for n in ev.notifications):
         return "notification"
-    in_parent = coverage(words, ev.parent.union(*ev.notifications)) >= threshold
+    in_parent = coverage(words, ev.parent_all) >= threshold
     if coverage(words, ev.subagent) >= threshold and not in_parent:
         return "subagent_only"
     return "parent" if in_parent else "none"

@@ -203,9 +203,11 @@ def execute(planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client:
             except BadReply as exc:
                 row.update(status="invalid_reply", error=str(exc))
         slot = (c.session_path, c.strategy, sample)
-        known = cands.get(slot, [])
         # an arm with a failed call is incomplete: not compared
-        cands[slot] = None if found is None or known is None else known + found
+        if found is None or cands.get(slot, []) is None:
+            cands[slot] = None
+        else:
+            cands.setdefault(slot, []).extend(found)
         rows.append(row)
         bar.advance(c.prompt.chars)  # prompt chars stand in for bytes: the bar's MB/s is prompt text sent
     bar.stop()

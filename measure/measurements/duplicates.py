@@ -8,7 +8,7 @@ from measure.measurements.strategies import SessionContext, StrategyResult, stub
 def duplicate_rows(ctx: SessionContext, results: dict[str, StrategyResult]) -> list[dict]:
     """One row per pair whose parent side copies the subagent's result (`SessionContext.pairs`)."""
     fold = results.get("fold")
-    kept = {(e.ts, e.file) for e in fold.calls[0].kept.events} if fold and fold.calls else set()  # gated: no prompt
+    kept = fold.calls[0].kept_keys() if fold and fold.calls else set()  # gated: no prompt
     rows = []
     for p in ctx.pairs:
         n_in = (p.notification.ts, p.notification.file) in kept

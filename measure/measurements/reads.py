@@ -52,7 +52,10 @@ def read_target(name: object, inp: dict) -> str | None:
     if name == "Read":
         m = _OUTPUT_FILE.search(inp["file_path"]) if type(inp.get("file_path")) is str else None
         return m.group(1) if m else None
-    v = next(filter(None, map(inp.get, _TARGET_KEYS.get(name, ()) if type(name) is str else ())), None)
+    keys = _TARGET_KEYS.get(name) if type(name) is str else None
+    if not keys:  # most tool_uses (Bash, Edit, Grep, ...) read no background work
+        return None
+    v = next(filter(None, map(inp.get, keys)), None)
     return v if type(v) is str else None
 
 

@@ -45,6 +45,10 @@ class Call:
     kept: Prefiltered
     prompt: Prompt
 
+    def kept_keys(self) -> set[tuple[float, str]]:
+        """(ts, file) of each kept event: the key `duplicates` judges "in the prompt" by."""
+        return {(e.ts, e.file) for e in self.kept.events}
+
 
 @dataclass(frozen=True)
 class StrategyResult:
@@ -318,20 +322,21 @@ def fold_dedupe_sync(ctx: SessionContext) -> StrategyResult:
     among them, can still lose its place (the pass skips what does not fit and keeps trying older ones):
     that pair is then un-stubbed and the pass re-run, until every stubbed copy's report is kept.
     """
-    kept = {(e.ts, e.file) for e in ctx.fold_call.kept.events}  # the key `duplicates` judges "in the prompt" by
+    kept = ctx.fold_call.kept_keys()
     stubs = {}
     for p, description in ctx.sync_pairs:
         text = stub_text(p, description)
         if (p.notification.ts, p.notification.file) in kept and (p.final.ts, p.final.file) in kept and utf16_len(text) < p.notification.chars:
             stubs.setdefault(p.parent_index, (p, text))
-    while True:  # with no stub left, `_stubbed` gives fold's call and nothing is lost
+    while stubs:
         call, saved = _stubbed(ctx, {i: text for i, (_, text) in stubs.items()})
-        kept = {(e.ts, e.file) for e in call.kept.events}
+        kept = call.kept_keys()
         lost = [i for i, (p, _) in stubs.items() if (p.final.ts, p.final.file) not in kept]
         if not lost:
             return _single(ctx, call, stubbed=len(stubs), saved=saved)
         for i in lost:
             del stubs[i]
+    return _single(ctx, ctx.fold_call)
 
 
 @strategy("hybrid")

@@ -313,9 +313,8 @@ def run_notebooks(sources: list[Path], params: dict[str, Any], out_dir: Path, *,
 
 def page_titles(sources: list[Path]) -> list[tuple[str, str]]:
     """(stem, title) of each source: its first `# ` heading (jupytext percent), else its stem."""
-    heads = {s: [line[4:].strip() for line in s.read_text(encoding="utf-8").splitlines() if line.startswith("# # ")]
-             for s in sources}
-    return [(s.stem, (heads[s] or [s.stem])[0]) for s in sources]
+    return [(s.stem, next((line[4:].strip() for line in s.read_text(encoding="utf-8").splitlines()
+                           if line.startswith("# # ")), s.stem)) for s in sources]
 
 
 def _write_params(params: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -179,11 +179,15 @@ def budget_sweep_curve(budget_sweep: pl.DataFrame) -> Figure:
     return fig
 
 
+OVERLAP_BINS = 20
+"""Equal-width bins of the overlap histogram from 0 to 1 (an overlap of 1 falls in the last)."""
+
+
 def _overlap_counts(pairs: pl.DataFrame) -> list[int]:
-    """How many of `pairs` fall in each of the 20 5% overlap bins from 0 to 1."""
-    counts = [0] * 20
+    """How many of `pairs` fall in each of the OVERLAP_BINS bins."""
+    counts = [0] * OVERLAP_BINS
     for v in pairs["overlap"].drop_nulls().to_list():
-        counts[max(min(int(v * 20), 19), 0)] += 1
+        counts[max(min(int(v * OVERLAP_BINS), OVERLAP_BINS - 1), 0)] += 1
     return counts
 
 
@@ -197,7 +201,7 @@ def overlap_histogram(duplicates: pl.DataFrame) -> Figure:
     fig.suptitle("Duplicate pairs: how alike the notification and the subagent's final report are")
     if not pairings:
         return _empty(axes[0], "no notification / subagent pairs")
-    width, starts = 1 / 20, [i / 20 for i in range(20)]
+    width, starts = 1 / OVERLAP_BINS, [i / OVERLAP_BINS for i in range(OVERLAP_BINS)]
     for ax, pairing in zip(axes, pairings, strict=True):
         part = duplicates.filter(pl.col("pairing") == pairing)
         lower, upper = (_overlap_counts(part.filter(pl.col("both_in_prompt") == both)) for both in (False, True))

@@ -50,7 +50,7 @@ KIND_COLORS: dict[str, str] = {"agent": "#0072B2", "forked_skill": "#CC79A7", "b
                                "workflow": "#009E73", "other": OTHER_COLOR}
 """One color per background task kind (background table)."""
 
-DELIVERY_COLORS: dict[str, str] = {"turn": "#009E73", "removed": "#D55E00", "never": "#7F7F7F"}
+DELIVERY_COLORS: dict[str, str] = {"turn": "#009E73", "removed": "#D55E00", "never": OTHER_COLOR}
 """How a background task's result reached the parent (a user turn, removed from the queue, not at
 all), in display order, with its color."""
 
@@ -74,7 +74,7 @@ SOURCE_LOOKS: dict[str, tuple[str, str]] = {
     "notification": ("restates a notification", "#CC79A7"),
     "subagent_only": ("only in subagent events", "#E69F00"),
     "parent": ("in parent events", "#009E73"),
-    "none": ("in no source", "#7F7F7F"),
+    "none": ("in no source", OTHER_COLOR),
 }
 """Where a candidate found under one strategy only comes from (measure.extract.compare.SOURCES, in its order),
 with its label and color."""

@@ -109,11 +109,10 @@ def verdict(r: Report, out_dir: str | os.PathLike | None = None):
             head += (f" The parents did launch {fmt_int(bg.height)} background task(s) ({fmt_int(turns)} result(s) "
                      "reached them as a turn, see 04-background); those results are parent events, the same for every "
                      "strategy.")
-        if s.height:
-            link, fold, hybrid = (fmt_int(s.filter(pl.col("strategy") == x)["prompt_chars"].sum())
-                                  for x in ("link", "fold", "hybrid"))
-            head += (f" The single-call strategies send {link} (link), {fold} (fold) and {hybrid} (hybrid) prompt "
-                     "chars in all.")
+        sent = {x["strategy"]: x["value"] for x in v.filter(pl.col("criterion") == "prompt_chars").iter_rows(named=True)}
+        if all(x in sent for x in ("link", "fold", "hybrid")):  # the verdict's totals over the run's sessions
+            head += (f" The single-call strategies send {fmt_int(sent['link'])} (link), {fmt_int(sent['fold'])} (fold) "
+                     f"and {fmt_int(sent['hybrid'])} (hybrid) prompt chars in all.")
     elif decision == "trade_off":
         head = (f"**No strategy dominates on this root: the data shows a trade-off** (measured over {n} session(s)). "
                 "On the Pareto front, where no other strategy is at least as good on every criterion below and better on "

@@ -48,9 +48,10 @@ IDENTITY_ZERO: dict[str, str] = {
 
 def _has_subagent_text(r: Report) -> bool:
     """Whether any session folds subagent transcripts (without them fold's stream is the parent's)."""
-    sub, s = r.tables.get("subagents"), r.tables.get("sessions")
+    sub = r.tables.get("subagents")
     if sub is not None and sub.height:
         return True
+    s = r.tables.get("sessions")  # read only when there is no subagents table to answer
     return bool(s is not None and s.height and (s["subagent_files"].fill_null(0) > 0).any())
 
 
