@@ -62,6 +62,15 @@ def test_dice():
     assert dice("😀😀", "😀😀") == 1.0
 
 
+def test_dice_counts_bigrams_as_utf16_units_whether_or_not_a_text_is_ascii():
+    # JS compares code units: "ab" shares the bigram (a, b) with "abé" (0x61, 0x62, 0xe9)
+    assert dice("ab", "abé") == 2 * 1 / (1 + 2)
+    assert dice("report ok", "report ok…") == 2 * 8 / (8 + 9)
+    assert dice("😀x", "x😀") == 0.5  # (D83D, DE00) is shared; the pair's order is not
+    grams = {}
+    assert dice("report ok", "report ok…", grams) == dice("report ok", "report ok…") and set(grams) == {"report ok", "report ok…"}
+
+
 def test_dedupe_stubs_only_when_the_copy_is_kept():
     report = "The review found three issues in the sync module & fixed them all."
     note = ev(

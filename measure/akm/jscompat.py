@@ -53,12 +53,11 @@ def escape_lone_surrogates(text: str) -> str:
     return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def utf16_units(s: str) -> list[int]:
-    """The UTF-16 code units of `s`, as integers."""
+def utf16_units(s: str) -> bytes | memoryview:
+    """The UTF-16 code units of `s`: a sequence of integers, whatever characters `s` holds."""
     if s.isascii():
-        return [ord(c) for c in s]
-    b = _units(s)
-    return [b[i] | (b[i + 1] << 8) for i in range(0, len(b), 2)]
+        return s.encode("ascii")
+    return memoryview(s.encode("utf-16", "surrogatepass")[2:]).cast("H")  # native order, the BOM dropped
 
 
 def to_utf8(s: str) -> bytes:

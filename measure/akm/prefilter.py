@@ -164,16 +164,18 @@ def decode_entities(s: str) -> str:
 
 
 def _bigrams(s: str) -> Counter:
-    u = utf16_units(s) if not s.isascii() else s
+    u = utf16_units(s)
     return Counter(zip(u, u[1:]))
 
 
-def dice(a: str, b: str) -> float:
-    """Sørensen–Dice over multisets of adjacent UTF-16 bigrams (akm's similarity)."""
+def dice(a: str, b: str, grams: dict[str, Counter] | None = None) -> float:
+    """Sørensen–Dice over multisets of adjacent UTF-16 bigrams (akm's similarity); `grams` holds
+    bigrams already counted, by text."""
     la, lb = utf16_len(a), utf16_len(b)
     if la < 2 or lb < 2:
         return 1.0 if a == b else 0.0
-    ca, cb = _bigrams(a), _bigrams(b)
+    grams = {} if grams is None else grams
+    ca, cb = (grams[t] if t in grams else grams.setdefault(t, _bigrams(t)) for t in (a, b))
     if len(ca) > len(cb):
         ca, cb = cb, ca
     inter = sum(min(n, cb[k]) for k, n in ca.items() if k in cb)
@@ -204,6 +206,7 @@ def dedupe_notifications(kept: list[Event]) -> tuple[list[Event], int, int]:
         return kept, 0, 0
     out = []
     stubbed = saved = 0
+    grams: dict[str, Counter] = {}  # a notification meets every copy of its agent, a copy every notification naming it
     for e in kept:
         out.append(e)
         if e.role != "user":
@@ -221,7 +224,7 @@ def dedupe_notifications(kept: list[Event]) -> tuple[list[Event], int, int]:
         if not copies:
             continue
         result = decode_entities(text[r_open + 8 : r_close])
-        if any(dice(_PROVENANCE.sub("", c.text, count=1), result) >= DICE_THRESHOLD for c in copies):
+        if any(dice(_PROVENANCE.sub("", c.text, count=1), result, grams) >= DICE_THRESHOLD for c in copies):
             text = f"[subagent {task_id} completed: {stub_description(e.text)}]"
             out[-1] = Event(e.role, e.ts, text, e.file, utf16_len(text))
             stubbed += 1
