@@ -522,4 +522,17 @@ EXTRACTION_AB = Table(
     ("noise_b_unmatched_pct", Float, "the same for b"),
 )
 
-EXTRACTION_TABLES: dict[str, Table] = {t.name: t for t in (EXTRACTION_CALLS, EXTRACTION_AB)}
+EXTRACTION_UNIQUE = Table(
+    "extraction_unique", ("session_path", "strategy_a", "strategy_b", "arm", "candidate"),
+    "One row per candidate of a complete pair's sample 0 that the other arm did not match (its title is model output "
+    "about the transcript: reports show it only with --show-excerpts).",
+    *_SESSION,
+    ("strategy_a", Str, "first arm of the pair"),
+    ("strategy_b", Str, "second arm"),
+    ("arm", Str, "a or b: the arm that found it"),
+    ("strategy", Str, "that arm's strategy"),
+    ("candidate", Int, "its place among the arm's sample-0 candidates, from 0"),
+    ("title", Str, "its title, or its title+body text when it has no title (hashed under --redact)"),
+)
+
+EXTRACTION_TABLES: dict[str, Table] = {t.name: t for t in (EXTRACTION_CALLS, EXTRACTION_AB, EXTRACTION_UNIQUE)}

@@ -51,7 +51,7 @@ def test_anthropic_sdk_writes_tables_and_store_and_reruns_send_nothing(tmp_path,
         assert _extract(out, "--client", "anthropic", "--base-url", srv.url, "--max-sessions", "3") == 0
         assert len(srv.requests) == first  # nothing new was sent
     assert "0 sent, 6 from the store" in capsys.readouterr().err
-    assert set(tables) == {f"extraction_{t}.{e}" for t in ("calls", "ab") for e in ("csv", "parquet")}
+    assert set(tables) == {f"extraction_{t}.{e}" for t in ("calls", "ab", "unique") for e in ("csv", "parquet")}
     assert _files(out) == tables  # byte-identical
     calls = pl.read_parquet(out / "extraction_calls.parquet")
     assert calls.height == 6 and calls["status"].to_list() == ["ok"] * 6
@@ -141,6 +141,8 @@ def test_command_client_and_chunked_calls(tmp_path):
     redacted = pl.read_parquet(tmp_path / "r" / "extraction_ab.parquet")
     assert redacted["session_id"][0].startswith("sha256:") and "sha256:" in redacted["session_path"][0]
     assert calls["session_id"][0] not in (tmp_path / "r" / "extract.json").read_text()
+    titles = pl.read_parquet(out / "extraction_unique.parquet")["title"], pl.read_parquet(tmp_path / "r" / "extraction_unique.parquet")["title"]
+    assert titles[1].len() > 0 and titles[1].str.starts_with("sha256:").all() and not titles[0].str.starts_with("sha256:").any()
     chunked = calls.filter(pl.col("strategy") == "chunked")
     assert chunked.height > 1 and chunked["call_index"].to_list() == list(range(chunked.height))
     assert calls["status"].unique().to_list() == ["ok"]

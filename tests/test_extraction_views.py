@@ -13,6 +13,7 @@ from measure.report import plots
 from measure.report.style import SOURCE_LABELS
 from measure.report.views import extraction
 from measure.report.views.common import Report
+from measure.schema import EXTRACTION_TABLES
 
 RECORDED = Path(__file__).parent / "extraction" / "default"
 
@@ -25,13 +26,13 @@ def x():
 def test_recorded_store_rebuilds_to_the_committed_tables(tmp_path):
     """The page shows the committed tables: they must be what the current code makes of the store."""
     rebuild(RECORDED, "fixtures/default", tmp_path)
-    for name in ("extraction_calls.csv", "extraction_calls.parquet", "extraction_ab.csv", "extraction_ab.parquet", "extract.json"):
+    for name in [*(f"{t}.{ext}" for t in EXTRACTION_TABLES for ext in ("csv", "parquet")), "extract.json"]:
         assert (tmp_path / name).read_bytes() == (RECORDED / name).read_bytes(), f"{name}: re-record the store (README)"
 
 
 def test_the_recorded_store_is_read_for_a_fixture(x):
     assert x is not None and x.recorded
-    for name, df in (("extraction_calls", x.calls), ("extraction_ab", x.ab)):
+    for name, df in (("extraction_calls", x.calls), ("extraction_ab", x.ab), ("extraction_unique", x.unique)):
         assert df.equals(pl.read_parquet(RECORDED / f"{name}.parquet"))
     assert x.calls["status"].unique().to_list() == ["ok"]
     assert x.ab.height == 10 and x.ab["complete"].all()
@@ -50,6 +51,7 @@ def test_views_are_counts_and_text_only_with_excerpts(x):
     assert "--show-excerpts" in extraction.excerpts(x).data
     shown = extraction.excerpts(replace(x, show_excerpts=True))
     assert shown.height == int(x.ab["unique_a"].sum() + x.ab["unique_b"].sum())
+    assert shown["only under"].to_list() == x.unique["strategy"].to_list() and shown["title"].str.len_chars().max() <= 120
 
 
 def test_verdict_and_overview_section(x):

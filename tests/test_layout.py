@@ -140,6 +140,13 @@ def test_there_is_no_import_cycle_between_subpackages():
     assert found is None, "import cycle between subpackages: " + " → ".join(found)
 
 
+def test_presentation_shows_extraction_results_from_their_tables():
+    """A view reads what `measure extract` wrote; it never runs the comparison again (measure.extract)."""
+    found = sorted(f"{me} → {m}" for me, targets in GRAPH.items() if subpackage(me) == "measure.report"
+                   for m in targets if subpackage(m) == "measure.extract")
+    assert not found, found
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
 def test_every_module_says_what_it_is_in_one_line(path):
     """PEP 257: a summary line of its own (a sentence of at most 100 chars), then a blank line

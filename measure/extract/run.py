@@ -34,7 +34,7 @@ from measure.runner.outputs import check_out_dir
 from measure.runner.redact import redact, redact_path, redact_row
 from measure.runner.run import run_measurement
 from measure.runner.tables import frame
-from measure.schema import EXTRACTION_AB, EXTRACTION_CALLS
+from measure.schema import EXTRACTION_AB, EXTRACTION_CALLS, EXTRACTION_UNIQUE
 
 CHARS_PER_TOKEN = 4
 """Dry-run estimate of input tokens: prompt chars / 4 (a common rule of thumb for English and code)."""
@@ -226,10 +226,11 @@ def _mean_unmatched_pct(pairs) -> float | None:
     return rounded(sum(pcts) / len(pcts), 1) if pcts else None
 
 
-def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
-    """One row per session x strategy pair: sample 0 matched/unique with sources, noise over samples."""
+def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> tuple[list[dict], list[dict]]:
+    """Rows of extraction_ab (one per session x strategy pair: sample 0 matched/unique with sources, noise over
+    samples) and of extraction_unique (the unmatched candidates themselves)."""
     ids = {c.session_path: c.session_id for c in planned.calls}
-    rows = []
+    rows, unique = [], []
     for path in planned.sessions:
         ev = planned.evidence[path]
         for sa, sb in itertools.combinations(p.strategies, 2):
@@ -241,24 +242,28 @@ def ab_rows(planned: Plan, p: ExtractParams, cands: dict) -> list[dict]:
             if complete:
                 m = compare.match([candidate_text(x) for x in a], [candidate_text(x) for x in b])
                 row.update(candidates_a=len(a), candidates_b=len(b), matched=len(m.pairs), unique_a=len(m.unique_a), unique_b=len(m.unique_b))
-                for arm, items, idx in (("a", a, m.unique_a), ("b", b, m.unique_b)):
+                for arm, s, items, idx in (("a", sa, a, m.unique_a), ("b", sb, b, m.unique_b)):
                     kinds = [compare.classify(candidate_text(items[i]), ev) for i in idx]
                     row.update({f"unique_{arm}_{k}": kinds.count(k) for k in compare.SOURCES})
+                    unique += [{**{k: row[k] for k in ("session_id", "session_path", "strategy_a", "strategy_b")}, "arm": arm,
+                                "strategy": s, "candidate": i, "title": str(items[i].get("title") or candidate_text(items[i]))}
+                               for i in idx]
                 row["unmatched_pct"] = _mean_unmatched_pct(zip(samples_a, samples_b))  # sample i vs sample i
             row["noise_a_unmatched_pct"] = _mean_unmatched_pct(itertools.combinations(samples_a, 2))
             row["noise_b_unmatched_pct"] = _mean_unmatched_pct(itertools.combinations(samples_b, 2))
             rows.append(row)
-    return rows
+    return rows, unique
 
 
-def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict], contract: Contract) -> None:
+def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, calls: list[dict], ab: list[dict],
+                  unique: list[dict], contract: Contract) -> None:
     selected, named = list(planned.sessions), list(p.sessions)
     if p.redact:
-        for row in (*calls, *ab):
+        for row in (*calls, *ab, *unique):
             redact_row(row)
         selected = [redact_path(s) for s in selected]
         named = [redact(s) for s in named]
-    for table, rows in ((EXTRACTION_CALLS, calls), (EXTRACTION_AB, ab)):
+    for table, rows in ((EXTRACTION_CALLS, calls), (EXTRACTION_AB, ab), (EXTRACTION_UNIQUE, unique)):
         df, parquet = frame(table, rows), io.BytesIO()
         df.write_parquet(parquet, compression="zstd", statistics=False)
         write_atomic(out_dir / f"{table.name}.csv", df.write_csv(float_precision=None))
@@ -293,8 +298,7 @@ def run_extract(root: str | os.PathLike, out_dir: str | os.PathLike, p: ExtractP
     client = (make_client(p.client, p.model, p.base_url, p.command, p.max_retries, p.timeout)
               if not offline and planned.calls else None)
     calls, cands, sent, reused = execute(planned, p, store_dir or out_dir, client, contract, log)
-    ab = ab_rows(planned, p, cands)
-    write_outputs(Path(out_dir), os.fspath(root), p, planned, calls, ab, contract)
+    write_outputs(Path(out_dir), os.fspath(root), p, planned, calls, *ab_rows(planned, p, cands), contract)
     errors = sum(1 for r in calls if r["status"] != "ok")
     return ExtractSummary(len(planned.sessions), len(calls), sent, reused, errors)
 

@@ -12,7 +12,7 @@ _SUFFIXES = (".meta.json", ".jsonl")
 #: Columns holding a root-relative path, and columns holding a name, id or transcript text
 #: (task_id: the background task ids of the cost tables; project: a project folder's name).
 PATH_COLUMNS = ("session_path", "subagent_path", "path")
-TEXT_COLUMNS = ("session_id", "description", "agent_type", "tool_use_id", "task_id", "project")
+TEXT_COLUMNS = ("session_id", "description", "agent_type", "tool_use_id", "task_id", "project", "title")
 
 
 def redact(value: str | None) -> str | None:

@@ -7,7 +7,6 @@ checks they are what `measure.extract.run.rebuild` makes of the store).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ class Extraction:
 
     calls: pl.DataFrame
     ab: pl.DataFrame
+    unique: pl.DataFrame
     meta: dict[str, Any]
     source: str  # portable path of the results
     recorded: bool  # the recorded store of a bundled fixture
@@ -60,9 +60,9 @@ def load(sessions_root: str | os.PathLike | None, extraction_dir: str | os.PathL
         return None
     directory, recorded = found
     meta = json.loads((directory / "extract.json").read_text(encoding="utf-8"))
-    calls, ab = (pl.read_parquet(file) if (file := directory / f"{name}.parquet").exists()
+    calls, ab, unique = (pl.read_parquet(file) if (file := directory / f"{name}.parquet").exists()
                  else pl.DataFrame(schema=table.polars_schema) for name, table in EXTRACTION_TABLES.items())
-    return Extraction(calls, ab, meta, paths.portable(directory), recorded, show_excerpts)
+    return Extraction(calls, ab, unique, meta, paths.portable(directory), recorded, show_excerpts)
 
 
 def summary(x: Extraction | None):
@@ -184,27 +184,7 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
     """Titles of the candidates each arm found alone (sample 0). Transcript-derived: only with show_excerpts."""
     if not x.show_excerpts:
         return markdown("Candidate text is not shown (it is transcript-derived); render with `--show-excerpts`.")
-    from measure.extract.compare import match  # noqa: PLC0415
-    from measure.extract.parse import BadReply, Contract, candidate_text, parse_candidates  # noqa: PLC0415
-    from measure.extract.store import ReplyStore  # noqa: PLC0415
-
-    contract = Contract(**{k: tuple(v) if k == "fields" else v for k, v in x.meta.get("contract", {"list_key": "candidates", "fields": []}).items()})
-    store = ReplyStore(paths.resolve(x.source))  # where the replies live
-    rows = []
-    first = x.calls.filter((pl.col("sample") == 0) & (pl.col("status") == "ok"))
-    for row in x.ab.filter(pl.col("complete")).iter_rows(named=True):
-        a, b = [], []
-        for s, found in ((row["strategy_a"], a), (row["strategy_b"], b)):
-            for key in first.filter((pl.col("session_path") == row["session_path"]) & (pl.col("strategy") == s)).sort("call_index")["reply_key"]:
-                with contextlib.suppress(BadReply):
-                    found += parse_candidates((store.get(key) or {}).get("reply", ""), contract)
-        m = match([candidate_text(c) for c in a], [candidate_text(c) for c in b])
-        rows += [{"session_id": row["session_id"], "only under": arm,
-                  "title": str(items[i].get("title") or candidate_text(items[i]))[:120]}
-                 for arm, items, idx in ((row["strategy_a"], a, m.unique_a), (row["strategy_b"], b, m.unique_b))
-                 for i in idx]
-    schema = {"session_id": pl.String, "only under": pl.String, "title": pl.String}
-    return pl.DataFrame(rows, schema=schema, orient="row").select(_session(x), "only under", "title")
+    return x.unique.select(_session(x), pl.col("strategy").alias("only under"), pl.col("title").str.slice(0, 120))
 
 
 def sources_bars(x: Extraction | None):
