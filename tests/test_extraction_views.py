@@ -80,6 +80,14 @@ def test_a_measure_extract_dir_is_read_as_written(tmp_path, x):
     assert extraction.verdict_section(report, tmp_path / "run").startswith("**What a stand-in for the model returned**")
 
 
+def test_results_without_the_unique_table_say_how_to_rebuild_it(tmp_path, x):
+    shutil.copytree(RECORDED, tmp_path / "old")
+    (tmp_path / "old" / "extraction_unique.parquet").unlink()
+    old = extraction.load(None, tmp_path / "old", show_excerpts=True)
+    assert old.unique.is_empty() and "`--offline`" in extraction.excerpts(old).data
+    assert extraction.excerpts(replace(x, show_excerpts=True)).height == x.unique.height > 0
+
+
 def test_sources_bars_draws_with_and_without_results(x):
     ax = extraction.sources_bars(x).axes[0]
     assert ax.get_title().startswith("Candidates found") and not ax.texts

@@ -184,6 +184,9 @@ def excerpts(x: Extraction) -> pl.DataFrame | Any:
     """Titles of the candidates each arm found alone (sample 0). Transcript-derived: only with show_excerpts."""
     if not x.show_excerpts:
         return markdown("Candidate text is not shown (it is transcript-derived); render with `--show-excerpts`.")
+    if x.unique.is_empty() and x.ab.filter(pl.col("complete"))["unique_a", "unique_b"].sum_horizontal().sum():
+        return markdown("These results have no `extraction_unique` table (an older `measure extract`): run the same "
+                        "command again with `--offline`, which rebuilds every table from the store and sends nothing.")
     return x.unique.select(_session(x), pl.col("strategy").alias("only under"), pl.col("title").str.slice(0, 120))
 
 
