@@ -1,10 +1,15 @@
 """The pre-filter's rules, budget pass and #839 dedupe, on hand-made events."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from measure.akm.jscompat import utf16_len
 from measure.akm.prefilter import (
+    DICE_THRESHOLD,
     classify,
     dedupe_notifications,
     dice,
+    near_copy,
     prefilter,
     stub_description,
     truncate,
@@ -69,6 +74,13 @@ def test_dice_counts_bigrams_as_utf16_units_whether_or_not_a_text_is_ascii():
     assert dice("😀x", "x😀") == 0.5  # (D83D, DE00) is shared; the pair's order is not
     grams = {}
     assert dice("report ok", "report ok…", grams) == dice("report ok", "report ok…") and set(grams) == {"report ok", "report ok…"}
+
+
+@given(st.text(max_size=30), st.text(max_size=6), st.text(max_size=6), st.text(max_size=3))
+def test_near_copy_is_dice_at_the_threshold_whatever_the_lengths(base, x, y, z):
+    # texts that share most of their bigrams, with lengths that put the bound on either side of 0.9
+    for a, b in ((base + x, base + y), (x + base, base + z), (base, base + x + y), (base, base)):
+        assert near_copy(a, b, {}) == (dice(a, b) >= DICE_THRESHOLD), (a, b)
 
 
 def test_dedupe_stubs_only_when_the_copy_is_kept():

@@ -171,15 +171,26 @@ def _bigrams(s: str) -> Counter:
 def dice(a: str, b: str, grams: dict[str, Counter] | None = None) -> float:
     """Sørensen–Dice over multisets of adjacent UTF-16 bigrams (akm's similarity); `grams` holds
     bigrams already counted, by text."""
+    if a == b:
+        return 1.0
     la, lb = utf16_len(a), utf16_len(b)
     if la < 2 or lb < 2:
-        return 1.0 if a == b else 0.0
+        return 0.0
     grams = {} if grams is None else grams
     ca, cb = (grams[t] if t in grams else grams.setdefault(t, _bigrams(t)) for t in (a, b))
     if len(ca) > len(cb):
         ca, cb = cb, ca
     inter = sum(min(n, cb[k]) for k, n in ca.items() if k in cb)
     return 2 * inter / ((la - 1) + (lb - 1))
+
+
+def near_copy(a: str, b: str, grams: dict[str, Counter]) -> bool:
+    """dice(a, b) >= DICE_THRESHOLD. Most pairs differ in length too much to reach it (the shared bigrams
+    are at most the shorter text's), and those are ruled out without counting a bigram."""
+    na, nb = utf16_len(a) - 1, utf16_len(b) - 1
+    if na > 0 and nb > 0 and 2 * min(na, nb) / (na + nb) < DICE_THRESHOLD:
+        return False
+    return dice(a, b, grams) >= DICE_THRESHOLD
 
 
 def stub_description(text: str) -> str:
@@ -224,7 +235,7 @@ def dedupe_notifications(kept: list[Event]) -> tuple[list[Event], int, int]:
         if not copies:
             continue
         result = decode_entities(text[r_open + 8 : r_close])
-        if any(dice(_PROVENANCE.sub("", c.text, count=1), result, grams) >= DICE_THRESHOLD for c in copies):
+        if any(near_copy(_PROVENANCE.sub("", c.text, count=1), result, grams) for c in copies):
             text = f"[subagent {task_id} completed: {stub_description(e.text)}]"
             out[-1] = Event(e.role, e.ts, text, e.file, utf16_len(text))
             stubbed += 1
