@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 
 from measure import synth
+from measure.akm.jscompat import to_iso
 from measure.synth.stats import _layout_of
 
 pytest_plugins = ["synth_fixtures"]
@@ -40,7 +41,7 @@ def test_realism_check_rejects_an_unrealistic_corpus(tmp_path, real_stats):
     for i in range(200):
         kind = "user" if i % 2 == 0 else "assistant"
         content = "please fix the failing test in module x now" if kind == "user" else [{"type": "text", "text": "Done, the test passes now and CI is green."}]
-        rows.append(orjson.dumps({"type": kind, "message": {"role": kind, "content": content}, "timestamp": synth.iso(1_770_000_000_000 + i)}))
+        rows.append(orjson.dumps({"type": kind, "message": {"role": kind, "content": content}, "timestamp": to_iso(1_770_000_000_000 + i)}))
     (root / "s.jsonl").write_bytes(b"\n".join(rows) + b"\n")
     failures = realism_failures(synth.corpus_stats(tmp_path / "flat"), real_stats)
     assert len(failures) >= 8

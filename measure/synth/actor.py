@@ -8,7 +8,8 @@ from typing import Callable
 
 import orjson
 
-from measure.synth.lines import Envelope, Era, Ids, Transcript, iso
+from measure.akm.jscompat import to_iso
+from measure.synth.lines import Envelope, Era, Ids, Transcript
 from measure.synth.text import Project, TextForge, _snake
 from measure.synth.vocab import BASE62, EXT, MALWARE_REMINDER, NOUNS
 
@@ -136,7 +137,7 @@ class Actor:
             self.emit(self.env.assistant(uuid, self.last_uuid, self.now, message, req_id), self.now)
             uuids.append(uuid)
             if self.echo is not None:
-                self.echo.append((self.now, {"type": "assistant", "timestamp": iso(self.now), "message": message,
+                self.echo.append((self.now, {"type": "assistant", "timestamp": to_iso(self.now), "message": message,
                                              "requestId": req_id, "uuid": uuid}))
             if b["type"] == "tool_use":
                 self.tool_uses += 1
@@ -187,7 +188,7 @@ class Actor:
                   corruptible=True)
         if self.echo is not None:
             self.echo.append((self.now, {"type": "user", "message": {"role": "user", "content": [res]}, "uuid": uuid,
-                                         "timestamp": iso(self.now)}))
+                                         "timestamp": to_iso(self.now)}))
 
     def run_tool(self, block: dict, content, tur, err: bool, dur: int, uuid: str) -> None:
         """A tool's result with the hook, progress and snapshot lines around it."""
@@ -237,9 +238,9 @@ class Actor:
         if update or r.random() < 0.4:
             for _ in range(r.randint(1, 4)):
                 backups[r.choice(self.project.files)] = {"backupFileName": f"{self.ids.hexs(16)}@v{r.randint(1, 5)}",
-                                                         "version": r.randint(1, 5), "backupTime": iso(self.now)}
+                                                         "version": r.randint(1, 5), "backupTime": to_iso(self.now)}
         d = {"type": "file-history-snapshot", "messageId": message_id,
-             "snapshot": {"messageId": message_id, "trackedFileBackups": backups, "timestamp": iso(self.now)},
+             "snapshot": {"messageId": message_id, "trackedFileBackups": backups, "timestamp": to_iso(self.now)},
              "isSnapshotUpdate": update}
         self.tr.write(d, self.now, corruptible=True)
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import orjson
 
+from measure.akm.jscompat import to_iso
 from measure.akm.read import flatten_content
 from measure.synth.vocab import BASE62, HEX
 
@@ -44,12 +44,6 @@ ERAS: dict[str, Era] = {
     "modern": Era("modern", ("2.1.219", "2.1.226", "2.1.233", "2.1.238"), "nested", True, "Agent", "modern", "a16",
                   True, False, False, "claude-opus-5", "claude-haiku-4-5-20251001"),
 }
-
-
-def iso(ms: int) -> str:
-    """ISO-8601 UTC with milliseconds, as Claude Code writes `timestamp`."""
-    s, frac = divmod(ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + ".%03dZ" % frac
 
 
 class Ids:
@@ -146,7 +140,7 @@ class Envelope:
             d["isMeta"] = True
         if compact:
             d.update(isVisibleInTranscriptOnly=True, isCompactSummary=True)
-        d.update(uuid=uuid, timestamp=iso(ts))
+        d.update(uuid=uuid, timestamp=to_iso(ts))
         if self.era.modern:
             if tur is not None:
                 d.update(toolUseResult=tur, sourceToolAssistantUUID=source)
@@ -172,7 +166,7 @@ class Envelope:
         d.update(message=message, requestId=request_id)
         if self.agent_type is not None:
             d["attributionAgent"] = self.agent_type
-        d.update(type="assistant", uuid=uuid, timestamp=iso(ts))
+        d.update(type="assistant", uuid=uuid, timestamp=to_iso(ts))
         if not self.era.modern:
             return d
         if not self.sidechain:
@@ -183,7 +177,7 @@ class Envelope:
                  parent_tool_use_id: str) -> dict:
         d = self.head(parent)
         d.update(type="progress", data=data, toolUseID=tool_use_id, parentToolUseID=parent_tool_use_id,
-                 uuid=uuid, timestamp=iso(ts))
+                 uuid=uuid, timestamp=to_iso(ts))
         return self._tail(d, main_session_id=False) if self.era.modern else d
 
     def system(self, uuid: str, parent: str | None, ts: int, subtype: str, fields: dict,
@@ -194,9 +188,9 @@ class Envelope:
             d = {"parentUuid": parent, "logicalParentUuid": logical_parent} | d
         d.update(type="system", subtype=subtype)
         if subtype == "compact_boundary" and not self.era.modern:
-            d.update(content="Conversation compacted", isMeta=False, timestamp=iso(ts), uuid=uuid, level="info")
+            d.update(content="Conversation compacted", isMeta=False, timestamp=to_iso(ts), uuid=uuid, level="info")
             return d | fields
-        d.update(fields, timestamp=iso(ts), uuid=uuid)
+        d.update(fields, timestamp=to_iso(ts), uuid=uuid)
         if self.era.modern:
             return self._tail(d, main_session_id=False)
         if subtype in ("turn_duration", "local_command"):

@@ -13,7 +13,8 @@ import orjson
 
 from measure.synth.actor import (EXPLORE_TOOLS, IMPLEMENT_TOOLS, PARENT_TOOLS, REVIEW_TOOLS, Actor, SessionContext,
                                  shell_result)
-from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, iso, write_file
+from measure.akm.jscompat import to_iso
+from measure.synth.lines import ERAS, WINDOW_CHARS, Envelope, Ids, Tally, Transcript, write_file
 from measure.synth.plans import AgentPlan, SessionRecipe
 from measure.synth.tasks import (Running, agent_launched, bash_launched, notification, skill_forked, task_output, task_result,
                                  tmp_root)
@@ -106,7 +107,7 @@ class SessionSim:
         insort(self.pending, run, key=lambda task: task.t_end)  # after those ending at the same ms: launch order
 
     def queue_line(self, op: str, ts: int, content: str | None = None) -> None:
-        d = {"type": "queue-operation", "operation": op, "timestamp": iso(ts), "sessionId": self.sid}
+        d = {"type": "queue-operation", "operation": op, "timestamp": to_iso(ts), "sessionId": self.sid}
         if content is not None:
             d["content"] = content
         self.tr.write(d, ts)
@@ -181,7 +182,7 @@ class SessionSim:
                 data = {"type": "hook_progress", "hookEvent": "UserPromptSubmit", "hookName": "UserPromptSubmit",
                         "command": "~/.claude/hooks/notify.sh clear"}
                 self.tr.write(head | {"type": "progress", "data": data, "parentToolUseID": self.ids.uuid(),
-                                      "toolUseID": self.ids.uuid(), "timestamp": iso(a.now), "uuid": self.ids.uuid()},
+                                      "toolUseID": self.ids.uuid(), "timestamp": to_iso(a.now), "uuid": self.ids.uuid()},
                               a.now, corruptible=True)
             calls = max(1, min(60, int(r.expovariate(1 / 11.0)) + 1))
         turn_start = a.now
@@ -392,7 +393,7 @@ class SessionSim:
         data = b"".join(orjson.dumps(obj) + b"\n" for _, obj in sorted(journal, key=lambda x: x[0]))
         write_file(wf_dir / "journal.jsonl", data, self.tally, t_end)
         snapshot = {"runId": run_id, "taskId": task_id, "status": "completed",
-                    "workflowName": script.rsplit("/", 1)[-1].replace(".workflow.js", ""), "timestamp": iso(t0),
+                    "workflowName": script.rsplit("/", 1)[-1].replace(".workflow.js", ""), "timestamp": to_iso(t0),
                     "durationMs": t_end - t0, "agentCount": plan.workflow_agents, "totalTokens": total_tok,
                     "totalToolCalls": total_tools, "defaultModel": self.era.model, "scriptPath": script,
                     "args": block["input"]["args"], "summary": desc,
@@ -581,7 +582,7 @@ class SessionSim:
         actor.user_text(prompt)
         if actor.echo is not None:
             actor.echo.append((actor.now, {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": prompt}]},
-                                           "uuid": actor.last_uuid, "timestamp": iso(actor.now)}))
+                                           "uuid": actor.last_uuid, "timestamp": to_iso(actor.now)}))
         run = Running(plan, agent_id, tool_use_id, description, prompt, actor=actor)
         tools = (EXPLORE_TOOLS if agent_type == "Explore" else
                  REVIEW_TOOLS if any(w in description for w in ("Review", "Audit", "review", "Explore", "Find", "Map", "Trace"))
