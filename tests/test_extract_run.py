@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 from pathlib import Path
@@ -129,6 +130,32 @@ def test_unreachable_server_is_one_line_and_nonzero(tmp_path, capsys, monkeypatc
     assert _extract(tmp_path / "o", "--base-url", f"http://127.0.0.1:{port}", "--max-sessions", "1") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("measure extract: cannot reach the Anthropic API")
+
+
+@pytest.mark.slow
+def test_redact_keeps_no_reply_and_names_no_session_in_the_folder_or_on_the_terminal(tmp_path, capsys, monkeypatch):
+    """A reply describes its transcript, so under --redact none is stored (a rerun sends again), and no
+    output, extract.json, a per-call line or the --dry-run listing included, names a session or the root."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    plain, red = tmp_path / "plain", tmp_path / "red"
+    with FakeLLM() as srv:
+        run = ("--client", "anthropic", "--base-url", srv.url, "--max-sessions", "2")
+        assert _extract(plain, *run) == 0
+        capsys.readouterr()
+        for _ in range(2):
+            assert _extract(red, *run, "--redact") == 0
+        assert _extract(red, *run, "--redact", "--dry-run") == 0
+        assert len(srv.requests) == 3 * 4  # 2 sessions x fold, hybrid, sent by each of the three runs
+    said = capsys.readouterr()
+    calls = pl.read_parquet(plain / "extraction_calls.parquet")
+    names = {*calls["session_id"], *(part for path in calls["session_path"] for part in path.split("/")), "fixtures/default"}
+    replies = [json.loads(f.read_text())["reply"] for f in (plain / "store").rglob("*.json")]
+    texts = {c[k] for r in replies for c in json.loads(r)["candidates"] for k in ("title", "body")}
+    assert len(names) > 3 and len(texts) > 3 and not (red / "store").exists()
+    leaks = {f"{f.relative_to(red)}: {t}" for f in red.rglob("*") if f.is_file() for t in names | texts
+             if t.encode() in f.read_bytes()}
+    leaks |= {f"terminal: {t}" for t in names | texts if t in said.out + said.err}
+    assert "sha256:" in said.err and not leaks
 
 
 @pytest.mark.slow

@@ -57,7 +57,8 @@ def _strategies(ctx, param, text: str) -> tuple[str, ...]:
               help="seconds per call (default 600)")
 @click.option("--jobs", type=JOBS, metavar="N",
               help="worker processes for the selection's measurement (default: CPU count)")
-@click.option("--redact", is_flag=True, help="hash session ids and paths in the tables and extract.json")
+@click.option("--redact", is_flag=True,
+              help="hash session ids, paths and titles in every output; store no reply (a rerun sends again)")
 @click.option("--offline", is_flag=True,
               help="send nothing: rebuild the tables from the store (missing replies are error rows)")
 @click.option("--dry-run", is_flag=True,

@@ -62,7 +62,7 @@ class ExtractParams:
     price_per_mtok: float = 3.0  # USD per million input tokens, for the dry-run estimate only
     max_retries: int = 2
     timeout: float = 600.0
-    redact: bool = False  # hash session ids and paths in the tables and extract.json (runner.redact)
+    redact: bool = False  # names hashed in every output (runner.redact); no reply stored
 
 
 @dataclass(frozen=True)
@@ -134,16 +134,21 @@ def plan(root: str | os.PathLike, p: ExtractParams, jobs: int | None = 1) -> Pla
     return out
 
 
+def _shown(session_path: str, p: ExtractParams) -> str:
+    """A session's path as a line on the terminal names it: hashed under --redact."""
+    return redact_path(session_path) if p.redact else session_path
+
+
 def dry_run_text(planned: Plan, p: ExtractParams) -> str:
     """What would be sent: one line per session and strategy, then totals and a cost estimate."""
-    w = max([len(c.session_path) for c in planned.calls] + [7]) + 2
+    w = max([len(_shown(c.session_path, p)) for c in planned.calls] + [7]) + 2
     lines = [f"{'session':<{w}}{'strategy':<20}{'calls':>6}{'prompt chars':>14}{'~input tokens':>15}"]
     total_chars = 0
     for (path, strategy), group in itertools.groupby(planned.calls, key=lambda c: (c.session_path, c.strategy)):
         group = list(group)
         chars = sum(c.prompt.chars for c in group)
         total_chars += chars * p.samples
-        lines.append(f"{path:<{w}}{strategy:<20}{len(group) * p.samples:>6}{chars * p.samples:>14}{chars * p.samples // CHARS_PER_TOKEN:>15}")
+        lines.append(f"{_shown(path, p):<{w}}{strategy:<20}{len(group) * p.samples:>6}{chars * p.samples:>14}{chars * p.samples // CHARS_PER_TOKEN:>15}")
     tokens = total_chars // CHARS_PER_TOKEN
     cost = rounded(tokens * p.price_per_mtok / 1e6, 2)
     lines.append(f"{len(planned.sessions)} session(s), {len(planned.calls) * p.samples} call(s), "
@@ -189,10 +194,11 @@ def execute(planned: Plan, p: ExtractParams, out_dir: str | os.PathLike, client:
                 ms = round((time.perf_counter() - started) * 1000)  # the call's wall time
                 record = {**ident, "reply": reply.text, "input_tokens": reply.input_tokens,
                           "output_tokens": reply.output_tokens, "latency_ms": ms}
-                store.put(key, record)
+                if not p.redact:  # a reply describes its transcript: under --redact none is kept, a rerun sends again
+                    store.put(key, record)
                 sent += 1
                 if log:
-                    log(f"sent {c.session_path} {c.strategy} #{c.call_index} sample {sample}: {ms} ms")
+                    log(f"sent {_shown(c.session_path, p)} {c.strategy} #{c.call_index} sample {sample}: {ms} ms")
         found = None
         if record is not None:
             row.update(input_tokens=record.get("input_tokens"), output_tokens=record.get("output_tokens"),
@@ -269,7 +275,7 @@ def write_outputs(out_dir: Path, root: str, p: ExtractParams, planned: Plan, cal
         write_atomic(out_dir / f"{table.name}.csv", df.write_csv(float_precision=None))
         write_atomic(out_dir / f"{table.name}.parquet", parquet.getvalue())
     meta = {
-        "sessions_root": paths.portable(root),
+        "sessions_root": redact(paths.portable(root)) if p.redact else paths.portable(root),
         "params": {k: v for k, v in asdict(p).items() if k not in ("max_retries", "timeout")}
         | {"strategies": list(p.strategies), "sessions": named,
            "template_path": paths.portable(p.template_path) if p.template_path else None},
