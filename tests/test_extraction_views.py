@@ -54,6 +54,12 @@ def test_views_are_counts_and_text_only_with_excerpts(x):
     assert shown["only under"].to_list() == x.unique["strategy"].to_list() and shown["title"].str.len_chars().max() <= 120
 
 
+def test_median_latency_rounds_half_away_from_zero_as_every_printed_number(x):
+    """Two calls of 196 and 197 ms have a median of 196.5: shown as 197 (numbers.ROUND_MODE), not banker's 196."""
+    calls = x.calls.filter(pl.col("strategy") == "fold").head(2).with_columns(latency_ms=pl.Series([196, 197]))
+    assert extraction.calls_table(replace(x, calls=calls))["median latency ms"].to_list() == [197.0]
+
+
 def test_verdict_and_overview_section(x):
     text = extraction.verdict_text(x)
     done = x.ab.filter(pl.col("complete"))

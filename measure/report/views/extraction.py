@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from measure import paths
+from measure.numbers import ROUND_MODE
 from measure.report.shaping import sources_table as _sources
 from measure.report.style import label, short_ids
 from measure.report.views.common import fmt_int, fmt_pct, headed, markdown
@@ -122,7 +123,7 @@ def calls_table(x: Extraction) -> pl.DataFrame:
         # null, not 0, when the client reports no usage (command)
         *(pl.when(pl.col(f"{io}_tokens").is_not_null().any()).then(pl.col(f"{io}_tokens").sum()).alias(f"{io} tokens")
           for io in ("input", "output")),
-        pl.col("latency_ms").median().round(0).alias("median latency ms"),
+        pl.col("latency_ms").median().round(0, mode=ROUND_MODE).alias("median latency ms"),
     ).sort("strategy")
 
 
